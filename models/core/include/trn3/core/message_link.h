@@ -1,0 +1,122 @@
+// Message links: the device-to-device connection (architecture decision 3).
+//
+// A cable or serial link between two devices (PCIe/NeuronLink lanes,
+// Ethernet) carries messages, not TLM transactions. A link has a latency and
+// a bandwidth per direction: a message reserves the wire for
+// bytes / bandwidth, starting when the wire is free, and is delivered at
+//     start + bytes / bandwidth + latency,  start = max(send time, wire free).
+// Deliveries go through a delivery_queue, which hands simultaneous messages to
+// their receivers in a fixed key order
+//     (delivery time, destination port id, source port id, per-source sequence)
+// so that results never depend on construction order, on SystemC's process
+// scheduling, or (later) on how a platform is split over MPI ranks. Port ids
+// are given by the platform builder from the topology, never by construction
+// order. A link's latency must be above zero: it is what lets the platform be
+// cut along links.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <queue>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "trn3/core/component.h"
+#include "trn3/core/stats.h"
+
+namespace trn3 {
+
+struct message {
+    std::uint64_t src_port = 0;
+    std::uint64_t dst_port = 0;
+    std::uint64_t seq = 0;             // per source port, from 0
+    sc_core::sc_time sent;
+    sc_core::sc_time delivered;
+    std::uint64_t bytes = 0;           // size on the wire: what the timing charges
+    std::uint32_t kind = 0;            // protocol-defined (TLP type, packet type, ...)
+    std::vector<std::uint8_t> data;    // payload; empty in timing-only mode
+};
+
+class message_link;
+class delivery_queue;
+
+// One end of a link. The owner installs a receive handler.
+class message_port {
+public:
+    using handler = std::function<void(message&)>;
+
+    message_port(std::string name, std::uint64_t id) : name_(std::move(name)), id_(id) {}
+    message_port(const message_port&) = delete;
+    message_port& operator=(const message_port&) = delete;
+
+    void on_receive(handler h) { handler_ = std::move(h); }
+    // Sends over the attached link; send_time is the sender's local time
+    // (sc_time_stamp() plus its quantum offset), never in the past. Returns the
+    // delivery time.
+    sc_core::sc_time send(message m, const sc_core::sc_time& send_time);
+
+    std::uint64_t id() const { return id_; }
+    const std::string& name() const { return name_; }
+    bool connected() const { return link_ != nullptr; }
+
+private:
+    friend class message_link;
+    friend class delivery_queue;
+    std::string name_;
+    std::uint64_t id_;
+    std::uint64_t next_seq_ = 0;
+    message_link* link_ = nullptr;
+    handler handler_;
+};
+
+// Orders and delivers the messages of every link attached to it.
+class delivery_queue : public sc_core::sc_module {
+public:
+    explicit delivery_queue(const sc_core::sc_module_name& name);
+    void schedule(message&& m, message_port* dst);
+    std::uint64_t delivered() const { return delivered_; }
+
+private:
+    struct pending {
+        message msg;
+        message_port* dst;
+    };
+    struct later {
+        bool operator()(const pending& a, const pending& b) const;
+    };
+    void run();
+
+    std::priority_queue<pending, std::vector<pending>, later> queue_;
+    sc_core::sc_event wake_;
+    std::uint64_t delivered_ = 0;
+};
+
+// A full-duplex link between ports a and b.
+//
+// params: latency, bandwidth (per direction)
+// stats:  messages_ab, messages_ba, bytes_ab, bytes_ba
+class message_link : public component {
+public:
+    param<sc_core::sc_time> latency;
+    param<bandwidth> rate;
+
+    message_link(const sc_core::sc_module_name& name, delivery_queue& queue, message_port& a, message_port& b,
+                 sc_core::sc_time default_latency, bandwidth default_rate);
+
+    // Time the wire from `from` is next free.
+    sc_core::sc_time wire_free(const message_port& from) const { return wire_free_[&from == &a_ ? 0 : 1]; }
+
+private:
+    friend class message_port;
+    sc_core::sc_time transmit(message_port& from, message&& m, const sc_core::sc_time& send_time);
+
+    delivery_queue& queue_;
+    message_port& a_;
+    message_port& b_;
+    sc_core::sc_time wire_free_[2];
+    counter messages_ab_, messages_ba_, bytes_ab_, bytes_ba_;
+};
+
+} // namespace trn3

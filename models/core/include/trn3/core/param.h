@@ -1,0 +1,189 @@
+// Named, typed, documented parameters.
+//
+// Every number that describes hardware is a param: it has a hierarchical name
+// ("chip0.hbm.latency"), a type, a default, a unit (carried by the type), an
+// optional range and a one-line description. Values come from a JSON config
+// file and from the command line; both are handed to the param_registry
+// before the platform is built, and each param picks up its value when it is
+// constructed. A key that no param claims is an error, reported with the
+// nearest valid name.
+//
+//   param<sc_time>   latency{this, "latency", 120_ns, "read latency of the array"};
+//   param<frequency> clock{this, "clock", 2.4_GHz, "core clock"};
+//   param<uint64_t>  count{this, "count", 1000, "transactions to issue", range<uint64_t>{1, 1u << 30}};
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include "trn3/core/error.h"
+#include "trn3/core/units.h"
+
+namespace trn3 {
+
+template <typename T>
+struct range {
+    std::optional<T> min;
+    std::optional<T> max;
+};
+
+// How a value type reads, writes and names its unit. Specialised in param.cpp
+// for bool, int64_t, uint64_t, double, std::string, sc_time, frequency,
+// byte_count and bandwidth.
+template <typename T>
+struct param_traits {
+    static T parse(const std::string& text);
+    static std::string format(const T& value);
+    static const char* type_name();
+    static const char* unit();                // "" when unitless
+    static T from_json(const nlohmann::json& j);
+    static nlohmann::json to_json(const T& value);
+};
+
+class param_base {
+public:
+    param_base(const param_base&) = delete;
+    param_base& operator=(const param_base&) = delete;
+    virtual ~param_base();
+
+    const std::string& name() const { return name_; }
+    const std::string& description() const { return description_; }
+    // Where the value came from: "default", "config FILE" or "command line".
+    const std::string& source() const { return source_; }
+
+    virtual std::string value_string() const = 0;
+    virtual std::string default_string() const = 0;
+    virtual std::string range_string() const = 0;
+    virtual const char* type_name() const = 0;
+    virtual const char* unit() const = 0;
+    virtual nlohmann::json value_json() const = 0;
+
+    // Set from text (command line) or JSON (config file); throws config_error
+    // naming this param when the value does not parse or is out of range.
+    virtual void set_text(const std::string& text, const std::string& source) = 0;
+    virtual void set_json(const nlohmann::json& value, const std::string& source) = 0;
+
+protected:
+    param_base(const sc_core::sc_object* owner, const std::string& leaf, std::string description);
+    void attach();  // registers and picks up a pending value
+    std::string source_ = "default";
+
+private:
+    std::string name_;
+    std::string description_;
+};
+
+template <typename T>
+class param final : public param_base {
+public:
+    param(const sc_core::sc_object* owner, const std::string& leaf, T default_value, std::string description,
+          range<T> limits = {})
+        : param_base(owner, leaf, std::move(description)), value_(default_value), default_(default_value),
+          range_(std::move(limits)) {
+        check(value_, "default");
+        attach();
+    }
+
+    const T& get() const { return value_; }
+    operator const T&() const { return value_; }
+    // Models may set a param during elaboration (a builder deriving a value);
+    // the dumped config then records it.
+    void set(const T& v, const std::string& source = "model") {
+        check(v, source);
+        value_ = v;
+        source_ = source;
+    }
+
+    std::string value_string() const override { return param_traits<T>::format(value_); }
+    std::string default_string() const override { return param_traits<T>::format(default_); }
+    std::string range_string() const override {
+        if (!range_.min && !range_.max) return "";
+        return "[" + (range_.min ? param_traits<T>::format(*range_.min) : std::string("-")) + ", " +
+               (range_.max ? param_traits<T>::format(*range_.max) : std::string("-")) + "]";
+    }
+    const char* type_name() const override { return param_traits<T>::type_name(); }
+    const char* unit() const override { return param_traits<T>::unit(); }
+    nlohmann::json value_json() const override { return param_traits<T>::to_json(value_); }
+    void set_text(const std::string& text, const std::string& source) override {
+        set(parse_or_throw([&] { return param_traits<T>::parse(text); }, text), source);
+    }
+    void set_json(const nlohmann::json& j, const std::string& source) override {
+        set(parse_or_throw([&] { return param_traits<T>::from_json(j); }, j.dump()), source);
+    }
+
+private:
+    template <typename F>
+    T parse_or_throw(F&& f, const std::string& shown) const {
+        try {
+            return f();
+        } catch (const std::exception& e) {
+            throw config_error("param " + name() + ": " + e.what());
+        }
+        (void)shown;
+    }
+    void check(const T& v, const std::string& source) const {
+        bool below = range_.min && v < *range_.min;
+        bool above = range_.max && *range_.max < v;
+        if (below || above)
+            throw config_error("param " + name() + " = " + param_traits<T>::format(v) + " (" + source +
+                               ") is outside its range " + range_string());
+    }
+
+    T value_;
+    T default_;
+    range<T> range_;
+};
+
+// All params of the simulation, by name, and the values waiting for them.
+class param_registry {
+public:
+    static param_registry& instance();
+
+    // Values to apply when a param of that name is constructed (or at once if
+    // it exists). Later calls override earlier ones: config file, then -p.
+    void set_pending(const std::string& name, const nlohmann::json& value, const std::string& source);
+    void set_pending_text(const std::string& name, const std::string& text, const std::string& source);
+    // Reads a JSON object of values: flat ({"a.b.c": 1}) or nested ({"a": {"b": {"c": 1}}}).
+    void load_config_file(const std::string& path);
+    // Throws config_error for the first value no param claimed, with the
+    // nearest existing name as a suggestion.
+    void check_all_claimed() const;
+    // The resolved set, as a flat JSON object that load_config_file reads back.
+    nlohmann::json resolved() const;
+    void dump_config_file(const std::string& path) const;
+
+    const param_base* find(const std::string& name) const;
+    std::vector<const param_base*> all() const;   // sorted by name
+    std::string nearest_name(const std::string& name) const;
+
+    // Forget pending values (tests use this between cases).
+    void clear_pending() { pending_.clear(); }
+
+private:
+    friend class param_base;
+    void add(param_base* p);
+    void remove(param_base* p);
+
+    struct pending_value {
+        bool is_text = false;
+        std::string text;
+        nlohmann::json json;
+        std::string source;
+        bool claimed = false;
+    };
+    void apply(param_base* p, pending_value& v);
+
+    std::map<std::string, param_base*> params_;
+    std::map<std::string, pending_value> pending_;
+};
+
+// Edit distance, used for "did you mean" suggestions.
+std::size_t edit_distance(const std::string& a, const std::string& b);
+
+} // namespace trn3

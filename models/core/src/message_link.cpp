@@ -1,0 +1,93 @@
+#include "trn3/core/message_link.h"
+
+#include <fmt/format.h>
+
+namespace trn3 {
+
+sc_core::sc_time message_port::send(message m, const sc_core::sc_time& send_time) {
+    if (!link_) throw config_error("message port " + name_ + " is not connected to a link");
+    m.src_port = id_;
+    m.seq = next_seq_++;
+    return link_->transmit(*this, std::move(m), send_time);
+}
+
+bool delivery_queue::later::operator()(const pending& a, const pending& b) const {
+    // priority_queue pops the largest: "a comes after b" is the order.
+    const message& x = a.msg;
+    const message& y = b.msg;
+    if (x.delivered != y.delivered) return x.delivered > y.delivered;
+    if (x.dst_port != y.dst_port) return x.dst_port > y.dst_port;
+    if (x.src_port != y.src_port) return x.src_port > y.src_port;
+    return x.seq > y.seq;
+}
+
+delivery_queue::delivery_queue(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
+    SC_HAS_PROCESS(delivery_queue);
+    SC_THREAD(run);
+}
+
+void delivery_queue::schedule(message&& m, message_port* dst) {
+    const bool earliest = queue_.empty() || m.delivered < queue_.top().msg.delivered;
+    queue_.push({std::move(m), dst});
+    if (earliest) wake_.notify(queue_.top().msg.delivered - sc_core::sc_time_stamp());
+}
+
+void delivery_queue::run() {
+    for (;;) {
+        if (queue_.empty()) {
+            wait(wake_);
+            continue;
+        }
+        const sc_core::sc_time now = sc_core::sc_time_stamp();
+        const sc_core::sc_time next = queue_.top().msg.delivered;
+        if (next > now) {
+            wait(next - now, wake_);
+            continue;
+        }
+        // Everything due now, in key order. A handler may send; with a
+        // non-zero latency its message is due later, never in this batch.
+        while (!queue_.empty() && queue_.top().msg.delivered <= now) {
+            pending p = std::move(const_cast<pending&>(queue_.top()));
+            queue_.pop();
+            ++delivered_;
+            if (p.dst->handler_) p.dst->handler_(p.msg);
+        }
+    }
+}
+
+message_link::message_link(const sc_core::sc_module_name& name, delivery_queue& queue, message_port& a,
+                           message_port& b, sc_core::sc_time default_latency, bandwidth default_rate)
+    : component(name, frequency{1e9}),
+      latency(this, "latency", default_latency, "time from the last bit leaving to the message arriving",
+              range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_PS), {}}),
+      rate(this, "bandwidth", default_rate, "bandwidth per direction"),
+      queue_(queue), a_(a), b_(b),
+      messages_ab_(this, "messages_ab", "messages sent from port a to port b"),
+      messages_ba_(this, "messages_ba", "messages sent from port b to port a"),
+      bytes_ab_(this, "bytes_ab", "bytes sent from port a to port b"),
+      bytes_ba_(this, "bytes_ba", "bytes sent from port b to port a") {
+    if (a.link_ || b.link_)
+        throw config_error(fmt::format("{}: port {} is already on a link", this->name(), a.link_ ? a.name() : b.name()));
+    if (a.id() == b.id()) throw config_error(fmt::format("{}: both ports have id {}", this->name(), a.id()));
+    a.link_ = this;
+    b.link_ = this;
+}
+
+sc_core::sc_time message_link::transmit(message_port& from, message&& m, const sc_core::sc_time& send_time) {
+    const int dir = &from == &a_ ? 0 : 1;
+    message_port& to = dir == 0 ? b_ : a_;
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    const sc_core::sc_time sent = send_time < now ? now : send_time;
+    const sc_core::sc_time start = sent < wire_free_[dir] ? wire_free_[dir] : sent;
+    wire_free_[dir] = start + rate.get().transfer_time(m.bytes);
+    m.dst_port = to.id();
+    m.sent = sent;
+    m.delivered = wire_free_[dir] + latency.get();
+    (dir == 0 ? messages_ab_ : messages_ba_) += 1;
+    (dir == 0 ? bytes_ab_ : bytes_ba_) += m.bytes;
+    const sc_core::sc_time delivered = m.delivered;
+    queue_.schedule(std::move(m), &to);
+    return delivered;
+}
+
+} // namespace trn3

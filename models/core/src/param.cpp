@@ -1,0 +1,283 @@
+#include "trn3/core/param.h"
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdlib>
+#include <fstream>
+#include <limits>
+
+#include <fmt/format.h>
+
+namespace trn3 {
+
+// ---- value types --------------------------------------------------------
+
+namespace {
+std::string lower(std::string s) {
+    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+    return s;
+}
+
+template <typename I>
+I parse_integer(const std::string& text) {
+    errno = 0;
+    char* end = nullptr;
+    const char* s = text.c_str();
+    if constexpr (std::is_signed_v<I>) {
+        long long v = std::strtoll(s, &end, 0);
+        if (end == s || *end != '\0' || errno == ERANGE) throw config_error("'" + text + "' is not an integer");
+        return static_cast<I>(v);
+    } else {
+        if (text.find('-') != std::string::npos) throw config_error("'" + text + "' is not a non-negative integer");
+        unsigned long long v = std::strtoull(s, &end, 0);
+        if (end == s || *end != '\0' || errno == ERANGE) throw config_error("'" + text + "' is not an integer");
+        return static_cast<I>(v);
+    }
+}
+
+// JSON values may be given as numbers or as the same text the CLI takes.
+template <typename T>
+T from_json_via_text(const nlohmann::json& j) {
+    if (j.is_string()) return param_traits<T>::parse(j.get<std::string>());
+    throw config_error(fmt::format("{} is not a {} (write it as a string with its unit)", j.dump(),
+                                   param_traits<T>::type_name()));
+}
+} // namespace
+
+template <>
+bool param_traits<bool>::parse(const std::string& t) {
+    std::string l = lower(t);
+    if (l == "true" || l == "1" || l == "on" || l == "yes") return true;
+    if (l == "false" || l == "0" || l == "off" || l == "no") return false;
+    throw config_error("'" + t + "' is not a boolean (true/false)");
+}
+template <> std::string param_traits<bool>::format(const bool& v) { return v ? "true" : "false"; }
+template <> const char* param_traits<bool>::type_name() { return "bool"; }
+template <> const char* param_traits<bool>::unit() { return ""; }
+template <> bool param_traits<bool>::from_json(const nlohmann::json& j) {
+    if (j.is_boolean()) return j.get<bool>();
+    if (j.is_string()) return parse(j.get<std::string>());
+    throw config_error(j.dump() + " is not a boolean");
+}
+template <> nlohmann::json param_traits<bool>::to_json(const bool& v) { return v; }
+
+template <> std::int64_t param_traits<std::int64_t>::parse(const std::string& t) { return parse_integer<std::int64_t>(t); }
+template <> std::string param_traits<std::int64_t>::format(const std::int64_t& v) { return std::to_string(v); }
+template <> const char* param_traits<std::int64_t>::type_name() { return "int"; }
+template <> const char* param_traits<std::int64_t>::unit() { return ""; }
+template <> std::int64_t param_traits<std::int64_t>::from_json(const nlohmann::json& j) {
+    if (j.is_number_integer()) return j.get<std::int64_t>();
+    if (j.is_string()) return parse(j.get<std::string>());
+    throw config_error(j.dump() + " is not an integer");
+}
+template <> nlohmann::json param_traits<std::int64_t>::to_json(const std::int64_t& v) { return v; }
+
+template <> std::uint64_t param_traits<std::uint64_t>::parse(const std::string& t) { return parse_integer<std::uint64_t>(t); }
+template <> std::string param_traits<std::uint64_t>::format(const std::uint64_t& v) { return std::to_string(v); }
+template <> const char* param_traits<std::uint64_t>::type_name() { return "uint"; }
+template <> const char* param_traits<std::uint64_t>::unit() { return ""; }
+template <> std::uint64_t param_traits<std::uint64_t>::from_json(const nlohmann::json& j) {
+    if (j.is_number_unsigned()) return j.get<std::uint64_t>();
+    if (j.is_string()) return parse(j.get<std::string>());
+    throw config_error(j.dump() + " is not a non-negative integer");
+}
+template <> nlohmann::json param_traits<std::uint64_t>::to_json(const std::uint64_t& v) { return v; }
+
+template <> double param_traits<double>::parse(const std::string& t) {
+    char* end = nullptr;
+    double v = std::strtod(t.c_str(), &end);
+    if (end == t.c_str() || *end != '\0') throw config_error("'" + t + "' is not a number");
+    return v;
+}
+template <> std::string param_traits<double>::format(const double& v) { return fmt::format("{}", v); }
+template <> const char* param_traits<double>::type_name() { return "real"; }
+template <> const char* param_traits<double>::unit() { return ""; }
+template <> double param_traits<double>::from_json(const nlohmann::json& j) {
+    if (j.is_number()) return j.get<double>();
+    if (j.is_string()) return parse(j.get<std::string>());
+    throw config_error(j.dump() + " is not a number");
+}
+template <> nlohmann::json param_traits<double>::to_json(const double& v) { return v; }
+
+template <> std::string param_traits<std::string>::parse(const std::string& t) { return t; }
+template <> std::string param_traits<std::string>::format(const std::string& v) { return v; }
+template <> const char* param_traits<std::string>::type_name() { return "string"; }
+template <> const char* param_traits<std::string>::unit() { return ""; }
+template <> std::string param_traits<std::string>::from_json(const nlohmann::json& j) {
+    if (j.is_string()) return j.get<std::string>();
+    throw config_error(j.dump() + " is not a string");
+}
+template <> nlohmann::json param_traits<std::string>::to_json(const std::string& v) { return v; }
+
+template <> sc_core::sc_time param_traits<sc_core::sc_time>::parse(const std::string& t) { return parse_time(t); }
+template <> std::string param_traits<sc_core::sc_time>::format(const sc_core::sc_time& v) { return format_time(v); }
+template <> const char* param_traits<sc_core::sc_time>::type_name() { return "time"; }
+template <> const char* param_traits<sc_core::sc_time>::unit() { return "s"; }
+template <> sc_core::sc_time param_traits<sc_core::sc_time>::from_json(const nlohmann::json& j) {
+    return from_json_via_text<sc_core::sc_time>(j);
+}
+template <> nlohmann::json param_traits<sc_core::sc_time>::to_json(const sc_core::sc_time& v) { return format_time(v); }
+
+template <> frequency param_traits<frequency>::parse(const std::string& t) { return parse_frequency(t); }
+template <> std::string param_traits<frequency>::format(const frequency& v) { return format_frequency(v); }
+template <> const char* param_traits<frequency>::type_name() { return "frequency"; }
+template <> const char* param_traits<frequency>::unit() { return "Hz"; }
+template <> frequency param_traits<frequency>::from_json(const nlohmann::json& j) { return from_json_via_text<frequency>(j); }
+template <> nlohmann::json param_traits<frequency>::to_json(const frequency& v) { return format_frequency(v); }
+
+template <> byte_count param_traits<byte_count>::parse(const std::string& t) { return parse_byte_count(t); }
+template <> std::string param_traits<byte_count>::format(const byte_count& v) { return format_byte_count(v); }
+template <> const char* param_traits<byte_count>::type_name() { return "size"; }
+template <> const char* param_traits<byte_count>::unit() { return "B"; }
+template <> byte_count param_traits<byte_count>::from_json(const nlohmann::json& j) {
+    if (j.is_number_unsigned()) return {j.get<std::uint64_t>()};
+    return from_json_via_text<byte_count>(j);
+}
+template <> nlohmann::json param_traits<byte_count>::to_json(const byte_count& v) { return format_byte_count(v); }
+
+template <> bandwidth param_traits<bandwidth>::parse(const std::string& t) { return parse_bandwidth(t); }
+template <> std::string param_traits<bandwidth>::format(const bandwidth& v) { return format_bandwidth(v); }
+template <> const char* param_traits<bandwidth>::type_name() { return "bandwidth"; }
+template <> const char* param_traits<bandwidth>::unit() { return "B/s"; }
+template <> bandwidth param_traits<bandwidth>::from_json(const nlohmann::json& j) { return from_json_via_text<bandwidth>(j); }
+template <> nlohmann::json param_traits<bandwidth>::to_json(const bandwidth& v) { return format_bandwidth(v); }
+
+// ---- param_base ---------------------------------------------------------
+
+param_base::param_base(const sc_core::sc_object* owner, const std::string& leaf, std::string description)
+    : name_(owner ? std::string(owner->name()) + "." + leaf : leaf), description_(std::move(description)) {}
+
+param_base::~param_base() { param_registry::instance().remove(this); }
+
+void param_base::attach() { param_registry::instance().add(this); }
+
+// ---- registry -------------------------------------------------------------
+
+param_registry& param_registry::instance() {
+    static param_registry registry;
+    return registry;
+}
+
+void param_registry::add(param_base* p) {
+    auto [it, inserted] = params_.emplace(p->name(), p);
+    if (!inserted) throw config_error("param " + p->name() + " is declared twice");
+    auto pending = pending_.find(p->name());
+    if (pending != pending_.end()) apply(p, pending->second);
+}
+
+void param_registry::remove(param_base* p) {
+    auto it = params_.find(p->name());
+    if (it != params_.end() && it->second == p) params_.erase(it);
+}
+
+void param_registry::apply(param_base* p, pending_value& v) {
+    if (v.is_text)
+        p->set_text(v.text, v.source);
+    else
+        p->set_json(v.json, v.source);
+    v.claimed = true;
+}
+
+void param_registry::set_pending(const std::string& name, const nlohmann::json& value, const std::string& source) {
+    pending_value& v = pending_[name];
+    v = pending_value{false, {}, value, source, false};
+    if (auto it = params_.find(name); it != params_.end()) apply(it->second, v);
+}
+
+void param_registry::set_pending_text(const std::string& name, const std::string& text, const std::string& source) {
+    pending_value& v = pending_[name];
+    v = pending_value{true, text, {}, source, false};
+    if (auto it = params_.find(name); it != params_.end()) apply(it->second, v);
+}
+
+namespace {
+void flatten(const nlohmann::json& j, const std::string& prefix, std::vector<std::pair<std::string, nlohmann::json>>& out) {
+    for (auto it = j.begin(); it != j.end(); ++it) {
+        std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
+        if (it->is_object())
+            flatten(*it, key, out);
+        else
+            out.emplace_back(key, *it);
+    }
+}
+} // namespace
+
+void param_registry::load_config_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw config_error("cannot read config file '" + path + "'");
+    nlohmann::json j;
+    try {
+        in >> j;
+    } catch (const nlohmann::json::exception& e) {
+        throw config_error("config file '" + path + "' is not valid JSON: " + e.what());
+    }
+    if (!j.is_object()) throw config_error("config file '" + path + "' must hold a JSON object of param values");
+    std::vector<std::pair<std::string, nlohmann::json>> values;
+    flatten(j, "", values);
+    for (auto& [k, v] : values) set_pending(k, v, "config " + path);
+}
+
+void param_registry::check_all_claimed() const {
+    for (const auto& [name, v] : pending_) {
+        if (v.claimed || params_.count(name)) continue;
+        std::string msg = "unknown param '" + name + "' (from " + v.source + ")";
+        std::string near = nearest_name(name);
+        if (!near.empty()) msg += "; did you mean '" + near + "'?";
+        throw config_error(msg);
+    }
+}
+
+nlohmann::json param_registry::resolved() const {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [name, p] : params_) j[name] = p->value_json();
+    return j;
+}
+
+void param_registry::dump_config_file(const std::string& path) const {
+    std::ofstream out(path);
+    if (!out) throw config_error("cannot write config file '" + path + "'");
+    out << resolved().dump(2) << "\n";
+}
+
+const param_base* param_registry::find(const std::string& name) const {
+    auto it = params_.find(name);
+    return it == params_.end() ? nullptr : it->second;
+}
+
+std::vector<const param_base*> param_registry::all() const {
+    std::vector<const param_base*> out;
+    out.reserve(params_.size());
+    for (const auto& [name, p] : params_) out.push_back(p);
+    return out;
+}
+
+std::size_t edit_distance(const std::string& a, const std::string& b) {
+    std::vector<std::size_t> prev(b.size() + 1), cur(b.size() + 1);
+    for (std::size_t j = 0; j <= b.size(); ++j) prev[j] = j;
+    for (std::size_t i = 1; i <= a.size(); ++i) {
+        cur[0] = i;
+        for (std::size_t j = 1; j <= b.size(); ++j) {
+            std::size_t sub = prev[j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1);
+            cur[j] = std::min({prev[j] + 1, cur[j - 1] + 1, sub});
+        }
+        std::swap(prev, cur);
+    }
+    return prev[b.size()];
+}
+
+std::string param_registry::nearest_name(const std::string& name) const {
+    std::string best;
+    std::size_t best_d = std::numeric_limits<std::size_t>::max();
+    for (const auto& [candidate, p] : params_) {
+        std::size_t d = edit_distance(name, candidate);
+        if (d < best_d) {
+            best_d = d;
+            best = candidate;
+        }
+    }
+    // A suggestion that shares little with the key helps no one.
+    if (best_d > std::max<std::size_t>(3, name.size() / 3)) return "";
+    return best;
+}
+
+} // namespace trn3

@@ -1,0 +1,52 @@
+// Platforms: named systems built from models.
+//
+// A platform registers itself by name in its own .cpp file:
+//   static const trn3::platform_registration reg{"bringup", "one-line description",
+//       [] { return std::make_unique<bringup>("bringup"); }};
+// so adding a platform touches no central list. The CLI builds the chosen
+// platform (SystemC elaboration), runs it, and asks it whether it passed.
+#pragma once
+
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+namespace trn3 {
+
+class platform : public sc_core::sc_module {
+public:
+    using sc_core::sc_module::sc_module;
+    // After the run: did the workload produce what it should have?
+    virtual bool passed() const = 0;
+    // After the run: what the workload did, for people (a few lines).
+    virtual void report(std::ostream& os) const = 0;
+};
+
+struct platform_info {
+    std::string name;
+    std::string description;
+    std::function<std::unique_ptr<platform>()> build;
+};
+
+class platform_registry {
+public:
+    static platform_registry& instance();
+    void add(platform_info info);
+    const platform_info* find(const std::string& name) const;
+    std::vector<const platform_info*> all() const;  // sorted by name
+
+private:
+    std::vector<platform_info> platforms_;
+};
+
+struct platform_registration {
+    platform_registration(std::string name, std::string description, std::function<std::unique_ptr<platform>()> build) {
+        platform_registry::instance().add({std::move(name), std::move(description), std::move(build)});
+    }
+};
+
+} // namespace trn3

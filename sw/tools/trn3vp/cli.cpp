@@ -1,0 +1,155 @@
+#include "cli.h"
+
+#include <algorithm>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <CLI/CLI.hpp>
+#include <fmt/format.h>
+
+#include "trn3/core/component.h"
+#include "trn3/core/log.h"
+#include "trn3/core/param.h"
+#include "trn3/core/protocol_checker.h"
+#include "trn3/core/simulation.h"
+#include "trn3/core/stats.h"
+#include "trn3/platforms/platform.h"
+
+namespace trn3 {
+namespace {
+
+constexpr int exit_ok = 0;
+constexpr int exit_workload_failed = 1;
+constexpr int exit_user_error = 2;
+
+struct options {
+    std::string platform = "bringup";
+    std::vector<std::string> params;
+    std::string config;
+    std::string dump_config;
+    std::string log_level = "warn";
+    std::vector<std::string> trace;
+    std::string stats;
+};
+
+// Options shared by the subcommands that build a platform.
+void add_platform_options(CLI::App& cmd, options& o) {
+    cmd.add_option("--platform", o.platform, "platform to build (see list-platforms)")->capture_default_str();
+    cmd.add_option("-p,--param", o.params, "set a param: -p chip0.hbm.latency=120ns (repeatable)");
+    cmd.add_option("--config", o.config, "JSON file of param values (applied before -p)");
+    cmd.add_option("--dump-config", o.dump_config, "write the resolved params as JSON; feeding it back reproduces the run");
+    cmd.add_option("--log-level", o.log_level, "global log level: trace, debug, info, warn, error, critical, off")
+        ->capture_default_str();
+    cmd.add_option("--trace", o.trace, "trace transactions of a module or socket (its hierarchical name), or 'all'");
+}
+
+// Applies config file, -p values and --trace, then builds the platform.
+std::unique_ptr<platform> build(const options& o, std::unique_ptr<simulation>& sim) {
+    set_global_log_level(o.log_level);
+    auto& reg = param_registry::instance();
+    if (!o.config.empty()) reg.load_config_file(o.config);
+    for (const std::string& kv : o.params) {
+        auto eq = kv.find('=');
+        if (eq == std::string::npos || eq == 0)
+            throw config_error("-p '" + kv + "': expected key=value");
+        reg.set_pending_text(kv.substr(0, eq), kv.substr(eq + 1), "command line");
+    }
+    for (const std::string& t : o.trace) {
+        if (t == "all")
+            component::set_trace_default(true);
+        else
+            reg.set_pending_text(o.platform + "." + t + ".trace", "true", "--trace");
+    }
+    const platform_info* info = platform_registry::instance().find(o.platform);
+    if (!info) {
+        std::string names;
+        for (const auto* p : platform_registry::instance().all()) names += (names.empty() ? "" : ", ") + p->name;
+        throw config_error("unknown platform '" + o.platform + "' (available: " + names + ")");
+    }
+    sim = std::make_unique<simulation>();
+    std::unique_ptr<platform> p = info->build();
+    reg.check_all_claimed();
+    if (!o.dump_config.empty()) reg.dump_config_file(o.dump_config);
+    return p;
+}
+
+int cmd_list_platforms() {
+    for (const auto* p : platform_registry::instance().all()) std::cout << fmt::format("{:<16} {}\n", p->name, p->description);
+    return exit_ok;
+}
+
+int cmd_list_params(const options& o) {
+    std::unique_ptr<simulation> sim;
+    auto p = build(o, sim);
+    auto params = param_registry::instance().all();
+    std::size_t w_name = 4, w_type = 4, w_value = 7;
+    for (const auto* q : params) {
+        w_name = std::max(w_name, q->name().size());
+        w_type = std::max(w_type, std::string(q->type_name()).size());
+        w_value = std::max({w_value, q->value_string().size(), q->default_string().size()});
+    }
+    std::cout << fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {}\n", "NAME", w_name, "TYPE", w_type, "DEFAULT", w_value,
+                             "VALUE", w_value, "DESCRIPTION [RANGE]");
+    for (const auto* q : params) {
+        std::string desc = q->description();
+        if (!q->range_string().empty()) desc += " " + q->range_string();
+        std::cout << fmt::format("{:<{}}  {:<{}}  {:<{}}  {:<{}}  {}\n", q->name(), w_name, q->type_name(), w_type,
+                                 q->default_string(), w_value, q->value_string(), w_value, desc);
+    }
+    return exit_ok;
+}
+
+int cmd_run(const options& o) {
+    std::unique_ptr<simulation> sim;
+    auto p = build(o, sim);
+    run_summary s = sim->run();
+    p->report(std::cout);
+    if (!o.stats.empty()) stats_registry::instance().write_json(o.stats);
+    const bool checks_ok = protocol_checker::total_violations() == 0;
+    const bool ok = p->passed() && checks_ok;
+    std::cout << fmt::format("platform {}: {}\n", o.platform,
+                             ok ? "PASSED" : checks_ok ? "FAILED" : "FAILED (protocol violations)");
+    std::cout << s.text();
+    return ok ? exit_ok : exit_workload_failed;
+}
+
+} // namespace
+
+int cli_main(int argc, char** argv) {
+    CLI::App app{"trn3vp: a SystemC/TLM-2.0 virtual platform of the AWS Trn3 UltraServer", "trn3vp"};
+    app.require_subcommand(1);
+    options o;
+    CLI::App* run = app.add_subcommand("run", "build a platform and run its workload");
+    add_platform_options(*run, o);
+    run->add_option("--stats", o.stats, "write every counter and histogram as JSON to this file");
+    CLI::App* list_platforms = app.add_subcommand("list-platforms", "list the platforms that can be built");
+    CLI::App* list_params = app.add_subcommand("list-params", "list every param of a platform with default, unit and description");
+    add_platform_options(*list_params, o);
+
+    try {
+        app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::CallForAllHelp& e) {
+        return app.exit(e);
+    } catch (const CLI::ParseError& e) {
+        std::cerr << "trn3vp: error: " << e.what() << " (see trn3vp --help)\n";
+        return exit_user_error;
+    }
+
+    try {
+        if (*list_platforms) return cmd_list_platforms();
+        if (*list_params) return cmd_list_params(o);
+        return cmd_run(o);
+    } catch (const config_error& e) {
+        std::cerr << "trn3vp: error: " << e.what() << "\n";
+        return exit_user_error;
+    } catch (const std::exception& e) {
+        std::cerr << "trn3vp: simulation error: " << e.what() << "\n";
+        return exit_workload_failed;
+    }
+}
+
+} // namespace trn3

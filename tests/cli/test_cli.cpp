@@ -1,0 +1,135 @@
+// The trn3vp command line, run as a user runs it: a separate process.
+#include <catch2/catch.hpp>
+
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+namespace {
+struct result {
+    int code;
+    std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+    std::ifstream f(path);
+    std::stringstream s;
+    s << f.rdbuf();
+    return s.str();
+}
+
+std::string temp_path(const std::string& tag) {
+    return "/tmp/trn3vp-test-" + std::to_string(getpid()) + "-" + tag;
+}
+
+result trn3vp(const std::string& args) {
+    std::string out = temp_path("stdout"), err = temp_path("stderr");
+    std::string cmd = std::string(TRN3VP_BINARY) + " " + args + " >" + out + " 2>" + err + " </dev/null";
+    int status = std::system(cmd.c_str());
+    result r{WIFEXITED(status) ? WEXITSTATUS(status) : -1, slurp(out), slurp(err)};
+    std::remove(out.c_str());
+    std::remove(err.c_str());
+    return r;
+}
+
+// Small traffic so the end-to-end cases stay quick.
+const std::string small = " -p bringup.tg0.count=500 -p bringup.tg1.count=300";
+
+void expect_user_error(const std::string& args, const std::string& fragment) {
+    INFO("trn3vp " << args);
+    result r = trn3vp(args);
+    CHECK(r.code == 2);
+    CHECK(r.out.empty());
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    CHECK_THAT(r.err, Catch::StartsWith("trn3vp: error: ") && Catch::Contains(fragment));
+}
+} // namespace
+
+TEST_CASE("bad calls exit 2 with one line naming the problem") {
+    expect_user_error("", "A subcommand is required");
+    expect_user_error("frobnicate", "subcommand");
+    expect_user_error("run --no-such-option", "--no-such-option");
+    expect_user_error("run --platform nl999", "unknown platform 'nl999' (available: bringup");
+    expect_user_error("run -p bringup.tg0.cuont=5", "did you mean 'bringup.tg0.count'?");
+    expect_user_error("run -p bringup.dram.read_latency=fast", "param bringup.dram.read_latency");
+    expect_user_error("run -p bringup.dram.size=0B", "outside its range");
+    expect_user_error("run -p novalue", "expected key=value");
+    expect_user_error("run --config /nonexistent/config.json", "cannot read config file");
+    expect_user_error("run --log-level chatty", "unknown log level 'chatty'");
+    expect_user_error("run --trace nosuchblock", "unknown param 'bringup.nosuchblock.trace'");
+}
+
+TEST_CASE("help exits 0") {
+    result r = trn3vp("--help");
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("list-params"));
+}
+
+TEST_CASE("the bringup platform runs, passes and ends with the run summary") {
+    result r = trn3vp("run --platform bringup" + small);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("platform bringup: PASSED"));
+    CHECK_THAT(r.out, Catch::Contains("simulated time") && Catch::Contains("wall time") &&
+                          Catch::Contains("simulation speed") && Catch::Contains("transactions      1600 "));
+    CHECK_THAT(r.out, Catch::Contains("0x000000000000 - 0x0023ffffffff      144GiB  dram"));
+}
+
+TEST_CASE("list-platforms names each platform with a description") {
+    result r = trn3vp("list-platforms");
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::StartsWith("bringup          traffic generators"));
+}
+
+TEST_CASE("list-params prints every param with type, default, value and description") {
+    result r = trn3vp("list-params -p bringup.dram.read_latency=25ns");
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("bringup.dram.read_latency   time       10ns           25ns           "
+                                      "time annotated on every read"));
+    CHECK_THAT(r.out, Catch::Contains("sim.quantum"));
+    CHECK_THAT(r.out, Catch::Contains("[1B, -]"));
+}
+
+TEST_CASE("a dumped config fed back reproduces the run exactly") {
+    std::string cfg = temp_path("config.json"), s1 = temp_path("s1.json"), s2 = temp_path("s2.json"),
+                cfg2 = temp_path("config2.json");
+    result a = trn3vp("run" + small + " -p bringup.tg1.seed=7 -p bringup.dram.write_latency=3ns --dump-config " +
+                      cfg + " --stats " + s1);
+    REQUIRE(a.code == 0);
+    result b = trn3vp("run --config " + cfg + " --stats " + s2 + " --dump-config " + cfg2);
+    REQUIRE(b.code == 0);
+    auto j1 = nlohmann::json::parse(slurp(s1));
+    auto j2 = nlohmann::json::parse(slurp(s2));
+    CHECK(j1 == j2);
+    CHECK(slurp(cfg) == slurp(cfg2));
+    CHECK(nlohmann::json::parse(slurp(cfg))["bringup.tg1.seed"] == 7);
+    CHECK(j1["bringup.tg0.writes"] == 500);
+    for (const auto& f : {cfg, s1, s2, cfg2}) std::remove(f.c_str());
+}
+
+TEST_CASE("the trace option prints one line per transaction on the chosen socket") {
+    result r = trn3vp("run -p bringup.tg0.count=2 -p bringup.tg1.count=1 -p bringup.tg0.use_dmi=false --trace dram.in");
+    CHECK(r.code == 0);
+    CHECK_THAT(r.err, Catch::Contains("[bringup.dram] [info] TLM in >> WR 0x0 [") &&
+                          Catch::Contains("(TLM_OK_RESPONSE) +10 ns"));
+    CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 4);  // 2 writes + 2 reads
+}
+
+TEST_CASE("with protocol checks on, the bringup platform runs clean") {
+    std::string s = temp_path("checked.json");
+    result r = trn3vp("run" + small + " -p sim.protocol_checks=true --stats " + s);
+    CHECK(r.code == 0);
+    auto j = nlohmann::json::parse(slurp(s));
+    int checkers = 0;
+    for (auto it = j.begin(); it != j.end(); ++it)
+        if (it.key().find("checker") != std::string::npos && it.key().find(".violations") != std::string::npos) {
+            ++checkers;
+            CHECK(it.value() == 0);
+        }
+    CHECK(checkers == 4);  // tg0, tg1 to the bus; bus to dram and sram
+    std::remove(s.c_str());
+}

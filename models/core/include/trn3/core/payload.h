@@ -1,0 +1,38 @@
+// Helpers for moving a generic payload's data, and the timing-only extension.
+#pragma once
+
+#include <cstring>
+
+#include <tlm>
+
+namespace trn3 {
+
+// Copies between a payload's data array and `mem` (the bytes at the payload's
+// address), honouring byte enables: disabled bytes are neither read nor
+// written.
+inline void copy_payload(tlm::tlm_generic_payload& tx, unsigned char* mem) {
+    const unsigned len = tx.get_data_length();
+    unsigned char* data = tx.get_data_ptr();
+    const unsigned char* be = tx.get_byte_enable_ptr();
+    const unsigned be_len = tx.get_byte_enable_length();
+    if (!be) {
+        if (tx.is_read()) std::memcpy(data, mem, len);
+        else if (tx.is_write()) std::memcpy(mem, data, len);
+        return;
+    }
+    for (unsigned i = 0; i < len; ++i) {
+        if (be[i % be_len] != TLM_BYTE_ENABLED) continue;
+        if (tx.is_read()) data[i] = mem[i];
+        else if (tx.is_write()) mem[i] = data[i];
+    }
+}
+
+// Attached to a payload whose data the initiator has already moved through
+// DMI (or does not carry at all, in timing-only runs): the target charges the
+// time of a read or write of that address and length, and moves no data.
+struct timing_only : tlm::tlm_extension<timing_only> {
+    tlm::tlm_extension_base* clone() const override { return new timing_only(*this); }
+    void copy_from(const tlm::tlm_extension_base& other) override { *this = static_cast<const timing_only&>(other); }
+};
+
+} // namespace trn3

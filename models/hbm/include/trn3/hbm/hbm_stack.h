@@ -1,0 +1,122 @@
+// hbm_stack: one HBM3E stack and its controller, loosely timed.
+//
+// A stack holds `channels` pseudo-channels (default 32 x 38.4 GB/s =
+// 1.2288 TB/s; four stacks make a Trainium3's 4.915 TB/s). An access is split
+// at interleave-granule boundaries (address_map.h), each piece is placed on
+// its pseudo-channel's timeline (pseudo_channel.h), and the access completes
+// when its last piece does, plus the controller latency. Data lives in a
+// sparse store; ECC errors live beside it (ecc.h).
+//
+// sockets: in     data (b_transport, DMI when no ECC error can appear, debug)
+//          ctrl   control and status registers (below)
+// irq:     mem_error — level: (irq_status & irq_enable) != 0
+//
+// registers (ctrl):
+//   0x00 id              RO  4  0x48424d33 ("HBM3")
+//   0x08 ce_count        RO  8  corrected (single-bit) errors
+//   0x10 ue_count        RO  8  uncorrectable errors (poisoned data returned)
+//   0x18 addr_errors     RO  8  accesses beyond the stack
+//   0x20 last_error_addr RO  8  address of the last ECC or address error
+//   0x28 irq_status      W1C 4  bit 0 uncorrectable, bit 1 corrected, bit 2 address error
+//   0x2c irq_enable      RW  4  same bits; reset 0x5
+//   0x30 inject_addr     RW  8  address of the word for inject_mask
+//   0x38 inject_mask     WO  8  writing a non-zero mask flips those bits of the 64-bit word
+//
+// A payload carrying trn3::timing_only is charged its time and moves no data:
+// initiators that move data through DMI use it to keep the timing.
+#pragma once
+
+#include <memory>
+#include <vector>
+
+#include <tlm_utils/simple_target_socket.h>
+
+#include "trn3/core/component.h"
+#include "trn3/core/irq.h"
+#include "trn3/core/reg.h"
+#include "trn3/core/sparse_store.h"
+#include "trn3/core/stats.h"
+#include "trn3/hbm/address_map.h"
+#include "trn3/hbm/ecc.h"
+#include "trn3/hbm/pseudo_channel.h"
+
+namespace trn3::hbm {
+
+class hbm_stack : public component {
+public:
+    tlm_utils::simple_target_socket<hbm_stack> in;
+    tlm_utils::simple_target_socket<hbm_stack> ctrl;
+    irq_line mem_error;
+
+    // geometry
+    param<byte_count> size;
+    param<std::uint64_t> channels;
+    param<std::uint64_t> bank_groups;
+    param<std::uint64_t> banks_per_group;
+    param<byte_count> row_size;
+    param<byte_count> burst_size;
+    param<bandwidth> channel_bandwidth;
+    param<std::string> interleave;
+    // DRAM timing
+    param<sc_core::sc_time> t_cl, t_wl, t_rcd, t_rp, t_ras, t_rc, t_faw, t_rrd_s, t_rrd_l, t_wr, t_wtr, t_rtw;
+    param<std::uint64_t> t_ccd_s_clocks, t_ccd_l_clocks;
+    param<sc_core::sc_time> t_refi, t_rfc;
+    // controller
+    param<sc_core::sc_time> controller_latency;
+    param<std::uint64_t> write_queue_high, write_queue_low;
+    param<sc_core::sc_time> idle_drain;
+    param<bool> dmi;
+    // ECC
+    param<double> ecc_single_rate, ecc_double_rate;
+    param<std::uint64_t> ecc_seed;
+    param<std::string> ecc_inject;
+
+    explicit hbm_stack(const sc_core::sc_module_name& name);
+
+    // Drains every queued write; returns the time the last one is done.
+    sc_core::sc_time flush();
+    unsigned char* data() { return store_.data(); }
+    const sparse_store& store() const { return store_; }
+    const pseudo_channel& channel(unsigned i) const { return channels_[i]; }
+    void reset() override;
+
+private:
+    void b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay);
+    bool get_direct_mem_ptr(tlm::tlm_generic_payload& tx, tlm::tlm_dmi& dmi_data);
+    unsigned transport_dbg(tlm::tlm_generic_payload& tx);
+    void ctrl_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay);
+    unsigned ctrl_dbg(tlm::tlm_generic_payload& tx);
+
+    // Places [addr, addr + len) on the channels; returns the completion time.
+    ps_t place(std::uint64_t addr, unsigned len, bool is_write, ps_t arrival);
+    void raise(std::uint32_t status_bits, std::uint64_t addr);
+    void update_irq();
+    void inject_from_param();
+    timing make_timing() const;
+
+    enum irq_bits : std::uint32_t { irq_uncorrectable = 1, irq_corrected = 2, irq_address = 4 };
+
+    sparse_store store_;
+    address_map map_;
+    std::vector<pseudo_channel> channels_;
+    ecc_model ecc_;
+    std::uint64_t burst_bytes_;
+    ps_t controller_ps_;
+
+    reg_bank regs_{std::string(name()) + ".regs"};
+    reg id_{regs_, "id", 0x00, 4, 0x48424d33, access::ro, "identifies an HBM3 stack controller"};
+    reg ce_count_{regs_, "ce_count", 0x08, 8, 0, access::ro, "corrected (single-bit) errors"};
+    reg ue_count_{regs_, "ue_count", 0x10, 8, 0, access::ro, "uncorrectable errors"};
+    reg addr_errors_{regs_, "addr_errors", 0x18, 8, 0, access::ro, "accesses beyond the stack"};
+    reg last_error_addr_{regs_, "last_error_addr", 0x20, 8, 0, access::ro, "address of the last error"};
+    reg irq_status_{regs_, "irq_status", 0x28, 4, 0, access::w1c, "pending error interrupts"};
+    reg irq_enable_{regs_, "irq_enable", 0x2c, 4, 0x5, access::rw, "enabled error interrupts"};
+    reg inject_addr_{regs_, "inject_addr", 0x30, 8, 0, access::rw, "word address for inject_mask"};
+    reg inject_mask_{regs_, "inject_mask", 0x38, 8, 0, access::wo, "bits to flip in the word at inject_addr"};
+
+    trace_point trace_in_;
+    counter reads_, writes_, bytes_read_, bytes_written_, stat_ce_, stat_ue_, stat_addr_errors_;
+    histogram read_latency_ns_;
+};
+
+} // namespace trn3::hbm

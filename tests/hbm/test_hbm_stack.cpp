@@ -1,0 +1,218 @@
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "trn3/core/payload.h"
+#include "trn3/hbm/hbm_stack.h"
+#include "trn3/hbm/ecc.h"
+
+using namespace trn3;
+using namespace trn3::hbm;
+using sc_core::sc_time;
+
+namespace {
+struct initiator : sc_core::sc_module {
+    tlm_utils::simple_initiator_socket<initiator> out{"out"};
+    explicit initiator(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {
+        out.register_invalidate_direct_mem_ptr(this, &initiator::invalidate);
+    }
+    int invalidations = 0;
+    void invalidate(sc_dt::uint64, sc_dt::uint64) { ++invalidations; }
+};
+
+struct rig {
+    hbm_stack stack{"hbm0"};
+    initiator cpu{"cpu"};
+    initiator mcu{"mcu"};
+    rig() {
+        cpu.out.bind(stack.in);
+        mcu.out.bind(stack.ctrl);
+        sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    }
+    tlm::tlm_response_status access(tlm::tlm_command cmd, std::uint64_t addr, void* data, unsigned len,
+                                    sc_time* latency = nullptr, bool timing_only_access = false) {
+        tlm::tlm_generic_payload tx;
+        tx.set_command(cmd);
+        tx.set_address(addr);
+        tx.set_data_ptr(static_cast<unsigned char*>(data));
+        tx.set_data_length(len);
+        tx.set_streaming_width(len);
+        timing_only marker;
+        if (timing_only_access) tx.set_extension(&marker);
+        sc_time delay = offset;
+        cpu.out->b_transport(tx, delay);
+        if (latency) *latency = delay - offset;
+        if (timing_only_access) tx.clear_extension(&marker);
+        return tx.get_response_status();
+    }
+    std::uint64_t reg(std::uint64_t offset_in_bank, std::uint64_t write_value = 0, bool write = false) {
+        std::uint64_t v = write_value;
+        tlm::tlm_generic_payload tx;
+        tx.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
+        tx.set_address(offset_in_bank);
+        tx.set_data_ptr(reinterpret_cast<unsigned char*>(&v));
+        tx.set_data_length(offset_in_bank == 0x28 || offset_in_bank == 0x2c || offset_in_bank == 0 ? 4 : 8);
+        tx.set_streaming_width(tx.get_data_length());
+        sc_time d;
+        mcu.out->b_transport(tx, d);
+        REQUIRE(tx.is_response_ok());
+        return v;
+    }
+    // Issue accesses as if they arrived this far in the future (loosely
+    // timed: the initiator's local time offset), so channels start idle.
+    sc_time offset{0, sc_core::SC_NS};
+};
+} // namespace
+
+TEST_CASE("data written to the stack reads back") {
+    rig r;
+    std::vector<unsigned char> in(4096), out(4096);
+    for (unsigned i = 0; i < in.size(); ++i) in[i] = static_cast<unsigned char>(i * 7 + 3);
+    REQUIRE(r.access(tlm::TLM_WRITE_COMMAND, (35ull << 30) + 64, in.data(), 4096) == tlm::TLM_OK_RESPONSE);
+    REQUIRE(r.access(tlm::TLM_READ_COMMAND, (35ull << 30) + 64, out.data(), 4096) == tlm::TLM_OK_RESPONSE);
+    CHECK(in == out);
+}
+
+TEST_CASE("an unloaded 64-byte read to a closed row takes 114.4 ns") {
+    rig r;
+    std::uint64_t buf[8];
+    sc_time latency;
+    REQUIRE(r.access(tlm::TLM_READ_COMMAND, 0x0, buf, 64, &latency) == tlm::TLM_OK_RESPONSE);
+    // controller 80 + tRCD 19.4 + tCL 12.5 + second column after tCCD_L 1.667 + one burst 0.833
+    CHECK(latency == sc_time(114400, sc_core::SC_PS));
+}
+
+TEST_CASE("a 4 KiB read is split over 16 channels and completes with its last piece") {
+    rig r;
+    std::vector<unsigned char> buf(4096);
+    sc_time latency;
+    REQUIRE(r.access(tlm::TLM_READ_COMMAND, 0x0, buf.data(), 4096, &latency) == tlm::TLM_OK_RESPONSE);
+    for (unsigned c = 0; c < 16; ++c) CHECK(r.stack.channel(c).stats().bursts == 8);
+    CHECK(r.stack.channel(16).stats().bursts == 0);
+    // Each 256 B piece: 8 columns tCCD_L apart in one bank, then tCL and a burst.
+    CHECK(latency == sc_time(80000 + 19400 + 7 * 1667 + 12500 + 833, sc_core::SC_PS));
+}
+
+TEST_CASE("an access beyond the stack gets an address error, is counted and raises the interrupt") {
+    rig r;
+    std::uint64_t v = 0;
+    CHECK(r.access(tlm::TLM_READ_COMMAND, (36ull << 30) - 4, &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    CHECK(r.reg(0x18) == 1);
+    CHECK(r.reg(0x20) == (36ull << 30) - 4);
+    CHECK(r.reg(0x28) == 0x4);
+    CHECK(r.stack.mem_error.level());
+    r.reg(0x28, 0x4, true);  // W1C
+    CHECK(!r.stack.mem_error.level());
+}
+
+TEST_CASE("a single-bit error injected by param is corrected and counted") {
+    param_registry::instance().set_pending_text("hbm0.ecc.inject", "0x1000:0x10", "test");
+    rig r;
+    std::uint64_t in = 0x1122334455667788ull, out = 0;
+    std::memcpy(r.stack.data() + 0x1000, &in, 8);
+    REQUIRE(r.access(tlm::TLM_READ_COMMAND, 0x1000, &out, 8) == tlm::TLM_OK_RESPONSE);
+    CHECK(out == in);
+    CHECK(r.reg(0x08) == 1);
+    CHECK(r.reg(0x28) == 0x2);
+    CHECK(!r.stack.mem_error.level());  // corrected errors are not enabled by default
+}
+
+TEST_CASE("a double-bit error returns poisoned data with an error response and raises the interrupt") {
+    param_registry::instance().set_pending_text("hbm0.ecc.inject", "0x2008:0x8001", "test");
+    rig r;
+    std::uint64_t words[4] = {};
+    REQUIRE(r.access(tlm::TLM_READ_COMMAND, 0x2000, words, 32) == tlm::TLM_GENERIC_ERROR_RESPONSE);
+    CHECK(words[0] == 0);
+    CHECK(words[1] == 0x8001);  // exactly the flipped bits
+    CHECK(r.reg(0x10) == 1);
+    CHECK(r.reg(0x20) == 0x2008);
+    CHECK(r.stack.mem_error.level());
+}
+
+TEST_CASE("a whole-word write repairs a poisoned word; a partial write corrects a single-bit error") {
+    param_registry::instance().set_pending_text("hbm0.ecc.inject", "0x3000:0x3;0x3008:0x4", "test");
+    rig r;
+    std::uint64_t v = 42;
+    REQUIRE(r.access(tlm::TLM_WRITE_COMMAND, 0x3000, &v, 8) == tlm::TLM_OK_RESPONSE);
+    std::uint8_t b = 1;
+    REQUIRE(r.access(tlm::TLM_WRITE_COMMAND, 0x3008, &b, 1) == tlm::TLM_OK_RESPONSE);
+    CHECK(r.reg(0x08) == 1);  // the read-modify-write corrected it
+    std::uint64_t out[2];
+    REQUIRE(r.access(tlm::TLM_READ_COMMAND, 0x3000, out, 16) == tlm::TLM_OK_RESPONSE);
+    CHECK(out[0] == 42);
+    CHECK(out[1] == 1);
+}
+
+TEST_CASE("software injects an error through the registers, and DMI is revoked") {
+    rig r;
+    tlm::tlm_generic_payload tx;
+    tx.set_read();
+    tx.set_address(0);
+    tlm::tlm_dmi dmi;
+    REQUIRE(r.cpu.out->get_direct_mem_ptr(tx, dmi));
+    r.reg(0x30, 0x4000, true);
+    r.reg(0x38, 0x100, true);
+    CHECK(r.cpu.invalidations == 1);
+    CHECK(!r.cpu.out->get_direct_mem_ptr(tx, dmi));
+    std::uint64_t v;
+    REQUIRE(r.access(tlm::TLM_READ_COMMAND, 0x4000, &v, 8) == tlm::TLM_OK_RESPONSE);
+    CHECK(v == 0);
+    CHECK(r.reg(0x08) == 1);
+}
+
+TEST_CASE("DMI is granted when no error can appear, with the unloaded latencies") {
+    rig r;
+    tlm::tlm_generic_payload tx;
+    tx.set_read();
+    tx.set_address(0x100);
+    tlm::tlm_dmi dmi;
+    REQUIRE(r.cpu.out->get_direct_mem_ptr(tx, dmi));
+    CHECK(dmi.get_end_address() == (36ull << 30) - 1);
+    CHECK(dmi.get_read_latency() == sc_time(111900, sc_core::SC_PS));
+}
+
+TEST_CASE("a timing-only access is charged its time and moves no data") {
+    rig r;
+    std::uint64_t v = 0xffff;
+    sc_time latency;
+    REQUIRE(r.access(tlm::TLM_WRITE_COMMAND, 0x5000, &v, 8, nullptr, true) == tlm::TLM_OK_RESPONSE);
+    REQUIRE(r.access(tlm::TLM_READ_COMMAND, 0x6000, &v, 8, &latency, true) == tlm::TLM_OK_RESPONSE);
+    CHECK(latency > sc_time(100, sc_core::SC_NS));
+    std::uint64_t stored;
+    std::memcpy(&stored, r.stack.data() + 0x5000, 8);
+    CHECK(stored == 0);
+    CHECK(v == 0xffff);
+}
+
+TEST_CASE("transient errors follow their rate and repeat exactly for one seed") {
+    auto count = [](std::uint64_t seed) {
+        ecc_model ecc(1e-3, 1e-4, seed);
+        std::vector<unsigned char> buf(4096);
+        std::uint64_t ce = 0, ue = 0;
+        for (int i = 0; i < 2000; ++i) {  // 1,024,000 words
+            ecc_result r = ecc.check_read(static_cast<std::uint64_t>(i) * 4096, buf.data(), 4096);
+            ce += r.corrected;
+            ue += r.uncorrectable;
+        }
+        return std::make_pair(ce, ue);
+    };
+    auto a = count(5), b = count(5), c = count(6);
+    CHECK(a == b);
+    CHECK(a != c);
+    CHECK(a.first == Approx(1024).epsilon(0.15));
+    CHECK(a.second == Approx(102).epsilon(0.35));
+}
+
+TEST_CASE("an interleave that does not match the geometry is refused") {
+    param_registry::instance().set_pending_text("hbm0.interleave", "offset:8,channel:4,bank_group:2,column:2,bank:2,row",
+                                                "test");
+    CHECK_THROWS_WITH(hbm_stack("hbm0"), Catch::Contains("field 'channel' has 4 bits but the geometry needs 5"));
+}
+
+TEST_CASE("an ECC injection outside the stack is refused") {
+    param_registry::instance().set_pending_text("hbm0.ecc.inject", "0x900000000000:1", "test");
+    CHECK_THROWS_WITH(hbm_stack("hbm0"), Catch::Contains("hbm0.ecc.inject"));
+}

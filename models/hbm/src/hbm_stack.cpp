@@ -60,13 +60,21 @@ hbm_stack::hbm_stack(const sc_core::sc_module_name& name)
       t_ccd_l_clocks(this, "t_ccd_l", 4, "column to column, same bank group, in clocks (tCCD_L)"),
       t_refi(this, "t_refi", ns(3900), "refresh interval (tREFI)"),
       t_rfc(this, "t_rfc", ns(350), "all-bank refresh time (tRFC)"),
+      refresh_stagger(this, "refresh_stagger", false,
+                      "spread the pseudo-channels' refreshes evenly over tREFI; false: all refresh together "
+                      "(a request striped over many channels then meets one refresh, not one per channel)"),
       controller_latency(this, "controller_latency", ns(80),
                          "controller, PHY and return path: added to every access (reads: after data; writes: after "
                          "acceptance)"),
+      read_queue(this, "read_queue", 64, "reads a pseudo-channel holds; more wait for the oldest to complete",
+                 range<std::uint64_t>{1, 4096}),
       write_queue_high(this, "write_queue_high", 48, "writes queued per channel before a drain starts",
                        range<std::uint64_t>{1, 4096}),
       write_queue_low(this, "write_queue_low", 16, "writes left queued when a drain stops"),
       idle_drain(this, "idle_drain", ns(100), "idle time after which a channel drains all queued writes"),
+      reorder_window(this, "reorder_window", ns(1000),
+                     "how far before the latest arrival a request may still be placed in a free gap (the "
+                     "controller's reordering horizon)"),
       dmi(this, "dmi", true, "grant DMI when no ECC error can appear"),
       ecc_single_rate(this, "ecc.single_rate", 0.0, "transient single-bit errors per 64-bit word read",
                       range<double>{0.0, 1.0}),
@@ -95,9 +103,14 @@ hbm_stack::hbm_stack(const sc_core::sc_module_name& name)
         throw config_error(fmt::format("param {}: the interleave granule must hold whole bursts of {}",
                                        interleave.name(), format_byte_count(burst_size)));
     const timing t = make_timing();
-    for (unsigned c = 0; c < channels.get(); ++c)
+    const ps_t n = channels.get();
+    for (ps_t c = 0; c < n; ++c) {
+        // Aligned: every channel refreshes at tREFI/2 + k tREFI. Staggered:
+        // channel c at (2c + 1) tREFI / 2n + k tREFI.
+        const ps_t phase = refresh_stagger.get() ? (2 * c + 1) * t.t_refi / (2 * n) : t.t_refi / 2;
         channels_.emplace_back(t, static_cast<unsigned>(bank_groups.get()), static_cast<unsigned>(banks_per_group.get()),
-                               c, static_cast<unsigned>(channels.get()));
+                               phase);
+    }
     inject_from_param();
 
     in.register_b_transport(this, &hbm_stack::b_transport);
@@ -137,6 +150,8 @@ timing hbm_stack::make_timing() const {
     t.write_queue_high = static_cast<unsigned>(write_queue_high);
     t.write_queue_low = static_cast<unsigned>(write_queue_low);
     t.idle_drain = to_ps(idle_drain);
+    t.reorder_window = to_ps(reorder_window);
+    t.read_queue = static_cast<unsigned>(read_queue);
     return t;
 }
 

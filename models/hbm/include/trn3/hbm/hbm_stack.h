@@ -45,7 +45,7 @@ namespace trn3::hbm {
 class hbm_stack : public component {
 public:
     tlm_utils::simple_target_socket<hbm_stack> in;
-    tlm_utils::simple_target_socket<hbm_stack> ctrl;
+    tlm_utils::simple_target_socket_optional<hbm_stack> ctrl;  // may stay unbound
     irq_line mem_error;
 
     // geometry
@@ -61,10 +61,12 @@ public:
     param<sc_core::sc_time> t_cl, t_wl, t_rcd, t_rp, t_ras, t_rc, t_faw, t_rrd_s, t_rrd_l, t_wr, t_wtr, t_rtw;
     param<std::uint64_t> t_ccd_s_clocks, t_ccd_l_clocks;
     param<sc_core::sc_time> t_refi, t_rfc;
+    param<bool> refresh_stagger;
     // controller
     param<sc_core::sc_time> controller_latency;
-    param<std::uint64_t> write_queue_high, write_queue_low;
+    param<std::uint64_t> read_queue, write_queue_high, write_queue_low;
     param<sc_core::sc_time> idle_drain;
+    param<sc_core::sc_time> reorder_window;
     param<bool> dmi;
     // ECC
     param<double> ecc_single_rate, ecc_double_rate;

@@ -32,6 +32,8 @@ struct timing {
     unsigned write_queue_high;  // drain writes when this many are queued...
     unsigned write_queue_low;   // ...down to this many
     ps_t idle_drain;       // drain all queued writes when the channel has been idle this long
+    ps_t reorder_window;   // how far before the latest arrival a request may still take a free gap
+    unsigned read_queue;   // reads a channel holds; a read finding it full waits for the oldest to finish
 };
 
 } // namespace trn3::hbm

@@ -3,7 +3,14 @@
 #include <algorithm>
 #include <stdexcept>
 
+#include "trn3/core/log.h"
+
 namespace trn3 {
+
+platform::platform(const sc_core::sc_module_name& name)
+    : sc_core::sc_module(name),
+      log_level(this, "log_level", "", "log level of the platform itself; empty = the global --log-level"),
+      logger_(make_logger(this->name(), log_level.get())) {}
 
 platform_registry& platform_registry::instance() {
     static platform_registry registry;

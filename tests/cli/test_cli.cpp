@@ -133,3 +133,56 @@ TEST_CASE("with protocol checks on, the bringup platform runs clean") {
     CHECK(checkers == 4);  // tg0, tg1 to the bus; bus to dram and sram
     std::remove(s.c_str());
 }
+
+namespace {
+const std::string hbm_small =
+    " --platform hbm -p hbm.tg0.count=300 -p hbm.tg1.count=300 -p hbm.tg2.count=300 -p hbm.tg3.count=300";
+
+std::string line_with(const std::string& text, const std::string& start) {
+    auto at = text.find(start);
+    return at == std::string::npos ? "" : text.substr(at, text.find('\n', at) - at);
+}
+} // namespace
+
+TEST_CASE("the hbm platform writes and verifies all four stacks at the device addresses") {
+    result r = trn3vp("run" + hbm_small);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("0x804000000000 - 0x8048ffffffff       36GiB  hbm3"));
+    CHECK_THAT(r.out, Catch::Contains("hbm.hbm2: 300 reads, 300 writes, ECC corrected 0, uncorrectable 0"));
+    CHECK_THAT(r.out, Catch::Contains("platform hbm: PASSED"));
+}
+
+TEST_CASE("DMI with its timing charged takes the same simulated time as b_transport") {
+    result dmi = trn3vp("run" + hbm_small);
+    result bt = trn3vp("run" + hbm_small +
+                       " -p hbm.tg0.use_dmi=false -p hbm.tg1.use_dmi=false -p hbm.tg2.use_dmi=false"
+                       " -p hbm.tg3.use_dmi=false");
+    REQUIRE(dmi.code == 0);
+    REQUIRE(bt.code == 0);
+    CHECK(line_with(dmi.out, "simulated time") == line_with(bt.out, "simulated time"));
+    CHECK(line_with(dmi.out, "simulated time") != "simulated time    0.000 ns");
+}
+
+TEST_CASE("injected single-bit errors are corrected and the run passes") {
+    result r = trn3vp("run" + hbm_small + " -p hbm.hbm1.ecc.single_rate=1e-3");
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("platform hbm: PASSED"));
+    CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*hbm\\.hbm1: 300 reads, 300 writes, ECC corrected [1-9][0-9]+, "
+                                     "uncorrectable 0[\\s\\S]*"));
+}
+
+TEST_CASE("injected double-bit errors are reported, raise the interrupt and fail the run") {
+    result r = trn3vp("run" + hbm_small + " -p hbm.hbm2.ecc.double_rate=1e-4");
+    CHECK(r.code == 1);
+    CHECK_THAT(r.out, Catch::Contains("platform hbm: FAILED"));
+    CHECK_THAT(r.out, Catch::Matches("[\\s\\S]*uncorrectable [1-9][0-9]*; hbm\\.tg2: 0 mismatches, [1-9][0-9]* "
+                                     "errors[\\s\\S]*"));
+    CHECK_THAT(r.out, Catch::Contains("memory-error interrupts: 1"));
+    CHECK_THAT(r.err, Catch::Contains("memory-error interrupt from hbm2"));
+}
+
+TEST_CASE("a malformed ECC injection is a user error") {
+    result r = trn3vp("run --platform hbm -p hbm.hbm0.ecc.inject=0x40");
+    CHECK(r.code == 2);
+    CHECK_THAT(r.err, Catch::StartsWith("trn3vp: error: param hbm.hbm0.ecc.inject: '0x40' is not ADDR:MASK"));
+}

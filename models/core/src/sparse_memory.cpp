@@ -49,7 +49,7 @@ void sparse_memory::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& 
         return;
     }
     const unsigned len = tx.get_data_length();
-    copy_payload(tx, store_.data() + tx.get_address());
+    if (!tx.get_extension<timing_only>()) copy_payload(tx, store_.data() + tx.get_address());
     if (tx.is_read()) {
         ++reads_;
         bytes_read_ += len;

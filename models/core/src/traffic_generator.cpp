@@ -3,6 +3,8 @@
 #include <cstring>
 #include <vector>
 
+#include "trn3/core/payload.h"
+
 namespace trn3 {
 
 traffic_generator::traffic_generator(const sc_core::sc_module_name& name, const defaults& d)
@@ -15,6 +17,9 @@ traffic_generator::traffic_generator(const sc_core::sc_module_name& name, const 
       pattern(this, "pattern", d.pattern, "address order: sequential or random"),
       seed(this, "seed", 1, "seed of the random address order"),
       use_dmi(this, "use_dmi", d.use_dmi, "use DMI when the target grants it"),
+      dmi_timing(this, "dmi_timing", d.dmi_timing,
+                 "charge each DMI access through a timing_only transaction (for targets whose timing depends on "
+                 "traffic, such as HBM); false: the grant's fixed latency"),
       rng_(seed.get()), trace_out_(*this, "out"),
       writes_(this, "writes", "write transactions issued"),
       reads_(this, "reads", "read transactions issued"),
@@ -46,10 +51,14 @@ bool traffic_generator::access(tlm::tlm_command cmd, std::uint64_t addr, unsigne
                 std::memcpy(p, data, len);
             else
                 std::memcpy(data, p, len);
-            const tlm::tlm_dmi* g = dmi_.grant_for(addr);
-            qk_.inc(is_write ? g->get_write_latency() : g->get_read_latency());
             ++dmi_accesses_;
-            ++transaction_count();
+            if (dmi_timing.get()) {
+                charge_timing(cmd, addr, len);
+            } else {
+                const tlm::tlm_dmi* g = dmi_.grant_for(addr);
+                qk_.inc(is_write ? g->get_write_latency() : g->get_read_latency());
+                ++transaction_count();
+            }
             if (qk_.need_sync()) qk_.sync();
             return true;
         }
@@ -77,6 +86,21 @@ bool traffic_generator::access(tlm::tlm_command cmd, std::uint64_t addr, unsigne
     }
     if (qk_.need_sync()) qk_.sync();
     return true;
+}
+
+void traffic_generator::charge_timing(tlm::tlm_command cmd, std::uint64_t addr, unsigned len) {
+    tlm::tlm_generic_payload tx;
+    timing_only marker;
+    tx.set_command(cmd);
+    tx.set_address(addr);
+    tx.set_data_length(len);
+    tx.set_streaming_width(len);
+    tx.set_extension(&marker);
+    tx.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_core::sc_time delay = qk_.get_local_time();
+    out->b_transport(tx, delay);
+    qk_.set(delay);
+    tx.clear_extension(&marker);
 }
 
 void traffic_generator::run() {

@@ -57,15 +57,16 @@ void pseudo_channel::activate(bank_state& b, unsigned bank_group, ps_t t) {
     if (b.activated) act = std::max(act, b.act + t_.t_rc);
     // The first time that is free in both the channel's and the group's ACT slots.
     calendar& group = group_acts_[bank_group];
+    calendar::slot in_channel{}, in_group{};
     for (;;) {
         act = after_refresh(act);
-        const ps_t a = acts_.find(act, act_spacing_);
-        const ps_t g = group.find(a, t_.t_rrd_l);
-        act = g;
-        if (g == a && after_refresh(a) == a) break;
+        in_channel = acts_.find_slot(act, act_spacing_);
+        in_group = group.find_slot(in_channel.start, t_.t_rrd_l);
+        act = in_group.start;
+        if (in_group.start == in_channel.start && after_refresh(act) == act) break;
     }
-    acts_.book(act, act_spacing_);
-    group.book(act, t_.t_rrd_l);
+    acts_.book(in_channel, act_spacing_);
+    group.book(in_group, t_.t_rrd_l);
     b.act = act;
     b.activated = true;
     b.col_allowed = act + t_.t_rcd;
@@ -83,6 +84,7 @@ ps_t pseudo_channel::place(ps_t arrival, bool is_write, unsigned bank_group, uns
     const ps_t bus_length = bursts * beat + pad_before + pad_after;
     ps_t t = after_refresh(arrival);
     ps_t col = 0, data = 0;
+    calendar::slot col_slot{};
     // At most one retry: a column pushed past a refresh finds its row closed.
     for (int attempt = 0; attempt < 2; ++attempt) {
         if (b.open_row == static_cast<std::int64_t>(row)) {
@@ -100,21 +102,26 @@ ps_t pseudo_channel::place(ps_t arrival, bool is_write, unsigned bank_group, uns
             activate(b, bank_group, t);
             col = b.col_allowed;
         }
-        // The column is issued `latency` before its data: find a column slot
-        // and a bus slot that agree (the bus may be booked well ahead).
-        for (int i = 0; i < 8; ++i) {
-            col = cols.find(col, col_length);
-            const ps_t d = bus_.find(col + latency - std::min(pad_before, col + latency), bus_length) + pad_before;
-            data = d;
-            if (d - latency == col) break;
-            col = d - latency;
+        // The column is issued `latency` before its data. The bus is the
+        // scarcer resource and its free time is one search away (a saturated
+        // bus is one merged interval), so find the data slot first, then the
+        // column slot that feeds it; two rounds settle almost every request,
+        // after which the data may trail its column slightly (it waits in the
+        // PHY's output buffer).
+        ps_t want = col;
+        for (int i = 0; i < 2; ++i) {
+            data = bus_.find(want + latency - std::min(pad_before, want + latency), bus_length) + pad_before;
+            col_slot = cols.find_slot(data - latency, col_length);
+            col = col_slot.start;
+            if (col + latency == data) break;
+            want = col;
         }
         const ps_t moved = after_refresh(col);
         if (moved == col) break;
         t = moved;
     }
-    cols.book(col, col_length);
-    bus_.book(data - pad_before, bus_length);
+    cols.book(col_slot, col_length);
+    data = bus_.book(std::max(data, col + latency) - pad_before, bus_length) + pad_before;
     const ps_t last_col = col + static_cast<ps_t>(bursts - 1) * t_.t_ccd_l;
     const ps_t end = std::max(data + bursts * beat, last_col + latency + t_.t_burst);
     // The bank may not precharge before its last column (reads) or before
@@ -148,7 +155,7 @@ ps_t pseudo_channel::read(ps_t arrival, unsigned bank_group, unsigned bank, std:
     // The slot this read takes was freed when the read placed read_queue
     // reads ago completed.
     ps_t& slot = read_done_[read_next_];
-    read_next_ = (read_next_ + 1) % read_done_.size();
+    if (++read_next_ == read_done_.size()) read_next_ = 0;
     if (slot > arrival) {
         ++stats_.read_queue_full;
         arrival = slot;

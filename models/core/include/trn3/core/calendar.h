@@ -7,7 +7,9 @@
 // earliest at which [start, start + length) is free, and books it.
 // Intervals that end before `forget_before` are dropped (nothing may be
 // booked there any more), and touching intervals merge, so a saturated
-// resource costs one interval.
+// resource costs one interval. The search for a gap walks at most max_walk
+// intervals, then books at the end: a bounded cost per booking, at the price
+// of missing a rare fitting gap deep in a long backlog.
 #pragma once
 
 #include <algorithm>
@@ -21,10 +23,21 @@ class calendar {
 public:
     using tick = std::uint64_t;
 
-    tick book(tick earliest, tick length) {
+    // A place found for a booking; valid until the calendar next changes.
+    struct slot {
+        tick start;
+        std::size_t index;
+    };
+
+    tick book(tick earliest, tick length) { return book(find_slot(earliest, length), length); }
+    // Books a slot that find_slot() returned (no second search).
+    tick book(const slot& s, tick length) {
+        insert(busy_.begin() + static_cast<std::ptrdiff_t>(s.index), s.start, s.start + length);
+        return s.start;
+    }
+    slot find_slot(tick earliest, tick length) {
         auto [start, it] = search(earliest, length);
-        insert(it, start, start + length);
-        return start;
+        return {start, static_cast<std::size_t>(it - busy_.begin())};
     }
     // Where book() would place it, without booking.
     tick find(tick earliest, tick length) { return search(earliest, length).first; }
@@ -40,6 +53,9 @@ public:
     }
     std::size_t intervals() const { return busy_.size(); }
 
+    // Gaps are searched through at most this many booked intervals.
+    static constexpr int max_walk = 8;
+
 private:
     struct interval {
         tick start, end;
@@ -48,13 +64,27 @@ private:
     std::pair<tick, iterator> search(tick earliest, tick length) {
         if (earliest < floor_) earliest = floor_;
         // First interval that ends after `earliest` (ends are sorted too:
-        // intervals are disjoint).
-        auto it = std::upper_bound(busy_.begin(), busy_.end(), earliest,
-                                   [](tick t, const interval& i) { return t < i.end; });
+        // intervals are disjoint). Bookings mostly land near the end: look
+        // back a few intervals before searching.
+        auto it = busy_.end();
+        int steps = 0;
+        while (it != busy_.begin() && (it - 1)->end > earliest && steps < 8) {
+            --it;
+            ++steps;
+        }
+        if (steps == 8)
+            it = std::upper_bound(busy_.begin(), it, earliest, [](tick t, const interval& i) { return t < i.end; });
         tick start = earliest;
+        int walked = 0;
         while (it != busy_.end() && it->start < start + length) {
             start = std::max(start, it->end);
             ++it;
+            // A gap that far back is unlikely to fit: take the end instead,
+            // so a booking costs O(1) however deep the backlog.
+            if (++walked == max_walk && it != busy_.end()) {
+                it = busy_.end();
+                start = std::max(start, busy_.back().end);
+            }
         }
         return {start, it};
     }

@@ -7,7 +7,8 @@
 // the seed, so two runs with the same config issue the same traffic.
 //
 // socket: out
-// params: base, window, count, block, pattern (sequential | random), seed, use_dmi
+// params: base, window, count, block, pattern (sequential | random), seed, use_dmi,
+//         dmi_timing (after each DMI access, a timing_only transaction charges the target's timing)
 // stats:  writes, reads, dmi_accesses, mismatches, errors
 #pragma once
 
@@ -37,6 +38,7 @@ public:
     param<std::string> pattern;
     param<std::uint64_t> seed;
     param<bool> use_dmi;
+    param<bool> dmi_timing;
 
     // Defaults of the params, so a platform can give each instance its own.
     struct defaults {
@@ -46,6 +48,7 @@ public:
         byte_count block{64};
         std::string pattern = "sequential";
         bool use_dmi = true;
+        bool dmi_timing = false;
     };
 
     traffic_generator(const sc_core::sc_module_name& name, const defaults& d);
@@ -61,6 +64,7 @@ private:
     void run();
     // One access of `len` bytes; returns false on an error response.
     bool access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, unsigned len);
+    void charge_timing(tlm::tlm_command cmd, std::uint64_t addr, unsigned len);
     void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) { dmi_.invalidate(start, end); }
     std::uint64_t address_of(std::uint64_t i);
 

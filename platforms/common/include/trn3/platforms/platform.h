@@ -13,17 +13,26 @@
 #include <string>
 #include <vector>
 
+#include <spdlog/logger.h>
 #include <systemc>
+
+#include "trn3/core/param.h"
 
 namespace trn3 {
 
 class platform : public sc_core::sc_module {
 public:
-    using sc_core::sc_module::sc_module;
+    param<std::string> log_level;
+
+    explicit platform(const sc_core::sc_module_name& name);
+    spdlog::logger& log() const { return *logger_; }
     // After the run: did the workload produce what it should have?
     virtual bool passed() const = 0;
     // After the run: what the workload did, for people (a few lines).
     virtual void report(std::ostream& os) const = 0;
+
+private:
+    std::shared_ptr<spdlog::logger> logger_;
 };
 
 struct platform_info {

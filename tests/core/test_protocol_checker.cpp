@@ -2,9 +2,9 @@
 
 #include <cstring>
 
-#include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "../common/test_initiator.h"
 #include "trn3/core/dmi_cache.h"
 #include "trn3/core/protocol_checker.h"
 #include "trn3/core/sparse_memory.h"
@@ -49,21 +49,13 @@ struct broken_target : sc_core::sc_module {
     }
 };
 
-struct initiator : sc_core::sc_module {
-    tlm_utils::simple_initiator_socket<initiator> out{"out"};
-    dmi_cache dmi;
-    explicit initiator(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {
-        out.register_invalidate_direct_mem_ptr(this, &initiator::invalidate);
-    }
-    void invalidate(sc_dt::uint64 s, sc_dt::uint64 e) { dmi.invalidate(s, e); }
+// A test initiator that can also send byte enables.
+struct initiator : test::initiator {
+    using test::initiator::initiator;
     void access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, unsigned len, unsigned char* be = nullptr,
                 unsigned be_len = 0) {
         tlm::tlm_generic_payload tx;
-        tx.set_command(cmd);
-        tx.set_address(addr);
-        tx.set_data_ptr(data);
-        tx.set_data_length(len);
-        tx.set_streaming_width(len);
+        set_access(tx, cmd, addr, data, len);
         tx.set_byte_enable_ptr(be);
         tx.set_byte_enable_length(be_len);
         sc_core::sc_time d;

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "trn3/core/error.h"
+#include "trn3/core/payload.h"
 #include "trn3/core/reg.h"
 
 using namespace trn3;
@@ -29,11 +30,7 @@ tlm::tlm_response_status access_bytes(reg_bank& bank, tlm::tlm_command cmd, std:
                                       unsigned len, bool debug = false, unsigned char* be = nullptr,
                                       unsigned be_len = 0) {
     tlm::tlm_generic_payload tx;
-    tx.set_command(cmd);
-    tx.set_address(addr);
-    tx.set_data_ptr(static_cast<unsigned char*>(data));
-    tx.set_data_length(len);
-    tx.set_streaming_width(len);
+    set_access(tx, cmd, addr, data, len);
     tx.set_byte_enable_ptr(be);
     tx.set_byte_enable_length(be_len);
     bank.transport(tx, debug);

@@ -2,35 +2,14 @@
 
 #include <cstring>
 
-#include <tlm_utils/simple_initiator_socket.h>
-
+#include "../common/test_initiator.h"
 #include "trn3/core/router.h"
 #include "trn3/core/sparse_memory.h"
 
 using namespace trn3;
 
 namespace {
-// A bare initiator: lets the test call b_transport and see invalidations.
-struct initiator : sc_core::sc_module {
-    tlm_utils::simple_initiator_socket<initiator> out{"out"};
-    std::vector<std::pair<std::uint64_t, std::uint64_t>> invalidations;
-    explicit initiator(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {
-        out.register_invalidate_direct_mem_ptr(this, &initiator::invalidate);
-    }
-    void invalidate(sc_dt::uint64 s, sc_dt::uint64 e) { invalidations.emplace_back(s, e); }
-    tlm::tlm_response_status access(tlm::tlm_command cmd, std::uint64_t addr, void* data, unsigned len) {
-        tlm::tlm_generic_payload tx;
-        tx.set_command(cmd);
-        tx.set_address(addr);
-        tx.set_data_ptr(static_cast<unsigned char*>(data));
-        tx.set_data_length(len);
-        tx.set_streaming_width(len);
-        sc_core::sc_time d;
-        out->b_transport(tx, d);
-        CHECK(tx.get_address() == addr);  // the router restores the address
-        return tx.get_response_status();
-    }
-};
+using test::initiator;
 
 struct rig {
     initiator cpu{"cpu"};
@@ -58,7 +37,12 @@ TEST_CASE("an overlapping region is refused and the error names both regions") {
 TEST_CASE("each target sees addresses relative to its base") {
     rig s;
     std::uint32_t v = 0xabcd1234;
-    REQUIRE(s.cpu.access(tlm::TLM_WRITE_COMMAND, 0x20010, &v, 4) == tlm::TLM_OK_RESPONSE);
+    tlm::tlm_generic_payload tx;
+    set_access(tx, tlm::TLM_WRITE_COMMAND, 0x20010, &v, 4);
+    sc_core::sc_time d;
+    s.cpu.out->b_transport(tx, d);
+    REQUIRE(tx.is_response_ok());
+    CHECK(tx.get_address() == 0x20010);  // the router restores the address
     std::uint32_t seen;
     std::memcpy(&seen, s.high.data() + 0x10, 4);
     CHECK(seen == 0xabcd1234);
@@ -93,9 +77,9 @@ TEST_CASE("a DMI grant is translated into the bus map and clipped to the region"
 TEST_CASE("an invalidation from a target reaches initiators in bus addresses") {
     rig s;
     s.high.invalidate_dmi();
-    REQUIRE(s.cpu.invalidations.size() == 1);
-    CHECK(s.cpu.invalidations[0].first == 0x20000);
-    CHECK(s.cpu.invalidations[0].second == 0x207ff);
+    REQUIRE(s.cpu.invalidations == 1);
+    CHECK(s.cpu.last_invalidation.first == 0x20000);
+    CHECK(s.cpu.last_invalidation.second == 0x207ff);
 }
 
 TEST_CASE("debug transport is routed and clipped to its region") {

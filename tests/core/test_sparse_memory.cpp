@@ -3,38 +3,28 @@
 #include <chrono>
 #include <cstring>
 
-#include <tlm_utils/simple_initiator_socket.h>
-
+#include "../common/test_initiator.h"
 #include "trn3/core/sparse_memory.h"
 
 using namespace trn3;
 
 namespace {
-// The memory under test with an initiator socket bound to it.
+// The memory under test with an initiator bound to it.
 struct rig {
     sparse_memory mem;
-    struct initiator : sc_core::sc_module {
-        tlm_utils::simple_initiator_socket<initiator> out{"out"};
-        explicit initiator(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {}
-    } cpu{"cpu"};
+    test::initiator cpu{"cpu"};
     rig(const char* name, byte_count size) : mem(name, size) {
         cpu.out.bind(mem.in);
         sc_core::sc_start(sc_core::SC_ZERO_TIME);
     }
 };
 
-tlm::tlm_response_status transport(rig& r, tlm::tlm_command cmd, std::uint64_t addr, void* data,
-                                   unsigned len, sc_core::sc_time* delay_out = nullptr) {
-    tlm::tlm_generic_payload tx;
-    tx.set_command(cmd);
-    tx.set_address(addr);
-    tx.set_data_ptr(static_cast<unsigned char*>(data));
-    tx.set_data_length(len);
-    tx.set_streaming_width(len);
+tlm::tlm_response_status transport(rig& r, tlm::tlm_command cmd, std::uint64_t addr, void* data, unsigned len,
+                                   sc_core::sc_time* delay_out = nullptr) {
     sc_core::sc_time delay;
-    r.cpu.out->b_transport(tx, delay);
+    auto status = r.cpu.access(cmd, addr, data, len, &delay);
     if (delay_out) *delay_out = delay;
-    return tx.get_response_status();
+    return status;
 }
 } // namespace
 

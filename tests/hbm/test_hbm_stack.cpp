@@ -3,8 +3,7 @@
 #include <cstring>
 #include <vector>
 
-#include <tlm_utils/simple_initiator_socket.h>
-
+#include "../common/test_initiator.h"
 #include "trn3/core/payload.h"
 #include "trn3/hbm/hbm_stack.h"
 #include "trn3/hbm/ecc.h"
@@ -14,14 +13,7 @@ using namespace trn3::hbm;
 using sc_core::sc_time;
 
 namespace {
-struct initiator : sc_core::sc_module {
-    tlm_utils::simple_initiator_socket<initiator> out{"out"};
-    explicit initiator(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {
-        out.register_invalidate_direct_mem_ptr(this, &initiator::invalidate);
-    }
-    int invalidations = 0;
-    void invalidate(sc_dt::uint64, sc_dt::uint64) { ++invalidations; }
-};
+using test::initiator;
 
 struct rig {
     hbm_stack stack{"hbm0"};
@@ -35,11 +27,7 @@ struct rig {
     tlm::tlm_response_status access(tlm::tlm_command cmd, std::uint64_t addr, void* data, unsigned len,
                                     sc_time* latency = nullptr, bool timing_only_access = false) {
         tlm::tlm_generic_payload tx;
-        tx.set_command(cmd);
-        tx.set_address(addr);
-        tx.set_data_ptr(static_cast<unsigned char*>(data));
-        tx.set_data_length(len);
-        tx.set_streaming_width(len);
+        set_access(tx, cmd, addr, data, len);
         timing_only marker;
         if (timing_only_access) tx.set_extension(&marker);
         sc_time delay = offset;
@@ -50,15 +38,9 @@ struct rig {
     }
     std::uint64_t reg(std::uint64_t offset_in_bank, std::uint64_t write_value = 0, bool write = false) {
         std::uint64_t v = write_value;
-        tlm::tlm_generic_payload tx;
-        tx.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-        tx.set_address(offset_in_bank);
-        tx.set_data_ptr(reinterpret_cast<unsigned char*>(&v));
-        tx.set_data_length(offset_in_bank == 0x28 || offset_in_bank == 0x2c || offset_in_bank == 0 ? 4 : 8);
-        tx.set_streaming_width(tx.get_data_length());
-        sc_time d;
-        mcu.out->b_transport(tx, d);
-        REQUIRE(tx.is_response_ok());
+        const unsigned len = offset_in_bank == 0x28 || offset_in_bank == 0x2c || offset_in_bank == 0 ? 4 : 8;
+        REQUIRE(mcu.access(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, offset_in_bank, &v, len) ==
+                tlm::TLM_OK_RESPONSE);
         return v;
     }
     // Issue accesses as if they arrived this far in the future (loosely

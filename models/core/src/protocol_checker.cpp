@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "trn3/core/payload.h"
+
 namespace trn3 {
 namespace {
 bool& checks_flag() {
@@ -47,10 +49,7 @@ void protocol_checker::violation(const std::string& rule, const std::string& det
 bool protocol_checker::peek(std::uint64_t addr, unsigned len, std::vector<unsigned char>& bytes) {
     bytes.assign(len, 0);
     tlm::tlm_generic_payload dbg;
-    dbg.set_read();
-    dbg.set_address(addr);
-    dbg.set_data_ptr(bytes.data());
-    dbg.set_data_length(len);
+    set_access(dbg, tlm::TLM_READ_COMMAND, addr, bytes.data(), len);
     return out->transport_dbg(dbg) == len;
 }
 
@@ -58,7 +57,9 @@ void protocol_checker::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_tim
     const std::string where = describe(tx, "in");
     if (tx.get_response_status() != tlm::TLM_INCOMPLETE_RESPONSE)
         violation("initiator", "response status not TLM_INCOMPLETE_RESPONSE before b_transport: " + where);
-    if (!(tx.get_command() == tlm::TLM_IGNORE_COMMAND) && (tx.get_data_ptr() == nullptr || tx.get_data_length() == 0)) {
+    // A timing_only payload carries no data by design.
+    const bool carries_data = tx.get_command() != tlm::TLM_IGNORE_COMMAND && !tx.get_extension<timing_only>();
+    if (carries_data && (tx.get_data_ptr() == nullptr || tx.get_data_length() == 0)) {
         violation("initiator", "no data pointer or zero length: " + where);
         out->b_transport(tx, delay);
         return;
@@ -66,7 +67,7 @@ void protocol_checker::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_tim
     const unsigned char* be = tx.get_byte_enable_ptr();
     const unsigned be_len = tx.get_byte_enable_length();
     if (be && be_len == 0) violation("initiator", "byte-enable pointer with zero byte-enable length: " + where);
-    const bool with_enables = be && be_len > 0 && !(tx.get_command() == tlm::TLM_IGNORE_COMMAND);
+    const bool with_enables = be && be_len > 0 && carries_data;
 
     std::vector<unsigned char> before_buffer, before_target, after_target;
     const unsigned len = tx.get_data_length();

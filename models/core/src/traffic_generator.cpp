@@ -64,12 +64,7 @@ bool traffic_generator::access(tlm::tlm_command cmd, std::uint64_t addr, unsigne
         }
     }
     tlm::tlm_generic_payload tx;
-    tx.set_command(cmd);
-    tx.set_address(addr);
-    tx.set_data_ptr(data);
-    tx.set_data_length(len);
-    tx.set_streaming_width(len);
-    tx.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    set_access(tx, cmd, addr, data, len);
     sc_core::sc_time delay = qk_.get_local_time();
     out->b_transport(tx, delay);
     qk_.set(delay);
@@ -91,12 +86,8 @@ bool traffic_generator::access(tlm::tlm_command cmd, std::uint64_t addr, unsigne
 void traffic_generator::charge_timing(tlm::tlm_command cmd, std::uint64_t addr, unsigned len) {
     tlm::tlm_generic_payload tx;
     timing_only marker;
-    tx.set_command(cmd);
-    tx.set_address(addr);
-    tx.set_data_length(len);
-    tx.set_streaming_width(len);
+    set_access(tx, cmd, addr, nullptr, len);
     tx.set_extension(&marker);
-    tx.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     sc_core::sc_time delay = qk_.get_local_time();
     out->b_transport(tx, delay);
     qk_.set(delay);

@@ -111,21 +111,21 @@ public:
     const char* unit() const override { return param_traits<T>::unit(); }
     nlohmann::json value_json() const override { return param_traits<T>::to_json(value_); }
     void set_text(const std::string& text, const std::string& source) override {
-        set(parse_or_throw([&] { return param_traits<T>::parse(text); }, text), source);
+        set(parse_or_throw([&] { return param_traits<T>::parse(text); }), source);
     }
     void set_json(const nlohmann::json& j, const std::string& source) override {
-        set(parse_or_throw([&] { return param_traits<T>::from_json(j); }, j.dump()), source);
+        set(parse_or_throw([&] { return param_traits<T>::from_json(j); }), source);
     }
 
 private:
+    // Runs a parser; its error names this param.
     template <typename F>
-    T parse_or_throw(F&& f, const std::string& shown) const {
+    T parse_or_throw(F&& parse) const {
         try {
-            return f();
+            return parse();
         } catch (const std::exception& e) {
             throw config_error("param " + name() + ": " + e.what());
         }
-        (void)shown;
     }
     void check(const T& v, const std::string& source) const {
         bool below = range_.min && v < *range_.min;

@@ -1,11 +1,26 @@
 // Helpers for moving a generic payload's data, and the timing-only extension.
 #pragma once
 
+#include <cstdint>
 #include <cstring>
 
 #include <tlm>
 
 namespace trn3 {
+
+// Prepares a payload for a plain access: command, address, data, length,
+// streaming width = length, no byte enables, TLM_INCOMPLETE_RESPONSE.
+inline void set_access(tlm::tlm_generic_payload& tx, tlm::tlm_command cmd, std::uint64_t addr, void* data,
+                       unsigned len) {
+    tx.set_command(cmd);
+    tx.set_address(addr);
+    tx.set_data_ptr(static_cast<unsigned char*>(data));
+    tx.set_data_length(len);
+    tx.set_streaming_width(len);
+    tx.set_byte_enable_ptr(nullptr);
+    tx.set_byte_enable_length(0);
+    tx.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+}
 
 // Copies between a payload's data array and `mem` (the bytes at the payload's
 // address), honouring byte enables: disabled bytes are neither read nor

@@ -3,7 +3,8 @@
 // socket when sim.protocol_checks is on (test builds turn it on); it is
 // transparent except for the time it takes.
 //
-// Rules checked (each violation is logged, counted and kept as text):
+// Rules checked (each violation is logged, counted and kept as text; a
+// payload marked timing_only carries no data and is exempt from the data rules):
 //  b_transport   the initiator passes a data pointer, a non-zero length and
 //                TLM_INCOMPLETE_RESPONSE; the target sets a response status;
 //                bytes whose byte enable is off are left alone (read: the

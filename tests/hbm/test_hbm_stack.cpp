@@ -56,6 +56,8 @@ TEST_CASE("data written to the stack reads back") {
     REQUIRE(r.access(tlm::TLM_WRITE_COMMAND, (35ull << 30) + 64, in.data(), 4096) == tlm::TLM_OK_RESPONSE);
     REQUIRE(r.access(tlm::TLM_READ_COMMAND, (35ull << 30) + 64, out.data(), 4096) == tlm::TLM_OK_RESPONSE);
     CHECK(in == out);
+    // 36 GiB reserved; only the two pages the access touched are resident.
+    CHECK(r.stack.store().resident_pages() == 2);
 }
 
 TEST_CASE("an unloaded 64-byte read to a closed row takes 114.4 ns") {

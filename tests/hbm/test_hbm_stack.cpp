@@ -116,7 +116,7 @@ TEST_CASE("a double-bit error returns poisoned data with an error response and r
     CHECK(r.stack.mem_error.level());
 }
 
-TEST_CASE("a whole-word write repairs a poisoned word; a partial write corrects a single-bit error") {
+TEST_CASE("a whole-word write repairs a poisoned word, and a partial write corrects a single-bit error") {
     param_registry::instance().set_pending_text("hbm0.ecc.inject", "0x3000:0x3;0x3008:0x4", "test");
     rig r;
     std::uint64_t v = 42;

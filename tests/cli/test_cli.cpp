@@ -5,6 +5,8 @@
 
 #include <cstdlib>
 #include <fstream>
+#include <map>
+#include <set>
 #include <sstream>
 #include <string>
 
@@ -189,4 +191,27 @@ TEST_CASE("a malformed ECC injection is a user error") {
     result r = trn3vp("run --platform hbm -p hbm.hbm0.ecc.inject=0x40");
     CHECK(r.code == 2);
     CHECK_THAT(r.err, Catch::StartsWith("trn3vp: error: param hbm.hbm0.ecc.inject: '0x40' is not ADDR:MASK"));
+}
+
+TEST_CASE("the timeline option writes a trace-event file with tracks, slices, counters and instants") {
+    const std::string path = temp_path("timeline.json");
+    result r = trn3vp("run" + hbm_small + " -p hbm.hbm2.ecc.double_rate=1e-4 --timeline " + path);
+    REQUIRE(r.code == 1);  // the injected errors fail the run; the timeline is still complete
+    auto doc = nlohmann::json::parse(slurp(path));  // throws, failing the test, on an unfinished file
+    std::map<std::string, int> phases;
+    std::set<std::string> threads;
+    double counter_max = 0;
+    for (const auto& e : doc["traceEvents"]) {
+        ++phases[e["ph"].get<std::string>()];
+        if (e["ph"] == "M" && e["name"] == "thread_name") threads.insert(e["args"]["name"].get<std::string>());
+        if (e["ph"] == "C") counter_max = std::max(counter_max, e["args"]["value"].get<double>());
+        if (e["ph"] == "X") CHECK(e["dur"].get<double>() > 0);
+    }
+    for (const char* t : {"hbm0", "hbm3", "hbm2 errors", "tg0", "tg3"}) CHECK(threads.count(t) == 1);
+    CHECK(phases["X"] == 4);    // one slice per traffic generator
+    CHECK(phases["C"] > 10);    // bandwidth per microsecond per stack
+    CHECK(phases["i"] >= 2);    // an error instant on the stack and on the generator, at least
+    CHECK(counter_max > 0);
+    CHECK(counter_max <= 1228.8 + 1e-6);  // never above a stack's 32 x 38.4 GB/s
+    std::remove(path.c_str());
 }

@@ -3,6 +3,8 @@
 #include <cstring>
 #include <vector>
 
+#include <fmt/format.h>
+
 #include "trn3/core/payload.h"
 
 namespace trn3 {
@@ -21,6 +23,8 @@ traffic_generator::traffic_generator(const sc_core::sc_module_name& name, const 
                  "charge each DMI access through a timing_only transaction (for targets whose timing depends on "
                  "traffic, such as HBM); false: the grant's fixed latency"),
       rng_(seed.get()), trace_out_(*this, "out"),
+      track_(timeline::instance().make_track(std::string(this->name()).substr(0, std::string(this->name()).rfind('.')),
+                                             basename())),
       writes_(this, "writes", "write transactions issued"),
       reads_(this, "reads", "read transactions issued"),
       dmi_accesses_(this, "dmi_accesses", "accesses made through a DMI pointer"),
@@ -72,6 +76,7 @@ bool traffic_generator::access(tlm::tlm_command cmd, std::uint64_t addr, unsigne
     if (tx.is_response_error()) {
         ++errors_;
         log().warn("{} at 0x{:x} failed: {}", is_write ? "write" : "read", addr, tx.get_response_string());
+        timeline::instance().instant(track_, tx.get_response_string(), qk_.get_current_time());
         return false;
     }
     if (use_dmi.get() && tx.is_dmi_allowed()) {
@@ -96,6 +101,7 @@ void traffic_generator::charge_timing(tlm::tlm_command cmd, std::uint64_t addr, 
 
 void traffic_generator::run() {
     qk_.reset();
+    const sc_core::sc_time started = sc_core::sc_time_stamp();
     const auto len = static_cast<unsigned>(block.get().bytes);
     std::vector<unsigned char> wdata(len), rdata(len);
     for (std::uint64_t i = 0; i < count.get(); ++i) {
@@ -107,9 +113,12 @@ void traffic_generator::run() {
         if (std::memcmp(wdata.data(), rdata.data(), len) != 0) {
             ++mismatches_;
             log().error("read-back mismatch at 0x{:x}", addr);
+            timeline::instance().instant(track_, "mismatch", qk_.get_current_time());
         }
     }
     qk_.sync();
+    timeline::instance().slice(track_, fmt::format("{} x {} {}", count.get(), format_byte_count(block), pattern.get()),
+                               started, sc_core::sc_time_stamp());
     finished_ = true;
     log().info("done: {} writes, {} reads, {} through DMI, {} mismatches, {} errors", writes_.value(), reads_.value(),
                dmi_accesses_.value(), mismatches_.value(), errors_.value());

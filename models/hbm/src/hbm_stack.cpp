@@ -21,6 +21,12 @@ geometry geometry_of(const hbm_stack& s) {
             static_cast<unsigned>(s.banks_per_group.get()), s.row_size.get().bytes};
 }
 
+// The timeline process of a block: its parent's hierarchical name.
+std::string process_of(const std::string& name) {
+    const auto dot = name.rfind('.');
+    return dot == std::string::npos ? name : name.substr(0, dot);
+}
+
 // A stable seed per stack: FNV-1a of its name, mixed with the seed param.
 std::uint64_t seed_for(const std::string& name, std::uint64_t seed) {
     std::uint64_t h = 1469598103934665603ull ^ seed;
@@ -83,12 +89,16 @@ hbm_stack::hbm_stack(const sc_core::sc_module_name& name)
       ecc_seed(this, "ecc.seed", 1, "seed of the transient-error generator"),
       ecc_inject(this, "ecc.inject", "",
                  "persistent errors: ADDR:MASK[;ADDR:MASK...], MASK = bits to flip in the 64-bit word at ADDR"),
+      timeline_window(this, "timeline_window", ns(1000), "window of the bandwidth counter on the timeline",
+                      range<sc_time>{sc_time(1, sc_core::SC_NS), {}}),
       store_(this->name(), size.get().bytes),
       map_(interleave.get(), geometry_of(*this), interleave.name()),
       ecc_(ecc_single_rate, ecc_double_rate, seed_for(this->name(), ecc_seed)),
       burst_bytes_(burst_size.get().bytes),
       controller_ps_(to_ps(controller_latency)),
       trace_in_(*this, "in"),
+      bandwidth_(process_of(this->name()), basename(), timeline_window),
+      track_(timeline::instance().make_track(process_of(this->name()), std::string(basename()) + " errors")),
       reads_(this, "reads", "read accesses"),
       writes_(this, "writes", "write accesses"),
       bytes_read_(this, "bytes_read", "bytes read"),
@@ -218,6 +228,7 @@ void hbm_stack::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& dela
     const ps_t arrival = to_ps(now + delay);
     const ps_t done = place(addr, len, is_write, arrival);
     delay = from_ps(done) - now;
+    bandwidth_.add(from_ps(done), len);
     tx.set_response_status(tlm::TLM_OK_RESPONSE);
     if (is_write) {
         ++writes_;
@@ -294,6 +305,11 @@ unsigned hbm_stack::ctrl_dbg(tlm::tlm_generic_payload& tx) {
 }
 
 void hbm_stack::raise(std::uint32_t bits, std::uint64_t addr) {
+    timeline::instance().instant(track_,
+                                 bits & irq_uncorrectable ? "uncorrectable ECC error"
+                                 : bits & irq_corrected   ? "corrected ECC error"
+                                                          : "address error",
+                                 sc_core::sc_time_stamp());
     last_error_addr_.set(addr);
     irq_status_.set(irq_status_.value() | bits);
     update_irq();

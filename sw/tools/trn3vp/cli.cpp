@@ -15,6 +15,7 @@
 #include "trn3/core/protocol_checker.h"
 #include "trn3/core/simulation.h"
 #include "trn3/core/stats.h"
+#include "trn3/core/timeline.h"
 #include "trn3/platforms/platform.h"
 
 namespace trn3 {
@@ -32,6 +33,7 @@ struct options {
     std::string log_level = "warn";
     std::vector<std::string> trace;
     std::string stats;
+    std::string timeline_file;
 };
 
 // Options shared by the subcommands that build a platform.
@@ -104,7 +106,9 @@ int cmd_list_params(const options& o) {
 int cmd_run(const options& o) {
     std::unique_ptr<simulation> sim;
     auto p = build(o, sim);
+    if (!o.timeline_file.empty()) timeline::instance().open(o.timeline_file);
     run_summary s = sim->run();
+    timeline::instance().close();
     p->report(std::cout);
     if (!o.stats.empty()) stats_registry::instance().write_json(o.stats);
     const bool checks_ok = protocol_checker::total_violations() == 0;
@@ -124,6 +128,8 @@ int cli_main(int argc, char** argv) {
     CLI::App* run = app.add_subcommand("run", "build a platform and run its workload");
     add_platform_options(*run, o);
     run->add_option("--stats", o.stats, "write every counter and histogram as JSON to this file");
+    run->add_option("--timeline", o.timeline_file,
+                    "write a Perfetto / chrome://tracing timeline (trace-event JSON) of the run to this file");
     CLI::App* list_platforms = app.add_subcommand("list-platforms", "list the platforms that can be built");
     CLI::App* list_params = app.add_subcommand("list-params", "list every param of a platform with default, unit and description");
     add_platform_options(*list_params, o);

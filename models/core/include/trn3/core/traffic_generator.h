@@ -22,6 +22,7 @@
 #include "trn3/core/component.h"
 #include "trn3/core/dmi_cache.h"
 #include "trn3/core/stats.h"
+#include "trn3/core/timeline.h"
 
 namespace trn3 {
 
@@ -75,6 +76,7 @@ private:
     bool finished_ = false;
     bool random_ = false;
     trace_point trace_out_;
+    timeline::track track_;
     counter writes_, reads_, dmi_accesses_, mismatches_, errors_;
 };
 

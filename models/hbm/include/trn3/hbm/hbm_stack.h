@@ -22,6 +22,9 @@
 //   0x30 inject_addr     RW  8  address of the word for inject_mask
 //   0x38 inject_mask     WO  8  writing a non-zero mask flips those bits of the 64-bit word
 //
+// timeline (--timeline): a "<stack> GB/s" counter per timeline_window and an
+// instant for every error interrupt cause.
+//
 // A payload carrying trn3::timing_only is charged its time and moves no data:
 // initiators that move data through DMI use it to keep the timing.
 #pragma once
@@ -36,6 +39,7 @@
 #include "trn3/core/reg.h"
 #include "trn3/core/sparse_store.h"
 #include "trn3/core/stats.h"
+#include "trn3/core/timeline.h"
 #include "trn3/hbm/address_map.h"
 #include "trn3/hbm/ecc.h"
 #include "trn3/hbm/pseudo_channel.h"
@@ -72,6 +76,8 @@ public:
     param<double> ecc_single_rate, ecc_double_rate;
     param<std::uint64_t> ecc_seed;
     param<std::string> ecc_inject;
+    // observability
+    param<sc_core::sc_time> timeline_window;
 
     explicit hbm_stack(const sc_core::sc_module_name& name);
 
@@ -117,6 +123,8 @@ private:
     reg inject_mask_{regs_, "inject_mask", 0x38, 8, 0, access::wo, "bits to flip in the word at inject_addr"};
 
     trace_point trace_in_;
+    rate_counter bandwidth_;      // timeline: GB/s per window
+    timeline::track track_;       // timeline: error instants
     counter reads_, writes_, bytes_read_, bytes_written_, stat_ce_, stat_ue_, stat_addr_errors_;
     histogram read_latency_ns_;
 };

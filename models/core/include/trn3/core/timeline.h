@@ -1,0 +1,92 @@
+// timeline: simulated-time traces for Perfetto (ui.perfetto.dev) and
+// chrome://tracing, in the Chrome trace-event JSON format.
+//
+// Off unless a file is opened (the CLI's --timeline FILE): every call is then
+// a single branch. Events stream to the file as they happen, so memory does
+// not grow with the run. Timestamps are simulated time in microseconds.
+//
+//   static timeline::track t = timeline::instance().track("chip0", "dma.q3");
+//   timeline::instance().slice(t, "copy 4KiB", start, end);
+//   timeline::instance().counter(t, "GB/s", now, 612.5);
+//
+// Tracks are grouped by process (a chip, a host) and named by thread (an
+// engine, a queue, a link); their ids are given in creation order, which is
+// the platform's construction order and so the same in every run.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <functional>
+#include <map>
+#include <string>
+#include <utility>
+
+#include <systemc>
+
+namespace trn3 {
+
+class timeline {
+public:
+    struct track {
+        std::uint32_t pid = 0, tid = 0;
+    };
+
+    static timeline& instance();
+
+    // Starts writing to `path` (throws config_error if it cannot be created).
+    void open(const std::string& path);
+    // Finishes the file (also done at exit).
+    void close();
+    bool enabled() const { return out_ != nullptr; }
+
+    track make_track(const std::string& process, const std::string& thread);
+    // An activity from start to end on a track.
+    void slice(const track& t, const std::string& name, const sc_core::sc_time& start, const sc_core::sc_time& end);
+    // A value over time; each name is its own counter track within the process.
+    void counter(const track& t, const std::string& name, const sc_core::sc_time& at, double value);
+    // A moment (an interrupt, an error).
+    void instant(const track& t, const std::string& name, const sc_core::sc_time& at);
+
+    std::uint64_t events() const { return events_; }
+    // Work to do before the file closes (rate counters write their last window).
+    using closer = std::function<void()>;
+    std::uint64_t on_close(closer c);
+    void forget_closer(std::uint64_t id) { closers_.erase(id); }
+    ~timeline();
+
+private:
+    timeline() = default;
+    void begin_event();
+    static std::string escape(const std::string& s);
+
+    std::FILE* out_ = nullptr;
+    std::uint64_t events_ = 0;
+    std::map<std::string, std::uint32_t> processes_;
+    std::map<std::pair<std::uint32_t, std::string>, std::uint32_t> threads_;
+    std::map<std::uint64_t, closer> closers_;
+    std::uint64_t next_closer_ = 0;
+};
+
+// Bytes moved per window of simulated time, written as a GB/s counter when a
+// window closes. For bandwidth tracks of memories and links.
+class rate_counter {
+public:
+    rate_counter(const std::string& process, const std::string& name, sc_core::sc_time window);
+    ~rate_counter();
+    rate_counter(const rate_counter&) = delete;
+    rate_counter& operator=(const rate_counter&) = delete;
+    void add(const sc_core::sc_time& at, std::uint64_t bytes);
+
+private:
+    void flush_until(const sc_core::sc_time& at);
+    void flush_last();
+    timeline::track track_;
+    std::string name_;
+    sc_core::sc_time window_;
+    sc_core::sc_time window_start_;
+    std::uint64_t bytes_ = 0;
+    bool active_ = false;
+    std::uint64_t closer_id_;
+};
+
+} // namespace trn3

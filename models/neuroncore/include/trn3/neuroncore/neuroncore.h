@@ -1,0 +1,173 @@
+// neuroncore: one NeuronCore-v4, functionally exact and loosely timed.
+//
+// Five sequencers (Tensor, Vector, Scalar, GpSimd, Sync) each fetch their own
+// instruction stream from device memory (isa.h) and run it on their engine;
+// they synchronise only through the core's 256 semaphores (wait until >=,
+// increment when done), as the hardware does. SBUF and PSUM are sparse
+// stores (partitions x bytes). DMA instructions go to 16 queues that share
+// the core's DMA bandwidth and increment a semaphore when their copy is done.
+//
+// sockets: mem   (initiator) device memory: instruction fetch and DMA to/from hbm
+//          ctrl  (target, optional) registers below
+// irq:     error_irq — level: (irq_status & irq_enable) != 0
+//
+// registers (ctrl), engine e = 0 tensor, 1 vector, 2 scalar, 3 gpsimd, 4 sync:
+//   0x000 + 0x20 e   pc        RW 8  start address of engine e's stream
+//   0x008 + 0x20 e   start     WO 4  writing 1 starts engine e at pc
+//   0x00c + 0x20 e   status    RO 4  0 idle, 1 running, 2 halted, 3 error
+//   0x010 + 0x20 e   error     RO 4  error code (below), 0 when none
+//   0x014 + 0x20 e   error_pc  RO 4  index of the failing instruction
+//   0x0a0            irq_status W1C 4 bit e: engine e stopped on an error
+//   0x0a4            irq_enable RW 4  reset 0x1f
+//   0x400 + 4 s      semaphore s  RW 4
+//
+// error codes: 1 illegal opcode or wrong engine, 2 tile outside SBUF/PSUM,
+// 3 partition start or count violation, 4 DMA or fetch outside device memory,
+// 5 operand type not allowed, 6 shape not allowed (matmul limits), 7 engine
+// cannot reach that memory (GpSimd and PSUM).
+// An error stops that engine only; the simulation continues.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "trn3/core/calendar.h"
+#include "trn3/core/component.h"
+#include "trn3/core/dmi_cache.h"
+#include "trn3/core/irq.h"
+#include "trn3/core/reg.h"
+#include "trn3/core/sparse_store.h"
+#include "trn3/core/stats.h"
+#include "trn3/core/timeline.h"
+#include "trn3/neuroncore/isa.h"
+#include "trn3/numerics/xorwow.h"
+
+namespace trn3::neuroncore {
+
+enum error_code : std::uint32_t {
+    err_none = 0, err_illegal = 1, err_out_of_bounds = 2, err_partition = 3, err_memory = 4, err_dtype = 5,
+    err_shape = 6, err_unreachable = 7
+};
+
+enum class engine_status : std::uint32_t { idle = 0, running = 1, halted = 2, error = 3 };
+
+class neuroncore : public component {
+public:
+    tlm_utils::simple_initiator_socket<neuroncore> mem;
+    tlm_utils::simple_target_socket_optional<neuroncore> ctrl;
+    irq_line error_irq;
+
+    // memories
+    param<std::uint64_t> partitions;
+    param<byte_count> sbuf_partition_size;
+    param<byte_count> psum_partition_size;
+    // engines
+    param<frequency> tensor_clock;
+    param<frequency> engine_clock;
+    param<std::uint64_t> tensor_fill_cycles;
+    param<std::uint64_t> tensor_fp32_cycles_per_column;
+    param<std::uint64_t> max_moving_free;
+    param<std::uint64_t> vector_elements_per_cycle_narrow, vector_elements_per_cycle_wide;
+    param<std::uint64_t> scalar_elements_per_cycle_narrow, scalar_elements_per_cycle_wide;
+    param<std::uint64_t> gpsimd_elements_per_cycle;
+    param<std::uint64_t> instruction_overhead_cycles;
+    // DMA
+    param<bandwidth> dma_bandwidth;
+    param<sc_core::sc_time> dma_descriptor_cost;
+    param<std::uint64_t> dma_queues;
+    // stochastic rounding
+    param<std::uint64_t> rounding_seed;
+
+    explicit neuroncore(const sc_core::sc_module_name& name);
+
+    // Starts an engine at a device address (what writing pc and start does).
+    void start(isa::engine e, std::uint64_t pc);
+    engine_status status(isa::engine e) const { return engines_[static_cast<unsigned>(e)].status; }
+    std::uint32_t error(isa::engine e) const { return engines_[static_cast<unsigned>(e)].error; }
+    std::uint32_t semaphore(unsigned s) const { return semaphores_[s]; }
+    // An event notified whenever an engine halts or stops on an error.
+    const sc_core::sc_event& engine_stopped() const { return stopped_; }
+    bool all_stopped() const;
+
+    unsigned char* sbuf(unsigned partition) { return sbuf_.data() + partition * sbuf_partition_size.get().bytes; }
+    unsigned char* psum(unsigned partition) { return psum_.data() + partition * psum_partition_size.get().bytes; }
+
+private:
+    struct engine_state {
+        isa::engine id;
+        std::uint64_t start_pc = 0;
+        engine_status status = engine_status::idle;
+        std::uint32_t error = err_none;
+        std::uint32_t error_pc = 0;
+        std::array<std::uint32_t, isa::registers> regs{};
+        sc_core::sc_event start_event;
+        sc_core::sc_time busy_until;
+        bool warm = false;  // ran an instruction that ended exactly when this one starts
+        timeline::track track;
+    };
+    struct fault {
+        error_code code;
+        std::string what;
+    };
+
+    void run_engine(unsigned e);
+    bool fetch(std::uint64_t address, isa::instruction& out);
+    // Executes one instruction's work; returns its engine time, or throws fault.
+    sc_core::sc_time execute(engine_state& es, const isa::instruction& ins);
+    sc_core::sc_time elementwise(engine_state& es, const isa::instruction& ins);
+    sc_core::sc_time matmul(engine_state& es, const isa::instruction& ins);
+    sc_core::sc_time transpose(engine_state& es, const isa::instruction& ins);
+    void dma(engine_state& es, const isa::instruction& ins);
+    // True when the engine finished an instruction exactly now (the Tensor
+    // engine then streams on without refilling the array).
+    static bool back_to_back(const engine_state& es);
+    void stop_on_error(engine_state& es, std::uint32_t pc_index, const fault& f);
+
+    // Tiles: checks an access pattern and resolves its memory.
+    struct tile {
+        const isa::access_pattern* ap;
+        isa::space space;
+        isa::dtype type;
+        std::uint64_t address;  // with the base register applied
+        unsigned bytes;         // per element
+    };
+    tile check_tile(const engine_state& es, const isa::access_pattern& ap, bool engine_rules) const;
+    unsigned char* element(const tile& t, unsigned partition, std::uint64_t offset_elements);
+    float load(const tile& t, unsigned partition, std::uint64_t offset_elements);
+    void store(const tile& t, unsigned partition, std::uint64_t offset_elements, float v, bool stochastic);
+    // Offsets (in elements) of the free-dimension walk, in order.
+    template <typename F>
+    static void walk(const isa::access_pattern& ap, F&& f);
+
+    void signal(unsigned sem, std::uint32_t add, const sc_core::sc_time& at);
+    void apply_due_signals();
+    void ctrl_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay);
+    unsigned ctrl_dbg(tlm::tlm_generic_payload& tx);
+    void update_irq();
+    bool mem_access(tlm::tlm_command cmd, std::uint64_t address, unsigned char* data, unsigned len);
+    void invalidate_direct_mem_ptr(sc_dt::uint64 s, sc_dt::uint64 e) { dmi_.invalidate(s, e); }
+
+    sparse_store sbuf_, psum_;
+    std::array<engine_state, isa::engine_count> engines_;
+    std::array<std::uint32_t, isa::semaphores> semaphores_{};
+    sc_core::sc_event semaphore_changed_, signals_due_, stopped_;
+    std::multimap<sc_core::sc_time, std::pair<unsigned, std::uint32_t>> pending_signals_;
+    calendar dma_bus_;
+    std::vector<calendar::tick> dma_queue_free_;
+    dmi_cache dmi_;
+    numerics::xorwow rng_;
+
+    reg_bank regs_{std::string(name()) + ".regs"};
+    std::vector<std::unique_ptr<reg>> engine_regs_;
+    reg irq_status_{regs_, "irq_status", 0xa0, 4, 0, access::w1c, "engines stopped on an error"};
+    reg irq_enable_{regs_, "irq_enable", 0xa4, 4, 0x1f, access::rw, "error interrupts enabled"};
+
+    counter instructions_, errors_, matmul_flops_, dma_bytes_;
+};
+
+} // namespace trn3::neuroncore

@@ -1,0 +1,227 @@
+#include "trn3/neuroncore/isa.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <sstream>
+#include <stdexcept>
+#include <vector>
+
+#include <fmt/format.h>
+
+namespace trn3::isa {
+
+unsigned dtype_bytes(dtype t) {
+    switch (t) {
+    case dtype::fp32: case dtype::int32: return 4;
+    case dtype::bf16: case dtype::fp16: return 2;
+    case dtype::e4m3fn: case dtype::e5m2: return 1;
+    }
+    return 0;
+}
+
+std::uint64_t free_elements(const access_pattern& ap) {
+    std::uint64_t n = 1;
+    for (unsigned d = 0; d < ap.dims && d < 3; ++d) n *= ap.num[d];
+    return n;
+}
+
+namespace {
+const char* opcode_names[] = {"nop", "halt", "set_reg", "add_reg", "branch_lt", "sem_increment"};
+const char* data_names[] = {"memset", "tensor_copy", "iota", "tensor_tensor", "tensor_scalar", "tensor_reduce",
+                            "activation"};
+const char* engine_names[] = {"tensor", "vector", "scalar", "gpsimd", "sync"};
+const char* space_names[] = {"sbuf", "psum", "hbm"};
+const char* dtype_names[] = {"fp32", "bf16", "fp16", "e4m3fn", "e5m2", "int32"};
+const char* alu_names[] = {"add", "subtract", "multiply", "max", "min", "bypass"};
+const char* function_names[] = {"copy", "exp", "relu", "gelu", "silu", "tanh", "sigmoid", "square", "rsqrt",
+                                "reciprocal"};
+
+template <std::size_t N>
+int index_of(const char* (&table)[N], const std::string& s) {
+    for (std::size_t i = 0; i < N; ++i)
+        if (s == table[i]) return static_cast<int>(i);
+    return -1;
+}
+} // namespace
+
+const char* name(opcode o) {
+    const auto v = static_cast<unsigned>(o);
+    if (v <= 0x05) return opcode_names[v];
+    if (v >= 0x10 && v <= 0x16) return data_names[v - 0x10];
+    if (o == opcode::matmul) return "matmul";
+    if (o == opcode::transpose) return "transpose";
+    if (o == opcode::dma) return "dma";
+    return "?";
+}
+const char* name(engine e) { return static_cast<unsigned>(e) < 5 ? engine_names[static_cast<unsigned>(e)] : "?"; }
+const char* name(space s) { return static_cast<unsigned>(s) < 3 ? space_names[static_cast<unsigned>(s)] : "?"; }
+const char* name(dtype t) { return static_cast<unsigned>(t) < 6 ? dtype_names[static_cast<unsigned>(t)] : "?"; }
+const char* name(alu a) { return static_cast<unsigned>(a) < 6 ? alu_names[static_cast<unsigned>(a)] : "?"; }
+const char* name(function f) { return static_cast<unsigned>(f) < 10 ? function_names[static_cast<unsigned>(f)] : "?"; }
+
+namespace {
+
+bool unused(const access_pattern& ap) {
+    access_pattern zero{};
+    return std::memcmp(&ap, &zero, sizeof ap) == 0;
+}
+
+std::string float_text(float v) { return fmt::format("{:.9g}", v); }
+
+// Printed unless its bits are all zero (so -0.0 is printed and kept).
+bool float_bits_nonzero(float v) {
+    std::uint32_t u;
+    std::memcpy(&u, &v, 4);
+    return u != 0;
+}
+
+// sbuf:bf16:p0x128@0x400+r3{1x512,64x4}/s4096
+std::string ap_text(const access_pattern& ap) {
+    std::string s = fmt::format("{}:{}:p{}x{}@0x{:x}", name(static_cast<space>(ap.space)), name(static_cast<dtype>(ap.dtype)),
+                                ap.start_partition, ap.partitions, ap.address);
+    if (ap.base_reg != no_reg) s += fmt::format("+r{}", ap.base_reg);
+    s += "{";
+    for (unsigned d = 0; d < ap.dims && d < 3; ++d) s += fmt::format("{}{}x{}", d ? "," : "", ap.step[d], ap.num[d]);
+    s += "}";
+    if (ap.partition_stride) s += fmt::format("/s{}", ap.partition_stride);
+    return s;
+}
+
+[[noreturn]] void bad(const std::string& what, const std::string& text) {
+    throw std::invalid_argument(what + " in '" + text + "'");
+}
+
+std::uint64_t number(const std::string& s, const std::string& context) {
+    if (s.empty()) bad("missing number", context);
+    char* end = nullptr;
+    errno = 0;
+    const unsigned long long v = std::strtoull(s.c_str(), &end, 0);
+    if (*end != '\0' || errno) bad("bad number '" + s + "'", context);
+    return v;
+}
+
+access_pattern parse_ap(const std::string& text) {
+    access_pattern ap{};
+    ap.base_reg = no_reg;
+    std::string t = text;
+    auto take = [&](char sep) {
+        auto at = t.find(sep);
+        if (at == std::string::npos) bad(std::string("expected '") + sep + "'", text);
+        std::string head = t.substr(0, at);
+        t = t.substr(at + 1);
+        return head;
+    };
+    int sp = index_of(space_names, take(':'));
+    int dt = index_of(dtype_names, take(':'));
+    if (sp < 0) bad("unknown space", text);
+    if (dt < 0) bad("unknown dtype", text);
+    ap.space = static_cast<std::uint8_t>(sp);
+    ap.dtype = static_cast<std::uint8_t>(dt);
+    if (t.empty() || t[0] != 'p') bad("expected p<start>x<partitions>", text);
+    t = t.substr(1);
+    ap.start_partition = static_cast<std::uint8_t>(number(take('x'), text));
+    ap.partitions = static_cast<std::uint8_t>(number(take('@'), text));
+    std::string addr = take('{');
+    auto plus = addr.find("+r");
+    if (plus != std::string::npos) {
+        ap.base_reg = static_cast<std::uint8_t>(number(addr.substr(plus + 2), text));
+        addr = addr.substr(0, plus);
+    }
+    ap.address = number(addr, text);
+    std::string dims = take('}');
+    std::stringstream ds(dims);
+    std::string d;
+    while (std::getline(ds, d, ',')) {
+        if (ap.dims == 3) bad("more than three free dimensions", text);
+        auto x = d.find('x');
+        if (x == std::string::npos) bad("expected step x num", text);
+        ap.step[ap.dims] = static_cast<std::int32_t>(std::strtol(d.substr(0, x).c_str(), nullptr, 0));
+        ap.num[ap.dims] = static_cast<std::uint16_t>(number(d.substr(x + 1), text));
+        ++ap.dims;
+    }
+    if (!t.empty()) {
+        if (t.rfind("/s", 0) != 0) bad("unexpected '" + t + "'", text);
+        ap.partition_stride = static_cast<std::uint32_t>(number(t.substr(2), text));
+    }
+    return ap;
+}
+
+} // namespace
+
+std::string disassemble(const instruction& i) {
+    std::string s = fmt::format("{} {}", name(static_cast<opcode>(i.op)), name(static_cast<engine>(i.engine)));
+    if (i.flags) s += fmt::format(" flags=0x{:x}", i.flags);
+    if (i.alu) s += fmt::format(" alu={}", name(static_cast<alu>(i.alu)));
+    if (i.function) s += fmt::format(" func={}", name(static_cast<function>(i.function)));
+    if (i.reg_a != no_reg) s += fmt::format(" reg=r{}", i.reg_a);
+    if (i.wait_sem != no_semaphore) s += fmt::format(" wait=s{}>={}", i.wait_sem, i.wait_value);
+    if (i.signal_sem != no_semaphore) s += fmt::format(" signal=s{}+{}", i.signal_sem, i.signal_add);
+    if (!unused(i.dst)) s += " dst=" + ap_text(i.dst);
+    if (!unused(i.src0)) s += " src0=" + ap_text(i.src0);
+    if (!unused(i.src1)) s += " src1=" + ap_text(i.src1);
+    if (float_bits_nonzero(i.scalar)) s += " scalar=" + float_text(i.scalar);
+    if (float_bits_nonzero(i.scalar2)) s += " scalar2=" + float_text(i.scalar2);
+    if (i.imm) s += fmt::format(" imm={}", i.imm);
+    if (i.target) s += fmt::format(" target={}", i.target);
+    return s;
+}
+
+instruction assemble(const std::string& line) {
+    instruction i{};
+    i.reg_a = no_reg;
+    i.wait_sem = no_semaphore;
+    i.signal_sem = no_semaphore;
+    std::stringstream ss(line);
+    std::string op, eng, field;
+    ss >> op >> eng;
+    bool found = false;
+    for (unsigned v = 0; v < 256 && !found; ++v)
+        if (op == name(static_cast<opcode>(v)) && op != "?") {
+            i.op = static_cast<std::uint8_t>(v);
+            found = true;
+        }
+    if (!found) bad("unknown opcode '" + op + "'", line);
+    const int e = index_of(engine_names, eng);
+    if (e < 0) bad("unknown engine '" + eng + "'", line);
+    i.engine = static_cast<std::uint8_t>(e);
+    while (ss >> field) {
+        auto eq = field.find('=');
+        if (eq == std::string::npos) bad("expected key=value, got '" + field + "'", line);
+        const std::string key = field.substr(0, eq), value = field.substr(eq + 1);
+        if (key == "flags") i.flags = static_cast<std::uint8_t>(number(value, line));
+        else if (key == "alu") {
+            const int a = index_of(alu_names, value);
+            if (a < 0) bad("unknown alu '" + value + "'", line);
+            i.alu = static_cast<std::uint8_t>(a);
+        } else if (key == "func") {
+            const int f = index_of(function_names, value);
+            if (f < 0) bad("unknown function '" + value + "'", line);
+            i.function = static_cast<std::uint8_t>(f);
+        } else if (key == "reg") {
+            if (value.size() < 2 || value[0] != 'r') bad("expected r<n>", line);
+            i.reg_a = static_cast<std::uint8_t>(number(value.substr(1), line));
+        } else if (key == "wait") {
+            auto ge = value.find(">=");
+            if (value[0] != 's' || ge == std::string::npos) bad("expected s<n>>=<value>", line);
+            i.wait_sem = static_cast<std::uint8_t>(number(value.substr(1, ge - 1), line));
+            i.wait_value = static_cast<std::uint32_t>(number(value.substr(ge + 2), line));
+        } else if (key == "signal") {
+            auto p = value.find('+');
+            if (value[0] != 's' || p == std::string::npos) bad("expected s<n>+<add>", line);
+            i.signal_sem = static_cast<std::uint8_t>(number(value.substr(1, p - 1), line));
+            i.signal_add = static_cast<std::uint32_t>(number(value.substr(p + 1), line));
+        } else if (key == "dst") i.dst = parse_ap(value);
+        else if (key == "src0") i.src0 = parse_ap(value);
+        else if (key == "src1") i.src1 = parse_ap(value);
+        else if (key == "scalar") i.scalar = std::strtof(value.c_str(), nullptr);
+        else if (key == "scalar2") i.scalar2 = std::strtof(value.c_str(), nullptr);
+        else if (key == "imm") i.imm = static_cast<std::uint32_t>(number(value, line));
+        else if (key == "target") i.target = static_cast<std::uint32_t>(number(value, line));
+        else bad("unknown field '" + key + "'", line);
+    }
+    return i;
+}
+
+} // namespace trn3::isa

@@ -1,0 +1,631 @@
+#include "trn3/neuroncore/neuroncore.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "trn3/core/payload.h"
+#include "trn3/numerics/float_format.h"
+
+namespace trn3::neuroncore {
+namespace {
+using sc_core::sc_time;
+using namespace isa;
+
+numerics::format format_of(dtype t) {
+    switch (t) {
+    case dtype::bf16: return numerics::format::bf16;
+    case dtype::fp16: return numerics::format::fp16;
+    case dtype::e4m3fn: return numerics::format::e4m3fn;
+    case dtype::e5m2: return numerics::format::e5m2;
+    default: return numerics::format::fp32;
+    }
+}
+
+bool narrow(dtype t) { return dtype_bytes(t) <= 2; }
+
+float apply_alu(alu a, float x, float y) {
+    switch (a) {
+    case alu::add: return x + y;
+    case alu::subtract: return x - y;
+    case alu::multiply: return x * y;
+    case alu::max: return std::max(x, y);
+    case alu::min: return std::min(x, y);
+    case alu::bypass: return x;
+    }
+    return x;
+}
+
+// The activation functions, in fp32 (the Neuron docs: engines compute in
+// fp32). Each is the plain mathematical function evaluated with the host's
+// float libm; gelu is the tanh approximation. Documented in docs/isa.md.
+float apply_function(function f, float x) {
+    switch (f) {
+    case function::copy: return x;
+    case function::exp: return std::exp(x);
+    case function::relu: return x > 0 ? x : 0.0f;
+    case function::gelu: return 0.5f * x * (1.0f + std::tanh(0.7978845608f * (x + 0.044715f * x * x * x)));
+    case function::silu: return x / (1.0f + std::exp(-x));
+    case function::tanh: return std::tanh(x);
+    case function::sigmoid: return 1.0f / (1.0f + std::exp(-x));
+    case function::square: return x * x;
+    case function::rsqrt: return 1.0f / std::sqrt(x);
+    case function::reciprocal: return 1.0f / x;
+    }
+    return x;
+}
+
+sc_time cycles_at(std::uint64_t n, frequency f) { return sc_time(static_cast<double>(n) / f.hz, sc_core::SC_SEC); }
+} // namespace
+
+neuroncore::neuroncore(const sc_core::sc_module_name& name)
+    : component(name, frequency{1.2e9}),
+      mem("mem"), ctrl("ctrl"),
+      partitions(this, "partitions", 128, "SBUF and PSUM partitions", range<std::uint64_t>{1, 128}),
+      sbuf_partition_size(this, "sbuf_partition_size", byte_count{256 << 10}, "SBUF bytes per partition"),
+      psum_partition_size(this, "psum_partition_size", byte_count{16 << 10},
+                          "PSUM bytes per partition (8 banks of 2 KiB)"),
+      tensor_clock(this, "tensor_clock", frequency{2.4e9}, "Tensor engine clock"),
+      engine_clock(this, "engine_clock", frequency{1.2e9}, "Vector, Scalar and GpSimd clock"),
+      tensor_fill_cycles(this, "tensor_fill_cycles", 128,
+                         "cycles to fill the array when a matmul does not follow another back to back"),
+      tensor_fp32_cycles_per_column(this, "tensor_fp32_cycles_per_column", 4,
+                                    "cycles per moving column with fp32 operands (bf16/fp16/fp8: 1)"),
+      max_moving_free(this, "max_moving_free", 512, "largest moving free size of one matmul"),
+      vector_elements_per_cycle_narrow(this, "vector_elements_per_cycle_narrow", 512,
+                                       "Vector elements per cycle with 1- or 2-byte types"),
+      vector_elements_per_cycle_wide(this, "vector_elements_per_cycle_wide", 256, "Vector elements per cycle otherwise"),
+      scalar_elements_per_cycle_narrow(this, "scalar_elements_per_cycle_narrow", 256,
+                                       "Scalar elements per cycle with 1- or 2-byte types"),
+      scalar_elements_per_cycle_wide(this, "scalar_elements_per_cycle_wide", 128, "Scalar elements per cycle otherwise"),
+      gpsimd_elements_per_cycle(this, "gpsimd_elements_per_cycle", 128, "GpSimd elements per cycle"),
+      instruction_overhead_cycles(this, "instruction_overhead_cycles", 64,
+                                  "fixed cycles per Vector/Scalar/GpSimd instruction (dispatch and pipeline)"),
+      dma_bandwidth(this, "dma_bandwidth", bandwidth{528e9}, "DMA bandwidth of the core, shared by its queues"),
+      dma_descriptor_cost(this, "dma_descriptor_cost", sc_time(64, sc_core::SC_NS), "fixed cost per DMA instruction"),
+      dma_queues(this, "dma_queues", 16, "DMA queues", range<std::uint64_t>{1, 16}),
+      rounding_seed(this, "rounding_seed", 1, "seed of the stochastic-rounding generator"),
+      sbuf_(std::string(this->name()) + ".sbuf", partitions * sbuf_partition_size.get().bytes),
+      psum_(std::string(this->name()) + ".psum", partitions * psum_partition_size.get().bytes),
+      dma_queue_free_(dma_queues, 0),
+      rng_(rounding_seed),
+      instructions_(this, "instructions", "instructions executed"),
+      errors_(this, "errors", "engines stopped on an error"),
+      matmul_flops_(this, "matmul_flops", "floating-point operations of matmuls (2 per multiply-add)"),
+      dma_bytes_(this, "dma_bytes", "bytes moved by DMA") {
+    mem.register_invalidate_direct_mem_ptr(this, &neuroncore::invalidate_direct_mem_ptr);
+    ctrl.register_b_transport(this, &neuroncore::ctrl_transport);
+    ctrl.register_transport_dbg(this, &neuroncore::ctrl_dbg);
+    const std::string process = this->name();
+    for (unsigned e = 0; e < engine_count; ++e) {
+        engine_state& es = engines_[e];
+        es.id = static_cast<engine>(e);
+        es.track = timeline::instance().make_track(process, isa::name(es.id));
+        const std::string n = isa::name(es.id);
+        auto add = [&](const std::string& leaf, std::uint64_t off, unsigned width, access a, const std::string& d) {
+            engine_regs_.push_back(std::make_unique<reg>(regs_, n + "_" + leaf, off, width, 0, a, d));
+            return engine_regs_.back().get();
+        };
+        reg* pc = add("pc", 0x20 * e, 8, access::rw, "start address of the " + n + " stream");
+        reg* start_reg = add("start", 0x20 * e + 0x08, 4, access::wo, "write 1 to start the " + n + " engine");
+        add("status", 0x20 * e + 0x0c, 4, access::ro, "0 idle, 1 running, 2 halted, 3 error")
+            ->on_read([this, e](reg& r) { r.set(static_cast<std::uint32_t>(engines_[e].status)); });
+        add("error", 0x20 * e + 0x10, 4, access::ro, "error code")->on_read([this, e](reg& r) { r.set(engines_[e].error); });
+        add("error_pc", 0x20 * e + 0x14, 4, access::ro, "failing instruction index")
+            ->on_read([this, e](reg& r) { r.set(engines_[e].error_pc); });
+        start_reg->on_write([this, e, pc](reg& r, std::uint64_t) {
+            if (r.value() & 1) start(static_cast<engine>(e), pc->value());
+        });
+    }
+    for (unsigned s = 0; s < semaphores; ++s) {
+        engine_regs_.push_back(std::make_unique<reg>(regs_, fmt::format("semaphore{}", s), 0x400 + 4 * s, 4, 0,
+                                                     access::rw, "semaphore"));
+        reg* r = engine_regs_.back().get();
+        r->on_read([this, s](reg& x) { x.set(semaphores_[s]); });
+        r->on_write([this, s](reg& x, std::uint64_t) {
+            semaphores_[s] = static_cast<std::uint32_t>(x.value());
+            semaphore_changed_.notify(sc_core::SC_ZERO_TIME);
+        });
+    }
+    irq_status_.on_write([this](reg&, std::uint64_t) { update_irq(); });
+    irq_enable_.on_write([this](reg&, std::uint64_t) { update_irq(); });
+
+    SC_HAS_PROCESS(neuroncore);
+    for (unsigned e = 0; e < engine_count; ++e)
+        sc_core::sc_spawn(sc_bind(&neuroncore::run_engine, this, e), sc_core::sc_gen_unique_name("engine"));
+    SC_METHOD(apply_due_signals);
+    sensitive << signals_due_;
+    dont_initialize();
+}
+
+bool neuroncore::all_stopped() const {
+    for (const auto& es : engines_)
+        if (es.status == engine_status::running) return false;
+    return true;
+}
+
+void neuroncore::start(engine e, std::uint64_t pc) {
+    engine_state& es = engines_[static_cast<unsigned>(e)];
+    es.start_pc = pc;
+    es.status = engine_status::running;
+    es.error = err_none;
+    es.start_event.notify(sc_core::SC_ZERO_TIME);
+}
+
+// ---- memory ---------------------------------------------------------------
+
+bool neuroncore::mem_access(tlm::tlm_command cmd, std::uint64_t address, unsigned char* data, unsigned len) {
+    const bool write = cmd == tlm::TLM_WRITE_COMMAND;
+    if (unsigned char* p = dmi_.lookup(address, len, write)) {
+        if (write) std::memcpy(p, data, len);
+        else std::memcpy(data, p, len);
+        return true;
+    }
+    tlm::tlm_generic_payload tx;
+    set_access(tx, cmd, address, data, len);
+    sc_time delay;
+    mem->b_transport(tx, delay);
+    if (!tx.is_response_ok()) return false;
+    if (tx.is_dmi_allowed()) {
+        tlm::tlm_dmi grant;
+        tx.set_address(address);
+        if (mem->get_direct_mem_ptr(tx, grant)) dmi_.insert(grant);
+    }
+    return true;
+}
+
+bool neuroncore::fetch(std::uint64_t address, instruction& out) {
+    return mem_access(tlm::TLM_READ_COMMAND, address, reinterpret_cast<unsigned char*>(&out), instruction_bytes);
+}
+
+// ---- tiles ----------------------------------------------------------------
+
+template <typename F>
+void neuroncore::walk(const access_pattern& ap, F&& f) {
+    const unsigned dims = std::max<unsigned>(1, std::min<unsigned>(ap.dims, 3));
+    std::uint16_t num[3] = {1, 1, 1};
+    std::int64_t step[3] = {0, 0, 0};
+    for (unsigned d = 0; d < dims; ++d) {
+        num[3 - dims + d] = ap.num[d];
+        step[3 - dims + d] = ap.step[d];
+    }
+    std::uint64_t i = 0;
+    for (unsigned a = 0; a < num[0]; ++a)
+        for (unsigned b = 0; b < num[1]; ++b)
+            for (unsigned c = 0; c < num[2]; ++c, ++i)
+                f(i, static_cast<std::int64_t>(a) * step[0] + static_cast<std::int64_t>(b) * step[1] +
+                         static_cast<std::int64_t>(c) * step[2]);
+}
+
+neuroncore::tile neuroncore::check_tile(const engine_state& es, const access_pattern& ap, bool engine_rules) const {
+    tile t{&ap, static_cast<space>(ap.space), static_cast<dtype>(ap.dtype), ap.address, 0};
+    if (ap.space > 2 || ap.dtype > 5) throw fault{err_illegal, "bad space or dtype field"};
+    t.bytes = dtype_bytes(t.type);
+    if (ap.base_reg != no_reg) {
+        if (ap.base_reg >= registers) throw fault{err_illegal, "base register out of range"};
+        t.address += es.regs[ap.base_reg];
+    }
+    if (ap.partitions == 0 || ap.start_partition + ap.partitions > partitions.get())
+        throw fault{err_partition, fmt::format("partitions {}+{} beyond {}", ap.start_partition, ap.partitions,
+                                               partitions.get())};
+    if (engine_rules && t.space != space::hbm) {
+        // NKI tile rule: > 64 partitions start at 0; 33-64 at 0 or 64; <= 32 at 0, 32, 64 or 96.
+        const unsigned n = ap.partitions, s = ap.start_partition;
+        const bool ok = n > 64 ? s == 0 : n > 32 ? (s == 0 || s == 64) : (s % 32 == 0);
+        if (!ok) throw fault{err_partition, fmt::format("a {}-partition tile may not start at partition {}", n, s)};
+    }
+    // Extent of the free walk, in elements.
+    std::int64_t lo = 0, hi = 0;
+    for (unsigned d = 0; d < std::min<unsigned>(ap.dims, 3); ++d) {
+        if (ap.num[d] == 0) throw fault{err_shape, "a free dimension of size 0"};
+        const std::int64_t span = static_cast<std::int64_t>(ap.step[d]) * (ap.num[d] - 1);
+        (span < 0 ? lo : hi) += span;
+    }
+    if (ap.dims == 0 || ap.dims > 3) throw fault{err_shape, "free dimensions must be 1 to 3"};
+    if (t.space != space::hbm) {
+        const std::uint64_t size = t.space == space::sbuf ? sbuf_partition_size.get().bytes
+                                                          : psum_partition_size.get().bytes;
+        const std::int64_t first = static_cast<std::int64_t>(t.address) + lo * t.bytes;
+        const std::int64_t last = static_cast<std::int64_t>(t.address) + (hi + 1) * t.bytes;
+        if (first < 0 || last > static_cast<std::int64_t>(size))
+            throw fault{err_out_of_bounds, fmt::format("{} tile bytes [{}, {}) outside a {}-byte partition",
+                                                       isa::name(t.space), first, last, size)};
+    }
+    return t;
+}
+
+unsigned char* neuroncore::element(const tile& t, unsigned p, std::uint64_t offset_elements) {
+    const std::uint64_t byte = t.address + offset_elements * t.bytes;
+    return (t.space == space::sbuf ? sbuf(t.ap->start_partition + p) : psum(t.ap->start_partition + p)) + byte;
+}
+
+float neuroncore::load(const tile& t, unsigned p, std::uint64_t off) {
+    const unsigned char* e = element(t, p, off);
+    std::uint32_t code = 0;
+    std::memcpy(&code, e, t.bytes);
+    if (t.type == dtype::int32) return static_cast<float>(static_cast<std::int32_t>(code));
+    return numerics::decode(code, format_of(t.type));
+}
+
+void neuroncore::store(const tile& t, unsigned p, std::uint64_t off, float v, bool stochastic) {
+    unsigned char* e = element(t, p, off);
+    std::uint32_t code;
+    if (t.type == dtype::int32) {
+        code = static_cast<std::uint32_t>(static_cast<std::int32_t>(std::nearbyint(v)));
+    } else {
+        numerics::convert_options o;
+        if (stochastic) {
+            o.mode = numerics::rounding::stochastic;
+            o.random = rng_.next();  // one draw per element written
+        }
+        code = numerics::encode(v, format_of(t.type), o);
+    }
+    std::memcpy(e, &code, t.bytes);
+}
+
+// ---- execution ------------------------------------------------------------
+
+sc_time neuroncore::elementwise(engine_state& es, const instruction& ins) {
+    const opcode op = static_cast<opcode>(ins.op);
+    const bool stochastic = ins.flags & flag_stochastic;
+    const tile dst = check_tile(es, ins.dst, true);
+    if (dst.space == space::hbm) throw fault{err_unreachable, "engines write SBUF or PSUM, not hbm"};
+    if (es.id == engine::gpsimd && dst.space == space::psum) throw fault{err_unreachable, "GpSimd cannot reach PSUM"};
+    const unsigned parts = ins.dst.partitions;
+    const std::uint64_t n = free_elements(ins.dst);
+    auto source = [&](const access_pattern& ap) {
+        tile s = check_tile(es, ap, true);
+        if (s.space == space::hbm) throw fault{err_unreachable, "engines read SBUF or PSUM, not hbm"};
+        if (es.id == engine::gpsimd && s.space == space::psum) throw fault{err_unreachable, "GpSimd cannot reach PSUM"};
+        if (ap.partitions != parts) throw fault{err_shape, "source and destination partitions differ"};
+        if (op != opcode::tensor_reduce && free_elements(ap) != n)
+            throw fault{err_shape, "source and destination sizes differ"};
+        return s;
+    };
+    std::vector<std::int64_t> dst_off(n);
+    walk(ins.dst, [&](std::uint64_t i, std::int64_t off) { dst_off[i] = off; });
+    switch (op) {
+    case opcode::memset:
+        for (unsigned p = 0; p < parts; ++p)
+            for (std::uint64_t i = 0; i < n; ++i) store(dst, p, dst_off[i], ins.scalar, stochastic);
+        break;
+    case opcode::iota:
+        for (unsigned p = 0; p < parts; ++p)
+            for (std::uint64_t i = 0; i < n; ++i)
+                store(dst, p, dst_off[i],
+                      static_cast<float>(ins.imm) + static_cast<float>(p) * ins.scalar2 + static_cast<float>(i) * ins.scalar,
+                      stochastic);
+        break;
+    case opcode::tensor_copy:
+    case opcode::tensor_scalar:
+    case opcode::activation: {
+        const tile s = source(ins.src0);
+        std::vector<std::int64_t> so(n);
+        walk(ins.src0, [&](std::uint64_t i, std::int64_t off) { so[i] = off; });
+        const alu a = static_cast<alu>(ins.alu);
+        const function f = static_cast<function>(ins.function);
+        for (unsigned p = 0; p < parts; ++p)
+            for (std::uint64_t i = 0; i < n; ++i) {
+                float x = load(s, p, so[i]);
+                if (op == opcode::tensor_scalar) x = apply_alu(a, x, ins.scalar);
+                if (op == opcode::activation) x = apply_function(f, x * ins.scalar + ins.scalar2);
+                store(dst, p, dst_off[i], x, stochastic);
+            }
+        break;
+    }
+    case opcode::tensor_tensor: {
+        const tile s0 = source(ins.src0), s1 = source(ins.src1);
+        std::vector<std::int64_t> o0(n), o1(n);
+        walk(ins.src0, [&](std::uint64_t i, std::int64_t off) { o0[i] = off; });
+        walk(ins.src1, [&](std::uint64_t i, std::int64_t off) { o1[i] = off; });
+        const alu a = static_cast<alu>(ins.alu);
+        for (unsigned p = 0; p < parts; ++p)
+            for (std::uint64_t i = 0; i < n; ++i)
+                store(dst, p, dst_off[i], apply_alu(a, load(s0, p, o0[i]), load(s1, p, o1[i])), stochastic);
+        break;
+    }
+    case opcode::tensor_reduce: {
+        // dst[p][0] = src[p][0] <alu> src[p][1] <alu> ... in walk order, in fp32.
+        const tile s = source(ins.src0);
+        const alu a = static_cast<alu>(ins.alu);
+        for (unsigned p = 0; p < parts; ++p) {
+            bool first = true;
+            float acc = 0;
+            walk(ins.src0, [&](std::uint64_t, std::int64_t off) {
+                const float x = load(s, p, off);
+                acc = first ? x : apply_alu(a, acc, x);
+                first = false;
+            });
+            store(dst, p, dst_off[0], acc, stochastic);
+        }
+        break;
+    }
+    default: throw fault{err_illegal, "not an elementwise opcode"};
+    }
+    // Timing: elements over the engine's rate, plus a fixed overhead.
+    const bool nar = narrow(dst.type);
+    std::uint64_t rate = gpsimd_elements_per_cycle;
+    if (es.id == engine::vector) rate = nar ? vector_elements_per_cycle_narrow : vector_elements_per_cycle_wide;
+    if (es.id == engine::scalar) rate = nar ? scalar_elements_per_cycle_narrow : scalar_elements_per_cycle_wide;
+    const std::uint64_t elements = n * parts;
+    return cycles_at(instruction_overhead_cycles + (elements + rate - 1) / rate, engine_clock);
+}
+
+bool neuroncore::back_to_back(const engine_state& es) {
+    return es.warm && sc_core::sc_time_stamp() == es.busy_until;
+}
+
+sc_time neuroncore::matmul(engine_state& es, const instruction& ins) {
+    // psum dst[m][n] (+)= sum over k of stationary src0[k][m] x moving src1[k][n]
+    const tile dst = check_tile(es, ins.dst, true);
+    const tile a = check_tile(es, ins.src0, true);
+    const tile b = check_tile(es, ins.src1, true);
+    if (dst.space != space::psum) throw fault{err_unreachable, "matmul writes PSUM"};
+    if (a.space != space::sbuf || b.space != space::sbuf) throw fault{err_unreachable, "matmul reads SBUF"};
+    if (dst.type != dtype::fp32 && dst.type != dtype::bf16) throw fault{err_dtype, "matmul output is fp32 or bf16"};
+    if (a.type != b.type || a.type == dtype::int32) throw fault{err_dtype, "matmul operands: one float type"};
+    const unsigned K = ins.src0.partitions, M = static_cast<unsigned>(free_elements(ins.src0));
+    const unsigned N = static_cast<unsigned>(free_elements(ins.src1));
+    if (ins.src1.partitions != K) throw fault{err_shape, "stationary and moving have different K"};
+    if (M > 128 || ins.dst.partitions != M) throw fault{err_shape, "stationary free size (M) must equal dst partitions, <= 128"};
+    if (N > max_moving_free.get() || free_elements(ins.dst) != N)
+        throw fault{err_shape, fmt::format("moving free size (N) must equal dst free size, <= {}", max_moving_free.get())};
+    // Operands decoded once (exact), then the defined order: for each output,
+    // acc = 0; for k = 0..K-1: acc = fl32(acc + a[k][m] * b[k][n]). Products of
+    // 16-bit-or-narrower operands are exact in fp32, so this is one rounding
+    // per step; fp32 operands use a fused multiply-add (docs/numerics.md).
+    std::vector<float> A(static_cast<std::size_t>(K) * M), B(static_cast<std::size_t>(K) * N), acc(static_cast<std::size_t>(M) * N, 0.0f);
+    std::vector<std::int64_t> ao(M), bo(N), dof(N);
+    walk(ins.src0, [&](std::uint64_t i, std::int64_t off) { ao[i] = off; });
+    walk(ins.src1, [&](std::uint64_t i, std::int64_t off) { bo[i] = off; });
+    walk(ins.dst, [&](std::uint64_t i, std::int64_t off) { dof[i] = off; });
+    for (unsigned k = 0; k < K; ++k) {
+        for (unsigned m = 0; m < M; ++m) A[k * M + m] = load(a, k, ao[m]);
+        for (unsigned n = 0; n < N; ++n) B[k * N + n] = load(b, k, bo[n]);
+    }
+    const bool fused = a.type == dtype::fp32;
+    for (unsigned k = 0; k < K; ++k) {
+        const float* brow = &B[static_cast<std::size_t>(k) * N];
+        for (unsigned m = 0; m < M; ++m) {
+            const float av = A[static_cast<std::size_t>(k) * M + m];
+            float* out = &acc[static_cast<std::size_t>(m) * N];
+            if (fused)
+                for (unsigned n = 0; n < N; ++n) out[n] = std::fma(av, brow[n], out[n]);
+            else
+                for (unsigned n = 0; n < N; ++n) out[n] += av * brow[n];
+        }
+    }
+    const bool accumulate = ins.flags & flag_accumulate;
+    const bool stochastic = ins.flags & flag_stochastic;
+    for (unsigned m = 0; m < M; ++m)
+        for (unsigned n = 0; n < N; ++n) {
+            float v = acc[static_cast<std::size_t>(m) * N + n];
+            if (accumulate) v = load(dst, m, dof[n]) + v;
+            store(dst, m, dof[n], v, stochastic);
+        }
+    matmul_flops_ += 2ull * K * M * N;
+    // Timing: one moving column per cycle (fp32: tensor_fp32_cycles_per_column),
+    // plus the array fill when the engine was idle before this matmul.
+    std::uint64_t cycles = static_cast<std::uint64_t>(N) * (fused ? tensor_fp32_cycles_per_column.get() : 1);
+    if (!back_to_back(es)) cycles += tensor_fill_cycles;
+    return cycles_at(cycles, tensor_clock);
+}
+
+sc_time neuroncore::transpose(engine_state& es, const instruction& ins) {
+    // dst[j][i] = src[i][j] for a partitions x free tile (<= 128 x 128).
+    const tile dst = check_tile(es, ins.dst, true);
+    const tile s = check_tile(es, ins.src0, true);
+    const unsigned P = ins.src0.partitions, F = static_cast<unsigned>(free_elements(ins.src0));
+    if (F > 128 || ins.dst.partitions != F || free_elements(ins.dst) != P) throw fault{err_shape, "transpose shape"};
+    std::vector<std::int64_t> so(F), dof(P);
+    walk(ins.src0, [&](std::uint64_t i, std::int64_t off) { so[i] = off; });
+    walk(ins.dst, [&](std::uint64_t i, std::int64_t off) { dof[i] = off; });
+    std::vector<float> tmp(static_cast<std::size_t>(P) * F);
+    for (unsigned i = 0; i < P; ++i)
+        for (unsigned j = 0; j < F; ++j) tmp[static_cast<std::size_t>(i) * F + j] = load(s, i, so[j]);
+    for (unsigned i = 0; i < P; ++i)
+        for (unsigned j = 0; j < F; ++j) store(dst, j, dof[i], tmp[static_cast<std::size_t>(i) * F + j], false);
+    std::uint64_t cycles = P;
+    if (!back_to_back(es)) cycles += tensor_fill_cycles;
+    return cycles_at(cycles, tensor_clock);
+}
+
+void neuroncore::dma(engine_state& es, const instruction& ins) {
+    // dst = src0 element by element over the pattern, with a cast; runs on
+    // queue (flags >> 4), sharing the core's DMA bandwidth; the copy is
+    // visible at once, the semaphore increments when the queue finishes it.
+    const tile dst = check_tile(es, ins.dst, false);
+    const tile src = check_tile(es, ins.src0, false);
+    const unsigned parts = ins.dst.partitions;
+    const std::uint64_t n = free_elements(ins.dst);
+    if (ins.src0.partitions != parts || free_elements(ins.src0) != n) throw fault{err_shape, "DMA source and destination shapes differ"};
+    std::vector<std::int64_t> so(n), dof(n);
+    walk(ins.src0, [&](std::uint64_t i, std::int64_t off) { so[i] = off; });
+    walk(ins.dst, [&](std::uint64_t i, std::int64_t off) { dof[i] = off; });
+    // Contiguous runs of hbm are moved as one memory access.
+    std::vector<unsigned char> buf;
+    auto read_hbm = [&](const tile& t, unsigned p, std::uint64_t i, float& v) {
+        const std::uint64_t addr = t.address + static_cast<std::uint64_t>(p) * t.ap->partition_stride +
+                                   static_cast<std::uint64_t>(so[i]) * t.bytes;
+        std::uint32_t code = 0;
+        if (!mem_access(tlm::TLM_READ_COMMAND, addr, reinterpret_cast<unsigned char*>(&code), t.bytes))
+            throw fault{err_memory, fmt::format("DMA read at 0x{:x} failed", addr)};
+        v = t.type == dtype::int32 ? static_cast<float>(static_cast<std::int32_t>(code))
+                                   : numerics::decode(code, format_of(t.type));
+        return code;
+    };
+    const bool same_type = src.type == dst.type;
+    for (unsigned p = 0; p < parts; ++p) {
+        for (std::uint64_t i = 0; i < n; ++i) {
+            std::uint32_t code = 0;
+            float v = 0;
+            if (src.space == space::hbm)
+                code = read_hbm(src, p, i, v);
+            else {
+                std::memcpy(&code, element(src, p, so[i]), src.bytes);
+                v = src.type == dtype::int32 ? static_cast<float>(static_cast<std::int32_t>(code))
+                                             : numerics::decode(code, format_of(src.type));
+            }
+            if (dst.space == space::hbm) {
+                const std::uint64_t addr = dst.address + static_cast<std::uint64_t>(p) * ins.dst.partition_stride +
+                                           static_cast<std::uint64_t>(dof[i]) * dst.bytes;
+                std::uint32_t out = code;
+                if (!same_type) out = numerics::encode(v, format_of(dst.type));
+                if (!mem_access(tlm::TLM_WRITE_COMMAND, addr, reinterpret_cast<unsigned char*>(&out), dst.bytes))
+                    throw fault{err_memory, fmt::format("DMA write at 0x{:x} failed", addr)};
+            } else if (same_type) {
+                std::memcpy(element(dst, p, dof[i]), &code, dst.bytes);
+            } else {
+                store(dst, p, dof[i], v, false);
+            }
+        }
+    }
+    const std::uint64_t bytes = static_cast<std::uint64_t>(parts) * n * std::max(src.bytes, dst.bytes);
+    dma_bytes_ += bytes;
+    // Timing: the queue takes its descriptors in order; the transfer books the
+    // shared DMA bandwidth.
+    const unsigned q = (ins.flags >> flag_dma_queue_shift) % dma_queue_free_.size();
+    const calendar::tick now = sc_core::sc_time_stamp().value();
+    const calendar::tick ready = std::max(now, dma_queue_free_[q]) + dma_descriptor_cost.get().value();
+    const calendar::tick start = dma_bus_.book(ready, dma_bandwidth.get().transfer_time(bytes).value());
+    const calendar::tick end = start + dma_bandwidth.get().transfer_time(bytes).value();
+    dma_queue_free_[q] = end;
+    timeline::instance().slice(es.track, fmt::format("dma q{} {}", q, format_byte_count(byte_count{bytes})),
+                               sc_time::from_value(ready), sc_time::from_value(end));
+    if (ins.signal_sem != no_semaphore) signal(ins.signal_sem, ins.signal_add, sc_time::from_value(end));
+}
+
+sc_time neuroncore::execute(engine_state& es, const instruction& ins) {
+    switch (static_cast<opcode>(ins.op)) {
+    case opcode::nop: return sc_core::SC_ZERO_TIME;
+    case opcode::memset:
+    case opcode::tensor_copy:
+    case opcode::iota:
+    case opcode::tensor_tensor:
+    case opcode::tensor_scalar:
+    case opcode::tensor_reduce:
+    case opcode::activation:
+        if (es.id == engine::tensor || es.id == engine::sync) throw fault{err_illegal, "not a Tensor or Sync instruction"};
+        if (static_cast<opcode>(ins.op) == opcode::activation && es.id != engine::scalar)
+            throw fault{err_illegal, "activation runs on the Scalar engine"};
+        if (static_cast<opcode>(ins.op) == opcode::iota && es.id != engine::gpsimd)
+            throw fault{err_illegal, "iota runs on GpSimd"};
+        return elementwise(es, ins);
+    case opcode::matmul:
+        if (es.id != engine::tensor) throw fault{err_illegal, "matmul runs on the Tensor engine"};
+        return matmul(es, ins);
+    case opcode::transpose:
+        if (es.id != engine::tensor) throw fault{err_illegal, "transpose runs on the Tensor engine"};
+        return transpose(es, ins);
+    default: throw fault{err_illegal, fmt::format("illegal opcode 0x{:02x}", ins.op)};
+    }
+}
+
+void neuroncore::signal(unsigned sem, std::uint32_t add, const sc_time& at) {
+    const sc_time now = sc_core::sc_time_stamp();
+    if (at <= now) {
+        semaphores_[sem] += add;
+        semaphore_changed_.notify(sc_core::SC_ZERO_TIME);
+        return;
+    }
+    pending_signals_.emplace(at, std::make_pair(sem, add));
+    signals_due_.notify(pending_signals_.begin()->first - now);
+}
+
+void neuroncore::apply_due_signals() {
+    const sc_time now = sc_core::sc_time_stamp();
+    while (!pending_signals_.empty() && pending_signals_.begin()->first <= now) {
+        auto [sem, add] = pending_signals_.begin()->second;
+        semaphores_[sem] += add;
+        pending_signals_.erase(pending_signals_.begin());
+    }
+    semaphore_changed_.notify(sc_core::SC_ZERO_TIME);
+    if (!pending_signals_.empty()) signals_due_.notify(pending_signals_.begin()->first - now);
+}
+
+void neuroncore::stop_on_error(engine_state& es, std::uint32_t pc_index, const fault& f) {
+    es.status = engine_status::error;
+    es.error = f.code;
+    es.error_pc = pc_index;
+    ++errors_;
+    log().error("{} engine stopped at instruction {}: error {} ({})", isa::name(es.id), pc_index, f.code, f.what);
+    timeline::instance().instant(es.track, fmt::format("error {}", f.code), sc_core::sc_time_stamp());
+    irq_status_.set(irq_status_.value() | (1u << static_cast<unsigned>(es.id)));
+    update_irq();
+    stopped_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void neuroncore::update_irq() { error_irq.set((irq_status_.value() & irq_enable_.value()) != 0); }
+
+void neuroncore::run_engine(unsigned e) {
+    engine_state& es = engines_[e];
+    for (;;) {
+        sc_core::wait(es.start_event);
+        std::uint32_t index = 0;
+        es.regs.fill(0);
+        while (es.status == engine_status::running) {
+            instruction ins;
+            if (!fetch(es.start_pc + static_cast<std::uint64_t>(index) * instruction_bytes, ins)) {
+                stop_on_error(es, index, {err_memory, "instruction fetch failed"});
+                break;
+            }
+            if (ins.engine != e) {
+                stop_on_error(es, index, {err_illegal, fmt::format("instruction for the {} engine in the {} stream",
+                                                                   isa::name(static_cast<engine>(ins.engine)),
+                                                                   isa::name(es.id))});
+                break;
+            }
+            if (ins.wait_sem != no_semaphore)
+                while (semaphores_[ins.wait_sem] < ins.wait_value) sc_core::wait(semaphore_changed_);
+            ++instructions_;
+            std::uint32_t next = index + 1;
+            const sc_time started = sc_core::sc_time_stamp();
+            try {
+                switch (static_cast<opcode>(ins.op)) {
+                case opcode::halt: es.status = engine_status::halted; break;
+                case opcode::set_reg: es.regs.at(ins.reg_a % registers) = ins.imm; break;
+                case opcode::add_reg: es.regs.at(ins.reg_a % registers) += ins.imm; break;
+                case opcode::branch_lt:
+                    if (es.regs.at(ins.reg_a % registers) < ins.imm) next = ins.target;
+                    break;
+                case opcode::sem_increment: break;  // only its signal
+                case opcode::dma: dma(es, ins); break;
+                default: {
+                    const sc_time busy = execute(es, ins);
+                    if (busy > sc_core::SC_ZERO_TIME) {
+                        sc_core::wait(busy);
+                        es.busy_until = sc_core::sc_time_stamp();
+                        es.warm = true;
+                        timeline::instance().slice(es.track, isa::name(static_cast<opcode>(ins.op)), started,
+                                                   es.busy_until);
+                    }
+                }
+                }
+            } catch (const fault& f) {
+                stop_on_error(es, index, f);
+                break;
+            }
+            if (ins.signal_sem != no_semaphore && static_cast<opcode>(ins.op) != opcode::dma)
+                signal(ins.signal_sem, ins.signal_add, sc_core::sc_time_stamp());
+            index = next;
+        }
+        if (es.status == engine_status::halted) stopped_.notify(sc_core::SC_ZERO_TIME);
+    }
+}
+
+// ---- registers ------------------------------------------------------------
+
+void neuroncore::ctrl_transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
+    regs_.transport(tx);
+    delay += cycles(1);
+}
+
+unsigned neuroncore::ctrl_dbg(tlm::tlm_generic_payload& tx) {
+    regs_.transport(tx, true);
+    return tx.is_response_ok() ? tx.get_data_length() : 0;
+}
+
+} // namespace trn3::neuroncore

@@ -1,0 +1,93 @@
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <random>
+
+#include "trn3/kernels/builder.h"
+#include "trn3/neuroncore/isa.h"
+
+using namespace trn3;
+using namespace trn3::kernels;
+
+namespace {
+bool same(const isa::instruction& a, const isa::instruction& b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+program every_kind() {
+    program p;
+    auto& t = p.on(isa::engine::tensor);
+    t.matmul(psum(dtype::fp32, 0, 128, 2048, 512), sbuf(dtype::bf16, 0, 128, 0, 128), sbuf(dtype::bf16, 0, 128, 1024, 512), true)
+        .wait(0, 2)
+        .signal(2, 1)
+        .stochastic();
+    t.transpose(sbuf(dtype::fp32, 0, 32, 0, 64), sbuf(dtype::fp32, 0, 64, 512, 32));
+    t.set_reg(3, 77).add_reg(3, 0xffffffff).branch_lt(3, 100, 1).halt();
+    auto& v = p.on(isa::engine::vector);
+    v.tensor_tensor(sbuf(dtype::bf16, 64, 64, 0, 16), sbuf(dtype::bf16, 64, 64, 64, 16), sbuf(dtype::fp32, 64, 64, 128, 16),
+                    isa::alu::max);
+    v.tensor_scalar(with_base_reg(sbuf(dtype::e4m3fn, 0, 32, 8, 4), 7), sbuf(dtype::e5m2, 32, 32, 0, 4), isa::alu::subtract,
+                    -0.0f);
+    v.tensor_reduce(sbuf(dtype::fp32, 0, 1, 0, 1), with_dims(sbuf(dtype::fp32, 0, 1, 0, 1), {{64, 4}, {1, 16}, {-1, 2}}),
+                    isa::alu::add);
+    v.memset(sbuf(dtype::int32, 0, 2, 0, 8), 1.5e-7f).nop().wait(9, 123456);
+    p.on(isa::engine::scalar).activation(sbuf(dtype::fp16, 0, 8, 0, 8), psum(dtype::fp32, 0, 8, 0, 8), isa::function::gelu, 0.5f, -3.25f);
+    p.on(isa::engine::gpsimd).iota(sbuf(dtype::int32, 0, 128, 0, 128), 5, 1.0f, 128.0f).sem_increment(200, 3);
+    p.on(isa::engine::sync).dma(hbm(dtype::bf16, 0x123456789a, 128, 8192, 512), sbuf(dtype::bf16, 0, 128, 0, 512), 15);
+    return p;
+}
+} // namespace
+
+TEST_CASE("every instruction kind survives disassemble then assemble, bit for bit") {
+    program p = every_kind();
+    unsigned n = 0;
+    for (unsigned e = 0; e < isa::engine_count; ++e)
+        for (const isa::instruction& i : p.on(static_cast<isa::engine>(e)).code()) {
+            const std::string text = isa::disassemble(i);
+            INFO(text);
+            CHECK(same(isa::assemble(text), i));
+            CHECK(isa::disassemble(isa::assemble(text)) == text);
+            ++n;
+        }
+    CHECK(n == 15);
+}
+
+TEST_CASE("the text form names everything") {
+    program p;
+    p.on(isa::engine::tensor)
+        .matmul(psum(dtype::fp32, 0, 128, 0, 512), sbuf(dtype::bf16, 0, 128, 0, 128), sbuf(dtype::bf16, 0, 128, 256, 512))
+        .wait(1, 2)
+        .signal(2, 1);
+    CHECK(isa::disassemble(p.on(isa::engine::tensor).code()[0]) ==
+          "matmul tensor wait=s1>=2 signal=s2+1 dst=psum:fp32:p0x128@0x0{1x512} src0=sbuf:bf16:p0x128@0x0{1x128} "
+          "src1=sbuf:bf16:p0x128@0x100{1x512}");
+}
+
+TEST_CASE("random instructions round-trip through the text form") {
+    std::mt19937 rng(1);
+    program p = every_kind();
+    std::vector<isa::instruction> pool;
+    for (unsigned e = 0; e < isa::engine_count; ++e)
+        for (const auto& i : p.on(static_cast<isa::engine>(e)).code()) pool.push_back(i);
+    for (int trial = 0; trial < 2000; ++trial) {
+        isa::instruction i = pool[rng() % pool.size()];
+        // Fields that mean nothing without their semaphore stay zero (canonical form).
+        if (i.wait_sem != isa::no_semaphore) i.wait_value = rng();
+        if (i.signal_sem != isa::no_semaphore) i.signal_add = rng() & 0xffff;
+        i.imm = rng();
+        i.target = rng() & 0xfff;
+        if (i.dst.partitions) i.dst.address = rng();
+        float f;
+        std::uint32_t u = rng() & 0x7f7fffff;
+        std::memcpy(&f, &u, 4);
+        i.scalar = f;
+        INFO(isa::disassemble(i));
+        INFO(isa::disassemble(isa::assemble(isa::disassemble(i))));
+        REQUIRE(same(isa::assemble(isa::disassemble(i)), i));
+    }
+}
+
+TEST_CASE("malformed text is refused with the reason") {
+    CHECK_THROWS_WITH(isa::assemble("frobnicate tensor"), Catch::Contains("unknown opcode 'frobnicate'"));
+    CHECK_THROWS_WITH(isa::assemble("matmul nowhere"), Catch::Contains("unknown engine"));
+    CHECK_THROWS_WITH(isa::assemble("matmul tensor dst=dram:fp32:p0x1@0x0{1x1}"), Catch::Contains("unknown space"));
+    CHECK_THROWS_WITH(isa::assemble("matmul tensor colour=red"), Catch::Contains("unknown field 'colour'"));
+}

@@ -1,0 +1,219 @@
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "../common/test_initiator.h"
+#include "rig.h"
+#include "trn3/numerics/float_format.h"
+
+using namespace trn3;
+using namespace trn3::kernels;
+using isa::engine;
+using test::core_rig;
+
+namespace {
+std::uint16_t bf16(float v) { return static_cast<std::uint16_t>(numerics::encode(v, numerics::format::bf16)); }
+float from_bf16(std::uint16_t c) { return numerics::decode(c, numerics::format::bf16); }
+} // namespace
+
+TEST_CASE("a sequencer loop with a register-relative tile runs without unrolling") {
+    core_rig r;
+    program p;
+    auto& v = p.on(engine::vector);
+    v.set_reg(0, 0);
+    const std::uint32_t loop = v.here();
+    v.memset(with_base_reg(sbuf(dtype::fp32, 0, 128, 0, 1), 0), 7.5f).add_reg(0, 4).branch_lt(0, 32, loop).halt();
+    r.run(p);
+    CHECK(r.core.status(engine::vector) == neuroncore::engine_status::halted);
+    for (unsigned off = 0; off < 32; off += 4) CHECK(r.sbuf_f32(127, off) == 7.5f);
+    CHECK(r.sbuf_f32(127, 32) == 0.0f);
+    CHECK(p.instructions() == 5);
+}
+
+TEST_CASE("engines synchronise only through semaphores") {
+    core_rig r;
+    program p;
+    p.on(engine::gpsimd).iota(sbuf(dtype::fp32, 0, 4, 0, 8), 10, 1.0f, 100.0f).signal(3, 1).halt();
+    p.on(engine::vector).tensor_scalar(sbuf(dtype::fp32, 0, 4, 64, 8), sbuf(dtype::fp32, 0, 4, 0, 8), isa::alu::multiply, 2.0f)
+        .wait(3, 1)
+        .halt();
+    r.run(p);
+    CHECK(r.sbuf_f32(0, 64) == 20.0f);
+    CHECK(r.sbuf_f32(3, 64 + 7 * 4) == 2.0f * (10 + 300 + 7));
+    CHECK(r.core.semaphore(3) == 1);
+}
+
+TEST_CASE("a bf16 matmul accumulates in fp32 in the documented order, bit for bit") {
+    core_rig r;
+    std::mt19937 rng(5);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    const unsigned K = 128, M = 16, N = 64;
+    std::vector<std::uint16_t> A(K * M), B(K * N);
+    for (auto& a : A) a = bf16(nd(rng));
+    for (auto& b : B) b = bf16(nd(rng) * 8.0f);
+    for (unsigned k = 0; k < K; ++k) {
+        std::memcpy(r.core.sbuf(k) + 0, &A[k * M], M * 2);
+        std::memcpy(r.core.sbuf(k) + 4096, &B[k * N], N * 2);
+    }
+    program p;
+    p.on(engine::tensor)
+        .matmul(psum(dtype::fp32, 0, M, 0, N), sbuf(dtype::bf16, 0, K, 0, M), sbuf(dtype::bf16, 0, K, 4096, N))
+        .matmul(psum(dtype::fp32, 0, M, 0, N), sbuf(dtype::bf16, 0, K, 0, M), sbuf(dtype::bf16, 0, K, 4096, N), true)
+        .halt();
+    r.run(p);
+    for (unsigned m = 0; m < M; ++m)
+        for (unsigned n = 0; n < N; ++n) {
+            float acc = 0;  // acc = fl32(acc + a*b), k = 0..K-1; the product is exact
+            for (unsigned k = 0; k < K; ++k) acc += from_bf16(A[k * M + m]) * from_bf16(B[k * N + n]);
+            float got;
+            std::memcpy(&got, r.core.psum(m) + n * 4, 4);
+            REQUIRE(got == acc + acc);  // the second matmul accumulated onto the first
+        }
+}
+
+TEST_CASE("a matmul takes one cycle per moving column, plus the fill when the engine was idle") {
+    core_rig r;
+    program p;
+    auto mm = [](stream& s) {
+        s.matmul(psum(dtype::fp32, 0, 128, 0, 512), sbuf(dtype::bf16, 0, 128, 0, 128), sbuf(dtype::bf16, 0, 128, 256, 512));
+    };
+    auto& t = p.on(engine::tensor);
+    mm(t);
+    mm(t);
+    mm(t);
+    t.halt();
+    const sc_core::sc_time took = r.run(p);
+    // (128 + 512) cycles, then 512 and 512, at 2.4 GHz (each rounded to 1 ps).
+    const sc_core::sc_time first((128 + 512) / 2.4e9, sc_core::SC_SEC), next(512 / 2.4e9, sc_core::SC_SEC);
+    CHECK(took == first + next + next);
+}
+
+TEST_CASE("activation, tensor_tensor and reduce compute in fp32 and round to the destination type") {
+    core_rig r;
+    program p;
+    p.on(engine::gpsimd).iota(sbuf(dtype::fp32, 0, 2, 0, 4), 0, 0.5f, 1.0f).signal(0, 1).halt();  // x = p + 0.5 i
+    p.on(engine::scalar)
+        .activation(sbuf(dtype::bf16, 0, 2, 64, 4), sbuf(dtype::fp32, 0, 2, 0, 4), isa::function::exp, 2.0f, -1.0f)
+        .wait(0, 1)
+        .signal(1, 1)
+        .halt();
+    p.on(engine::vector)
+        .tensor_tensor(sbuf(dtype::fp32, 0, 2, 128, 4), sbuf(dtype::fp32, 0, 2, 0, 4), sbuf(dtype::fp32, 0, 2, 0, 4),
+                       isa::alu::multiply)
+        .wait(1, 1)
+        .tensor_reduce(sbuf(dtype::fp32, 0, 2, 192, 1), sbuf(dtype::fp32, 0, 2, 128, 4), isa::alu::add)
+        .halt();
+    r.run(p);
+    for (unsigned part = 0; part < 2; ++part) {
+        float sum = 0;
+        for (unsigned i = 0; i < 4; ++i) {
+            const float x = static_cast<float>(part) + 0.5f * static_cast<float>(i);
+            std::uint16_t code;
+            std::memcpy(&code, r.core.sbuf(part) + 64 + 2 * i, 2);
+            CHECK(code == bf16(std::exp(x * 2.0f - 1.0f)));
+            sum += x * x;
+        }
+        CHECK(r.sbuf_f32(part, 192) == sum);
+    }
+}
+
+TEST_CASE("DMA moves a 2-D region between device memory and SBUF with a cast") {
+    core_rig r;
+    std::vector<float> src(4 * 8);
+    for (unsigned i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i) * 1.25f;
+    r.write(0x10000, src.data(), src.size() * 4);
+    program p;
+    p.on(engine::sync)
+        .dma(sbuf(dtype::bf16, 0, 4, 0, 8), hbm(dtype::fp32, 0x10000, 4, 32, 8))
+        .signal(0, 1)
+        .dma(hbm(dtype::fp32, 0x20000, 4, 64, 8), sbuf(dtype::bf16, 0, 4, 0, 8))
+        .wait(0, 1)
+        .signal(0, 1)
+        .nop()
+        .wait(0, 2)
+        .halt();
+    r.run(p);
+    for (unsigned row = 0; row < 4; ++row)
+        for (unsigned i = 0; i < 8; ++i) {
+            float back;
+            std::memcpy(&back, r.device.data() + 0x20000 + row * 64 + i * 4, 4);
+            CHECK(back == from_bf16(bf16(src[row * 8 + i])));
+        }
+}
+
+namespace {
+// Runs one faulty instruction on `on` beside a healthy Scalar stream; checks
+// that `on` stopped with `code`, raised the interrupt, and Scalar finished.
+void expect_error(engine on, std::uint32_t code, const std::function<void(stream&)>& emit) {
+    core_rig r;
+    program p;
+    emit(p.on(on));
+    p.on(on).halt();
+    p.on(engine::scalar)
+        .activation(sbuf(dtype::fp32, 0, 1, 512, 1), sbuf(dtype::fp32, 0, 1, 512, 1), isa::function::copy)
+        .halt();
+    r.run(p);
+    CHECK(r.core.status(on) == neuroncore::engine_status::error);
+    CHECK(r.core.error(on) == code);
+    CHECK(r.core.error_irq.level());
+    CHECK(r.core.status(engine::scalar) == neuroncore::engine_status::halted);
+}
+} // namespace
+
+TEST_CASE("a tile past the end of a partition stops the engine with error 2") {
+    expect_error(engine::vector, neuroncore::err_out_of_bounds,
+                 [](stream& s) { s.memset(sbuf(dtype::fp32, 0, 1, 256 * 1024 - 4, 2), 1); });
+}
+
+TEST_CASE("a 40-partition tile starting at partition 32 stops the engine with error 3") {
+    expect_error(engine::vector, neuroncore::err_partition,
+                 [](stream& s) { s.memset(sbuf(dtype::fp32, 32, 40, 0, 1), 1); });
+}
+
+TEST_CASE("GpSimd writing PSUM stops with error 7") {
+    expect_error(engine::gpsimd, neuroncore::err_unreachable, [](stream& s) { s.memset(psum(dtype::fp32, 0, 1, 0, 1), 1); });
+}
+
+TEST_CASE("a DMA outside device memory stops the issuing engine with error 4") {
+    expect_error(engine::sync, neuroncore::err_memory,
+                 [](stream& s) { s.dma(sbuf(dtype::fp32, 0, 1, 0, 1), hbm(dtype::fp32, 8ull << 30, 1, 4, 1)); });
+}
+
+TEST_CASE("a matmul in the Vector stream stops it with error 1") {
+    expect_error(engine::vector, neuroncore::err_illegal, [](stream& s) {
+        s.matmul(psum(dtype::fp32, 0, 1, 0, 1), sbuf(dtype::bf16, 0, 1, 0, 1), sbuf(dtype::bf16, 0, 1, 2, 1));
+    });
+}
+
+TEST_CASE("a matmul whose M differs from its PSUM partitions stops with error 6") {
+    expect_error(engine::tensor, neuroncore::err_shape, [](stream& s) {
+        s.matmul(psum(dtype::fp32, 0, 2, 0, 1), sbuf(dtype::bf16, 0, 1, 0, 1), sbuf(dtype::bf16, 0, 1, 2, 1));
+    });
+}
+
+
+TEST_CASE("software starts engines and reads their state through the control registers") {
+    core_rig r;
+    program p;
+    p.on(engine::vector).memset(sbuf(dtype::fp32, 0, 1, 0, 1), 3.0f).signal(17, 5).halt();
+    p.on(engine::scalar).memset(sbuf(dtype::fp32, 0, 1, 1u << 20, 1), 1.0f).halt();  // outside SBUF
+    auto pcs = p.load([&](std::uint64_t a, const void* d, std::size_t n) { r.write(a, d, n); }, 0x4000'0000);
+    r.set_reg(0x20 * 1, pcs[1], 8);  // vector pc
+    r.set_reg(0x20 * 2, pcs[2], 8);  // scalar pc
+    r.set_reg(0x20 * 1 + 8, 1);      // start
+    r.set_reg(0x20 * 2 + 8, 1);
+    sc_core::sc_start(1, sc_core::SC_MS);
+    CHECK(r.reg(0x20 * 1 + 0x0c) == 2);  // vector halted
+    CHECK(r.reg(0x20 * 2 + 0x0c) == 3);  // scalar error
+    CHECK(r.reg(0x20 * 2 + 0x10) == neuroncore::err_out_of_bounds);
+    CHECK(r.reg(0x20 * 2 + 0x14) == 0);  // the first instruction failed
+    CHECK(r.reg(0x400 + 4 * 17) == 5);   // semaphore 17
+    CHECK(r.reg(0xa0) == 0x4);           // irq_status: scalar
+    CHECK(r.core.error_irq.level());
+    r.set_reg(0xa0, 0x4);                // W1C
+    CHECK(!r.core.error_irq.level());
+    CHECK(r.sbuf_f32(0, 0) == 3.0f);
+}

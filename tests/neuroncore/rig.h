@@ -23,10 +23,10 @@ struct core_rig {
     void write(std::uint64_t address, const void* data, std::size_t bytes) {
         std::memcpy(device.data() + address, data, bytes);
     }
-    // Loads the program at 0x1000_0000 (above the data), starts its engines,
+    // Loads the program at 3 GiB (above any test data), starts its engines,
     // runs until they have all stopped; returns the simulated time it took.
     sc_core::sc_time run(const kernels::program& p) {
-        auto pcs = p.load([this](std::uint64_t a, const void* d, std::size_t n) { write(a, d, n); }, 0x1000'0000);
+        auto pcs = p.load([this](std::uint64_t a, const void* d, std::size_t n) { write(a, d, n); }, 0xC000'0000);
         const sc_core::sc_time start = sc_core::sc_time_stamp();
         for (unsigned e = 0; e < isa::engine_count; ++e)
             if (!p.on(static_cast<isa::engine>(e)).code().empty()) core.start(static_cast<isa::engine>(e), pcs[e]);

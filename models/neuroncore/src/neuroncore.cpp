@@ -147,6 +147,19 @@ bool neuroncore::all_stopped() const {
     return true;
 }
 
+void neuroncore::reset() {
+    semaphores_.fill(0);
+    pending_signals_.clear();
+    for (engine_state& es : engines_) {
+        es.status = engine_status::idle;
+        es.error = err_none;
+        es.error_pc = 0;
+        es.warm = false;
+    }
+    irq_status_.set(0);
+    update_irq();
+}
+
 void neuroncore::start(engine e, std::uint64_t pc) {
     engine_state& es = engines_[static_cast<unsigned>(e)];
     es.start_pc = pc;

@@ -93,6 +93,9 @@ public:
     // An event notified whenever an engine halts or stops on an error.
     const sc_core::sc_event& engine_stopped() const { return stopped_; }
     bool all_stopped() const;
+    // Between kernels (all engines stopped): semaphores, registers and engine
+    // states back to reset. SBUF and PSUM keep their contents, as on the device.
+    void reset() override;
 
     unsigned char* sbuf(unsigned partition) { return sbuf_.data() + partition * sbuf_partition_size.get().bytes; }
     unsigned char* psum(unsigned partition) { return psum_.data() + partition * psum_partition_size.get().bytes; }

@@ -1,0 +1,104 @@
+// NeuronCore benchmark: simulated TFLOP/s and % of peak, and the functional
+// model's host speed (simulated GFLOP per wall second), on one core with
+// device memory.
+//
+//   build/release/bench/neuroncore_bench [--quick]
+//
+// Peak of one core: 128 x 128 x 2 FLOP x 2.4 GHz = 78.64 TFLOP/s (bf16, fp8).
+#include <chrono>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <string>
+
+#include "trn3/core/entry.h"
+#include "trn3/core/sparse_memory.h"
+#include "trn3/kernels/gemm.h"
+#include "trn3/neuroncore/neuroncore.h"
+#include "trn3/numerics/float_format.h"
+
+using namespace trn3;
+using namespace trn3::kernels;
+
+namespace {
+constexpr double peak = 128.0 * 128 * 2 * 2.4e9;
+
+struct bench_rig {
+    neuroncore::neuroncore core{"nc0"};
+    sparse_memory device{"device", byte_count{16ull << 30}};
+    bench_rig() { core.mem.bind(device.in); }
+
+    struct result {
+        double sim_s, wall_s, flops;
+    };
+    result run(const program& p) {
+        core.reset();
+        auto pcs = p.load([this](std::uint64_t a, const void* d, std::size_t n) { std::memcpy(device.data() + a, d, n); },
+                          12ull << 30);
+        const std::uint64_t flops_before = flops();
+        const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+        auto w0 = std::chrono::steady_clock::now();
+        for (unsigned e = 0; e < isa::engine_count; ++e)
+            if (!p.on(static_cast<isa::engine>(e)).code().empty()) core.start(static_cast<isa::engine>(e), pcs[e]);
+        sc_core::sc_start();
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+        return {(sc_core::sc_time_stamp() - t0).to_seconds(), wall, static_cast<double>(flops() - flops_before)};
+    }
+    std::uint64_t flops() const {
+        return stats_registry::instance().find("nc0.matmul_flops")->to_json().get<std::uint64_t>();
+    }
+    void fill(std::uint64_t address, std::size_t count, dtype t, std::uint32_t seed) {
+        std::mt19937 rng(seed);
+        std::normal_distribution<float> nd(0.0f, 1.0f);
+        const auto f = t == dtype::bf16 ? numerics::format::bf16 : numerics::format::e4m3fn;
+        const unsigned es = isa::dtype_bytes(t);
+        for (std::size_t i = 0; i < count; ++i) {
+            const std::uint32_t c = numerics::encode(nd(rng), f);
+            std::memcpy(device.data() + address + i * es, &c, es);
+        }
+    }
+};
+
+void print(const char* name, const bench_rig::result& r) {
+    std::printf("  %-34s %10.3f us  %8.2f TFLOP/s  %6.1f%% of peak   wall %7.3f s  host %6.2f GFLOP/s\n", name,
+                r.sim_s * 1e6, r.flops / r.sim_s / 1e12, r.flops / r.sim_s / peak * 100, r.wall_s,
+                r.flops / r.wall_s / 1e9);
+}
+} // namespace
+
+int sc_main(int argc, char** argv) {
+    const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
+    bench_rig rig;
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    std::printf("NeuronCore-v4, one core, peak %.2f TFLOP/s (bf16/fp8)\n", peak / 1e12);
+
+    // A long stream of back-to-back 128x128x512 matmuls on data already in
+    // SBUF, as a sequencer loop.
+    for (dtype t : {dtype::bf16, dtype::e4m3fn}) {
+        program p;
+        auto& s = p.on(isa::engine::tensor);
+        s.set_reg(0, 0);
+        const std::uint32_t loop = s.here();
+        s.matmul(psum(dtype::fp32, 0, 128, 0, 512), sbuf(t, 0, 128, 0, 128), sbuf(t, 0, 128, 1024, 512))
+            .add_reg(0, 1)
+            .branch_lt(0, quick ? 100 : 2000, loop)
+            .halt();
+        print(t == dtype::bf16 ? "matmul stream bf16 (128x128x512)" : "matmul stream fp8 (128x128x512)", rig.run(p));
+    }
+
+    // Tiled GEMMs from device memory.
+    const gemm_shape shapes[] = {{512, 1024, 512, dtype::bf16}, {1024, 2048, 1024, dtype::bf16},
+                                 {1024, 2048, 1024, dtype::e4m3fn}};
+    for (const gemm_shape& s : shapes) {
+        if (quick && s.M > 512) continue;
+        const gemm_addresses at{0, 4ull << 30, 8ull << 30};
+        rig.fill(at.a, static_cast<std::size_t>(s.K) * s.M, s.operands, 1);
+        rig.fill(at.b, static_cast<std::size_t>(s.K) * s.N, s.operands, 2);
+        char name[64];
+        std::snprintf(name, sizeof name, "gemm %s M%u N%u K%u", s.operands == dtype::bf16 ? "bf16" : "fp8", s.M, s.N, s.K);
+        print(name, rig.run(gemm(s, at)));
+    }
+    return 0;
+}
+
+int main(int argc, char** argv) { return systemc_entry(argc, argv); }

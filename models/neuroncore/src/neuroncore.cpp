@@ -471,6 +471,23 @@ void neuroncore::dma(engine_state& es, const instruction& ins) {
         return code;
     };
     const bool same_type = src.type == dst.type;
+    auto unit_stride = [](const access_pattern& ap) { return ap.dims == 1 && ap.step[0] == 1; };
+    if (same_type && unit_stride(ins.src0) && unit_stride(ins.dst) && (src.space == space::hbm) != (dst.space == space::hbm)) {
+        // Fast path: one memory access per partition row between device
+        // memory and SBUF/PSUM (the common DMA); same bytes as the loop below.
+        const unsigned row = static_cast<unsigned>(n) * src.bytes;
+        for (unsigned p = 0; p < parts; ++p) {
+            if (src.space == space::hbm) {
+                const std::uint64_t addr = src.address + static_cast<std::uint64_t>(p) * ins.src0.partition_stride;
+                if (!mem_access(tlm::TLM_READ_COMMAND, addr, element(dst, p, 0), row))
+                    throw fault{err_memory, fmt::format("DMA read at 0x{:x} failed", addr)};
+            } else {
+                const std::uint64_t addr = dst.address + static_cast<std::uint64_t>(p) * ins.dst.partition_stride;
+                if (!mem_access(tlm::TLM_WRITE_COMMAND, addr, element(src, p, 0), row))
+                    throw fault{err_memory, fmt::format("DMA write at 0x{:x} failed", addr)};
+            }
+        }
+    } else
     for (unsigned p = 0; p < parts; ++p) {
         for (std::uint64_t i = 0; i < n; ++i) {
             std::uint32_t code = 0;

@@ -215,3 +215,45 @@ TEST_CASE("the timeline option writes a trace-event file with tracks, slices, co
     CHECK(counter_max <= 1228.8 + 1e-6);  // never above a stack's 32 x 38.4 GB/s
     std::remove(path.c_str());
 }
+
+TEST_CASE("the neuroncore platform runs each reference kernel and checks it against fp64") {
+    const std::string runs[] = {
+        "-p neuroncore.kernel=gemm -p neuroncore.m=128 -p neuroncore.n=512 -p neuroncore.k=256",
+        "-p neuroncore.kernel=gemm -p neuroncore.m=128 -p neuroncore.n=512 -p neuroncore.k=128 -p neuroncore.dtype=e4m3fn",
+        "-p neuroncore.kernel=softmax -p neuroncore.rows=128 -p neuroncore.cols=300",
+        "-p neuroncore.kernel=rmsnorm -p neuroncore.rows=128 -p neuroncore.cols=256",
+        "-p neuroncore.kernel=matmul_stream -p neuroncore.repeats=20",
+    };
+    for (const std::string& args : runs) {
+        INFO(args);
+        result r = trn3vp("run --platform neuroncore " + args);
+        CHECK(r.code == 0);
+        CHECK_THAT(r.out, Catch::Contains("platform neuroncore: PASSED"));
+        CHECK_THAT(line_with(r.out, "  error vs fp64"), Catch::Contains("(tolerance 0.0001)"));
+    }
+    result stream = trn3vp("run --platform neuroncore -p neuroncore.kernel=matmul_stream -p neuroncore.repeats=200");
+    CHECK_THAT(line_with(stream.out, "  throughput"), Catch::StartsWith("  throughput       7"));  // 7x.xx TFLOP/s
+}
+
+TEST_CASE("a kernel shape or name the platform cannot run is a user error") {
+    expect_user_error("run --platform neuroncore -p neuroncore.m=100", "M and K must be multiples of 128");
+    expect_user_error("run --platform neuroncore -p neuroncore.kernel=fft", "must be gemm, softmax, rmsnorm or matmul_stream");
+    expect_user_error("run --platform neuroncore -p neuroncore.dtype=fp64", "must be bf16 or e4m3fn");
+}
+
+TEST_CASE("the neuroncore timeline shows engine and DMA activity") {
+    const std::string path = temp_path("nc_timeline.json");
+    result r = trn3vp("run --platform neuroncore -p neuroncore.m=128 -p neuroncore.n=512 -p neuroncore.k=256 --timeline " + path);
+    REQUIRE(r.code == 0);
+    auto doc = nlohmann::json::parse(slurp(path));
+    std::set<std::string> threads, slices;
+    for (const auto& e : doc["traceEvents"]) {
+        if (e["ph"] == "M" && e["name"] == "thread_name") threads.insert(e["args"]["name"].get<std::string>());
+        if (e["ph"] == "X") slices.insert(e["name"].get<std::string>().substr(0, 5));
+    }
+    for (const char* t : {"tensor", "vector", "scalar", "gpsimd", "sync"}) CHECK(threads.count(t) == 1);
+    CHECK(slices.count("matmu") == 1);
+    CHECK(slices.count("tenso") == 1);  // tensor_copy on Vector
+    CHECK(slices.count("dma q") == 1);
+    std::remove(path.c_str());
+}

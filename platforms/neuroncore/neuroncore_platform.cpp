@@ -1,0 +1,194 @@
+// neuroncore: one NeuronCore with device memory, running one reference kernel.
+//
+//      nc0 (NeuronCore-v4) ── mem ──> device (sparse, 16 GiB)
+//
+// The platform writes seeded random inputs to device memory, loads the
+// kernel's instruction streams, starts the engines, waits for them to stop,
+// and checks the result against an fp64 reference. It reports the simulated
+// kernel time, TFLOP/s and % of the core's peak (matmul kernels), the host
+// time, and the largest error.
+//
+//   trn3vp run --platform neuroncore -p neuroncore.kernel=gemm -p neuroncore.m=1024
+//   trn3vp run --platform neuroncore -p neuroncore.kernel=softmax -p neuroncore.cols=2048
+#include <chrono>
+#include <cmath>
+#include <cstring>
+#include <random>
+
+#include <fmt/format.h>
+
+#include "trn3/core/protocol_checker.h"
+#include "trn3/core/sparse_memory.h"
+#include "trn3/kernels/gemm.h"
+#include "trn3/kernels/norm.h"
+#include "trn3/kernels/reference.h"
+#include "trn3/neuroncore/neuroncore.h"
+#include "trn3/numerics/float_format.h"
+#include "trn3/platforms/platform.h"
+
+namespace trn3 {
+namespace {
+
+using namespace kernels;
+
+class neuroncore_platform final : public platform {
+public:
+    param<std::string> kernel{this, "kernel", "gemm", "kernel to run: gemm, softmax, rmsnorm or matmul_stream"};
+    param<std::uint64_t> m{this, "m", 512, "gemm: M (multiple of 128)"};
+    param<std::uint64_t> n{this, "n", 1024, "gemm: N (multiple of 512)"};
+    param<std::uint64_t> k{this, "k", 512, "gemm: K (multiple of 128)"};
+    param<std::uint64_t> rows{this, "rows", 256, "softmax, rmsnorm: rows (multiple of 128)"};
+    param<std::uint64_t> cols{this, "cols", 1024, "softmax, rmsnorm: columns (up to 4096)"};
+    param<std::uint64_t> repeats{this, "repeats", 1000, "matmul_stream: back-to-back 128x128x512 matmuls"};
+    param<std::string> operands{this, "dtype", "bf16", "gemm and matmul_stream operands: bf16 or e4m3fn"};
+    param<std::uint64_t> seed{this, "seed", 1, "seed of the random inputs"};
+    param<double> tolerance{this, "tolerance", 1e-4,
+                            "largest accepted error against fp64, relative to max(|reference|, typical magnitude)"};
+
+    neuroncore::neuroncore core{"nc0"};
+    sparse_memory device{"device", byte_count{16ull << 30}};
+
+    explicit neuroncore_platform(const sc_core::sc_module_name& name) : platform(name) {
+        if (kernel.get() != "gemm" && kernel.get() != "softmax" && kernel.get() != "rmsnorm" &&
+            kernel.get() != "matmul_stream")
+            throw config_error("param " + kernel.name() + " = '" + kernel.get() +
+                               "': must be gemm, softmax, rmsnorm or matmul_stream");
+        if (operands.get() != "bf16" && operands.get() != "e4m3fn")
+            throw config_error("param " + operands.name() + " = '" + operands.get() + "': must be bf16 or e4m3fn");
+        // A shape the kernel cannot tile is the user's error: check it now.
+        try {
+            if (kernel.get() == "gemm") gemm({unsigned(m), unsigned(n), unsigned(k), dtype::bf16}, {0, 0, 0});
+            if (kernel.get() == "softmax" || kernel.get() == "rmsnorm") softmax({unsigned(rows), unsigned(cols)}, 0, 0);
+        } catch (const std::invalid_argument& e) {
+            throw config_error(std::string(name) + ": " + e.what());
+        }
+        connect(core.mem, device.in);
+        SC_HAS_PROCESS(neuroncore_platform);
+        SC_THREAD(run);
+    }
+
+    bool passed() const override { return ran_ && !engine_error_ && error_ <= tolerance.get(); }
+
+    void report(std::ostream& os) const override {
+        os << fmt::format("kernel {} ({})\n", kernel.get(), shape_);
+        os << fmt::format("  simulated time   {:.3f} us\n", sim_s_ * 1e6);
+        if (flops_ > 0) {
+            const double peak = 128.0 * 128 * 2 * core.tensor_clock.get().hz;
+            os << fmt::format("  throughput       {:.2f} TFLOP/s, {:.1f}% of the core's {:.2f} TFLOP/s peak\n",
+                              flops_ / sim_s_ / 1e12, flops_ / sim_s_ / peak * 100, peak / 1e12);
+        }
+        os << fmt::format("  host time        {:.3f} s{}\n", wall_s_,
+                          flops_ > 0 ? fmt::format(" ({:.2f} simulated GFLOP per wall second)", flops_ / wall_s_ / 1e9)
+                                     : std::string());
+        os << fmt::format("  error vs fp64    {:.3g} (tolerance {:.3g}){}\n", error_, tolerance.get(),
+                          engine_error_ ? "; an engine stopped on an error" : "");
+    }
+
+private:
+    std::vector<float> random_floats(std::size_t count, float scale, std::uint64_t salt) {
+        std::mt19937_64 rng(seed.get() * 1000003 + salt);
+        std::normal_distribution<float> nd(0.0f, scale);
+        std::vector<float> v(count);
+        for (auto& x : v) x = nd(rng);
+        return v;
+    }
+    // Rounds values to the operand type and writes their codes.
+    std::vector<float> write_operands(std::uint64_t at, std::vector<float> v, dtype t) {
+        const auto f = t == dtype::bf16 ? numerics::format::bf16 : numerics::format::e4m3fn;
+        const unsigned es = isa::dtype_bytes(t);
+        for (std::size_t i = 0; i < v.size(); ++i) {
+            const std::uint32_t c = numerics::encode(v[i], f);
+            std::memcpy(device.data() + at + i * es, &c, es);
+            v[i] = numerics::decode(c, f);
+        }
+        return v;
+    }
+    std::vector<float> read_floats(std::uint64_t at, std::size_t count) {
+        std::vector<float> v(count);
+        std::memcpy(v.data(), device.data() + at, count * 4);
+        return v;
+    }
+
+    void execute(const program& p) {
+        auto pcs = p.load([this](std::uint64_t a, const void* d, std::size_t len) { std::memcpy(device.data() + a, d, len); },
+                          12ull << 30);
+        const std::uint64_t flops_before = flops_counter();
+        const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+        const auto w0 = std::chrono::steady_clock::now();
+        for (unsigned e = 0; e < isa::engine_count; ++e)
+            if (!p.on(static_cast<isa::engine>(e)).code().empty()) core.start(static_cast<isa::engine>(e), pcs[e]);
+        do wait(core.engine_stopped());
+        while (!core.all_stopped());
+        wall_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+        sim_s_ = (sc_core::sc_time_stamp() - t0).to_seconds();
+        flops_ = static_cast<double>(flops_counter() - flops_before);
+        for (unsigned e = 0; e < isa::engine_count; ++e)
+            if (core.status(static_cast<isa::engine>(e)) == neuroncore::engine_status::error) engine_error_ = true;
+    }
+    std::uint64_t flops_counter() const {
+        return stats_registry::instance().find(std::string(core.name()) + ".matmul_flops")->to_json().get<std::uint64_t>();
+    }
+
+    void run() {
+        const dtype t = operands.get() == "bf16" ? dtype::bf16 : dtype::e4m3fn;
+        if (kernel.get() == "gemm") {
+            const gemm_shape s{static_cast<unsigned>(m), static_cast<unsigned>(n), static_cast<unsigned>(k), t};
+            shape_ = fmt::format("{} M {} N {} K {}", operands.get(), s.M, s.N, s.K);
+            const gemm_addresses at{0, 4ull << 30, 8ull << 30};
+            auto a = write_operands(at.a, random_floats(static_cast<std::size_t>(s.K) * s.M, 1.0f, 1), t);
+            auto b = write_operands(at.b, random_floats(static_cast<std::size_t>(s.K) * s.N, 1.0f, 2), t);
+            execute(gemm(s, at));
+            error_ = reference::max_relative_error(read_floats(at.c, static_cast<std::size_t>(s.M) * s.N),
+                                                   reference::gemm(a, b, s.M, s.N, s.K), std::sqrt(double(s.K)));
+        } else if (kernel.get() == "matmul_stream") {
+            shape_ = fmt::format("{} x 128x128x512 {}", repeats.get(), operands.get());
+            auto a = write_operands(0, random_floats(128 * 128, 1.0f, 1), t);
+            auto b = write_operands(1 << 20, random_floats(128 * 512, 1.0f, 2), t);
+            program p;
+            p.on(isa::engine::sync)
+                .dma(sbuf(t, 0, 128, 0, 128), hbm(t, 0, 128, 128 * isa::dtype_bytes(t), 128)).signal(0, 1)
+                .dma(sbuf(t, 0, 128, 1024, 512), hbm(t, 1 << 20, 128, 512 * isa::dtype_bytes(t), 512)).signal(0, 1)
+                .halt();
+            auto& ts = p.on(isa::engine::tensor);
+            ts.set_reg(0, 0).nop().wait(0, 2);
+            const std::uint32_t loop = ts.here();
+            ts.matmul(psum(dtype::fp32, 0, 128, 0, 512), sbuf(t, 0, 128, 0, 128), sbuf(t, 0, 128, 1024, 512))
+                .add_reg(0, 1)
+                .branch_lt(0, static_cast<std::uint32_t>(repeats.get()), loop)
+                .halt();
+            execute(p);
+            std::vector<float> c(128 * 512);
+            for (unsigned row = 0; row < 128; ++row) std::memcpy(&c[row * 512], core.psum(row), 512 * 4);
+            error_ = reference::max_relative_error(c, reference::gemm(a, b, 128, 512, 128), std::sqrt(128.0));
+        } else {
+            const rows_shape s{static_cast<unsigned>(rows), static_cast<unsigned>(cols)};
+            shape_ = fmt::format("{} rows x {} fp32", s.rows, s.cols);
+            auto x = random_floats(static_cast<std::size_t>(s.rows) * s.cols, 3.0f, 1);
+            std::memcpy(device.data(), x.data(), x.size() * 4);
+            if (kernel.get() == "softmax") {
+                execute(softmax(s, 0, 8ull << 30));
+                error_ = reference::max_relative_error(read_floats(8ull << 30, x.size()), reference::softmax(x, s.rows, s.cols),
+                                                       0.0);
+            } else {
+                auto gamma = random_floats(s.cols, 1.0f, 2);
+                std::memcpy(device.data() + (4ull << 30), gamma.data(), gamma.size() * 4);
+                execute(rmsnorm(s, 0, 4ull << 30, 8ull << 30, 1e-6f));
+                error_ = reference::max_relative_error(read_floats(8ull << 30, x.size()),
+                                                       reference::rmsnorm(x, gamma, s.rows, s.cols, 1e-6), 1e-3);
+            }
+        }
+        ran_ = true;
+        sc_core::sc_stop();
+    }
+
+    bool ran_ = false, engine_error_ = false;
+    double sim_s_ = 0, wall_s_ = 0, flops_ = 0, error_ = 0;
+    std::string shape_;
+};
+
+const platform_registration registration{
+    "neuroncore", "one NeuronCore with device memory running a reference kernel (gemm, softmax, rmsnorm, matmul_stream)",
+    [] { return std::make_unique<neuroncore_platform>("neuroncore"); }};
+
+} // namespace
+} // namespace trn3

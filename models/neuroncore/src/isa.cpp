@@ -16,7 +16,7 @@ unsigned dtype_bytes(dtype t) {
     switch (t) {
     case dtype::fp32: case dtype::int32: return 4;
     case dtype::bf16: case dtype::fp16: return 2;
-    case dtype::e4m3fn: case dtype::e5m2: return 1;
+    case dtype::e4m3fn: case dtype::e5m2: case dtype::e2m1: return 1;
     }
     return 0;
 }
@@ -33,7 +33,7 @@ const char* data_names[] = {"memset", "tensor_copy", "iota", "tensor_tensor", "t
                             "activation"};
 const char* engine_names[] = {"tensor", "vector", "scalar", "gpsimd", "sync"};
 const char* space_names[] = {"sbuf", "psum", "hbm"};
-const char* dtype_names[] = {"fp32", "bf16", "fp16", "e4m3fn", "e5m2", "int32"};
+const char* dtype_names[] = {"fp32", "bf16", "fp16", "e4m3fn", "e5m2", "int32", "e2m1"};
 const char* alu_names[] = {"add", "subtract", "multiply", "max", "min", "bypass"};
 const char* function_names[] = {"copy", "exp", "relu", "gelu", "silu", "tanh", "sigmoid", "square", "rsqrt",
                                 "reciprocal"};
@@ -57,7 +57,7 @@ const char* name(opcode o) {
 }
 const char* name(engine e) { return static_cast<unsigned>(e) < 5 ? engine_names[static_cast<unsigned>(e)] : "?"; }
 const char* name(space s) { return static_cast<unsigned>(s) < 3 ? space_names[static_cast<unsigned>(s)] : "?"; }
-const char* name(dtype t) { return static_cast<unsigned>(t) < 6 ? dtype_names[static_cast<unsigned>(t)] : "?"; }
+const char* name(dtype t) { return static_cast<unsigned>(t) < 7 ? dtype_names[static_cast<unsigned>(t)] : "?"; }
 const char* name(alu a) { return static_cast<unsigned>(a) < 6 ? alu_names[static_cast<unsigned>(a)] : "?"; }
 const char* name(function f) { return static_cast<unsigned>(f) < 10 ? function_names[static_cast<unsigned>(f)] : "?"; }
 

@@ -3,12 +3,14 @@
 #include <algorithm>
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include <fmt/format.h>
 
 #include "trn3/core/payload.h"
 #include "trn3/numerics/float_format.h"
+#include "trn3/numerics/mx.h"
 
 namespace trn3::neuroncore {
 namespace {
@@ -21,6 +23,7 @@ numerics::format format_of(dtype t) {
     case dtype::fp16: return numerics::format::fp16;
     case dtype::e4m3fn: return numerics::format::e4m3fn;
     case dtype::e5m2: return numerics::format::e5m2;
+    case dtype::e2m1: return numerics::format::e2m1;
     default: return numerics::format::fp32;
     }
 }
@@ -215,7 +218,7 @@ void neuroncore::walk(const access_pattern& ap, F&& f) {
 
 neuroncore::tile neuroncore::check_tile(const engine_state& es, const access_pattern& ap, bool engine_rules) const {
     tile t{&ap, static_cast<space>(ap.space), static_cast<dtype>(ap.dtype), ap.address, 0};
-    if (ap.space > 2 || ap.dtype > 5) throw fault{err_illegal, "bad space or dtype field"};
+    if (ap.space > 2 || ap.dtype > 6) throw fault{err_illegal, "bad space or dtype field"};
     t.bytes = dtype_bytes(t.type);
     if (ap.base_reg != no_reg) {
         if (ap.base_reg >= registers) throw fault{err_illegal, "base register out of range"};
@@ -379,7 +382,9 @@ sc_time neuroncore::matmul(engine_state& es, const instruction& ins) {
     if (dst.space != space::psum) throw fault{err_unreachable, "matmul writes PSUM"};
     if (a.space != space::sbuf || b.space != space::sbuf) throw fault{err_unreachable, "matmul reads SBUF"};
     if (dst.type != dtype::fp32 && dst.type != dtype::bf16) throw fault{err_dtype, "matmul output is fp32 or bf16"};
-    if (a.type != b.type || a.type == dtype::int32) throw fault{err_dtype, "matmul operands: one float type"};
+    if (ins.flags & flag_mx) return matmul_mx(es, ins, dst, a, b);
+    if (a.type != b.type || a.type == dtype::int32 || a.type == dtype::e2m1)
+        throw fault{err_dtype, "matmul operands: one float type (e2m1 only in MX mode)"};
     const unsigned K = ins.src0.partitions, M = static_cast<unsigned>(free_elements(ins.src0));
     const unsigned N = static_cast<unsigned>(free_elements(ins.src1));
     if (ins.src1.partitions != K) throw fault{err_shape, "stationary and moving have different K"};
@@ -423,6 +428,84 @@ sc_time neuroncore::matmul(engine_state& es, const instruction& ins) {
     // Timing: one moving column per cycle (fp32: tensor_fp32_cycles_per_column),
     // plus the array fill when the engine was idle before this matmul.
     std::uint64_t cycles = static_cast<std::uint64_t>(N) * (fused ? tensor_fp32_cycles_per_column.get() : 1);
+    if (!back_to_back(es)) cycles += tensor_fill_cycles;
+    return cycles_at(cycles, tensor_clock);
+}
+
+sc_time neuroncore::matmul_mx(engine_state& es, const instruction& ins, const tile& dst, const tile& a, const tile& b) {
+    // MX (OCP MX v1.0 blocks of 32 along K): each partition holds 4 consecutive
+    // K values of every column (src0: 4M elements, src1: 4N), so K = 4 x
+    // partitions; the E8M0 scale of K group g (32 values = 8 partitions) and
+    // column m sits in SBUF partition g at byte imm + m (src0), target + n
+    // (src1). dst[m][n] = fl32 sum over groups, in order, of the group's dot
+    // product (exact, rounded once to fp32: docs/numerics.md rules 16 and 22).
+    auto mx_type = [](dtype t) { return t == dtype::e4m3fn || t == dtype::e5m2 || t == dtype::e2m1; };
+    if (!mx_type(a.type) || !mx_type(b.type)) throw fault{err_dtype, "MX operands are e4m3fn, e5m2 or e2m1"};
+    const unsigned Kp = ins.src0.partitions, K = 4 * Kp, G = Kp / 8;
+    const unsigned M = static_cast<unsigned>(free_elements(ins.src0) / 4), N = static_cast<unsigned>(free_elements(ins.src1) / 4);
+    if (ins.src1.partitions != Kp || Kp % 8 || ins.src0.start_partition || ins.src1.start_partition)
+        throw fault{err_shape, "MX K must be a multiple of 32 (8 partitions from partition 0)"};
+    if (free_elements(ins.src0) != 4ull * M || free_elements(ins.src1) != 4ull * N || M > 128 || ins.dst.partitions != M ||
+        N > max_moving_free.get() || free_elements(ins.dst) != N)
+        throw fault{err_shape, "MX matmul shape"};
+    const std::uint64_t part_bytes = sbuf_partition_size.get().bytes;
+    if (ins.imm + M > part_bytes || ins.target + N > part_bytes) throw fault{err_out_of_bounds, "MX scales outside SBUF"};
+    const auto fa = format_of(a.type), fb = format_of(b.type);
+    // Elements as exact integers, transposed so each column's K run is contiguous.
+    std::vector<std::int64_t> ai(static_cast<std::size_t>(M) * K), bi(static_cast<std::size_t>(N) * K);
+    std::vector<std::uint8_t> a_nan(static_cast<std::size_t>(M) * G, 0), b_nan(static_cast<std::size_t>(N) * G, 0);
+    std::vector<std::int64_t> ao(4 * M), bo(4 * N), dof(N);
+    walk(ins.src0, [&](std::uint64_t i, std::int64_t off) { ao[i] = off; });
+    walk(ins.src1, [&](std::uint64_t i, std::int64_t off) { bo[i] = off; });
+    walk(ins.dst, [&](std::uint64_t i, std::int64_t off) { dof[i] = off; });
+    auto load_ints = [&](const tile& t, numerics::format f, unsigned cols, const std::vector<std::int64_t>& offs,
+                         std::vector<std::int64_t>& out, std::vector<std::uint8_t>& nan) {
+        for (unsigned p = 0; p < Kp; ++p)
+            for (unsigned j = 0; j < 4 * cols; ++j) {
+                const std::uint32_t code = *element(t, p, offs[j]);
+                const unsigned col = j / 4, k = 4 * p + j % 4;
+                out[static_cast<std::size_t>(col) * K + k] = numerics::mx_element_integer(code, f);
+                if (!std::isfinite(numerics::decode(code, f))) nan[static_cast<std::size_t>(col) * G + k / 32] = 1;
+            }
+    };
+    load_ints(a, fa, M, ao, ai, a_nan);
+    load_ints(b, fb, N, bo, bi, b_nan);
+    const int shift = numerics::mx_element_shift(fa) + numerics::mx_element_shift(fb);
+    // int64 holds a 32-term group sum unless an operand is e5m2 (products up to 2^64).
+    const bool wide = a.type == dtype::e5m2 || b.type == dtype::e5m2;
+    const bool accumulate = ins.flags & flag_accumulate, stochastic = ins.flags & flag_stochastic;
+    for (unsigned m = 0; m < M; ++m) {
+        for (unsigned n = 0; n < N; ++n) {
+            float acc = 0;
+            for (unsigned g = 0; g < G; ++g) {
+                const std::uint8_t sa = sbuf(g)[ins.imm + m], sb = sbuf(g)[ins.target + n];
+                float d;
+                if (sa == numerics::e8m0_nan || sb == numerics::e8m0_nan || a_nan[static_cast<std::size_t>(m) * G + g] ||
+                    b_nan[static_cast<std::size_t>(n) * G + g]) {
+                    d = std::numeric_limits<float>::quiet_NaN();
+                } else {
+                    const std::int64_t* x = &ai[static_cast<std::size_t>(m) * K + 32 * g];
+                    const std::int64_t* y = &bi[static_cast<std::size_t>(n) * K + 32 * g];
+                    numerics::mx_int128 sum = 0;
+                    if (wide) {
+                        for (unsigned i = 0; i < 32; ++i) sum += static_cast<numerics::mx_int128>(x[i]) * y[i];
+                    } else {
+                        std::int64_t s64 = 0;
+                        for (unsigned i = 0; i < 32; ++i) s64 += x[i] * y[i];
+                        sum = s64;
+                    }
+                    d = numerics::round_scaled(sum, (sa - 127) + (sb - 127) - shift);
+                }
+                acc = g == 0 ? d : acc + d;
+            }
+            float v = acc;
+            if (accumulate) v = load(dst, m, dof[n]) + v;
+            store(dst, m, dof[n], v, stochastic);
+        }
+    }
+    matmul_flops_ += 2ull * K * M * N;
+    // Four multiplies per element of the array per cycle: N cycles per 512-deep pass.
+    std::uint64_t cycles = N;
     if (!back_to_back(es)) cycles += tensor_fill_cycles;
     return cycles_at(cycles, tensor_clock);
 }

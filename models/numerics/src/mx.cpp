@@ -26,9 +26,9 @@ int emax_of(format f) {
     }
 }
 
-// sum x 2^exp2 rounded once to fp32 (RNE, gradual underflow, overflow to
-// infinity), from the exact 128-bit integer.
-float round_to_float(int128 sum, int exp2) {
+} // namespace
+
+float round_scaled(mx_int128 sum, int exp2) {
     if (sum == 0) return 0.0f;
     const bool negative = sum < 0;
     const uint128 mag = negative ? static_cast<uint128>(-sum) : static_cast<uint128>(sum);
@@ -55,6 +55,19 @@ float round_to_float(int128 sum, int exp2) {
     const float f = static_cast<float>(v);
     return negative ? -f : f;
 }
+
+int mx_element_shift(format f) {
+    const format_info& fi = info(f);
+    return fi.bias - 1 + static_cast<int>(fi.mantissa_bits);
+}
+
+std::int64_t mx_element_integer(std::uint32_t code, format f) {
+    const float e = decode(code, f);
+    if (std::isnan(e) || std::isinf(e)) return 0;
+    return static_cast<std::int64_t>(std::ldexp(static_cast<double>(e), mx_element_shift(f)));
+}
+
+namespace {
 
 // floor(log2(|v|)) of a finite non-zero fp32, from its bits.
 int exponent_of(float v) {
@@ -106,27 +119,18 @@ mx_block quantize_mx(const float* v, format element_format, mx_scale_rule rule) 
 }
 
 float mx_dot(const mx_block& a, const mx_block& b) {
-    if (a.scale == e8m0_nan || b.scale == e8m0_nan) return std::numeric_limits<float>::quiet_NaN();
-    // Each element is an integer times 2^-k for the format's smallest
-    // subnormal exponent k (9 for e4m3fn, 16 for e5m2, 1 for e2m1); products
-    // are integers times 2^-(ka + kb), summed exactly in 128 bits.
-    auto scaled = [](const mx_block& blk, unsigned i, int& k, bool& nan) -> int128 {
-        const format_info& fi = info(blk.element_format);
-        k = fi.bias - 1 + static_cast<int>(fi.mantissa_bits);
-        const float e = decode(blk.elements[i], blk.element_format);
-        if (std::isnan(e) || std::isinf(e)) {
-            nan = true;
-            return 0;
-        }
-        return static_cast<int128>(std::ldexp(static_cast<double>(e), k));
-    };
+    constexpr float nan = std::numeric_limits<float>::quiet_NaN();
+    if (a.scale == e8m0_nan || b.scale == e8m0_nan) return nan;
     int128 sum = 0;
-    int ka = 0, kb = 0;
-    bool nan = false;
-    for (unsigned i = 0; i < mx_block_size; ++i) sum += scaled(a, i, ka, nan) * scaled(b, i, kb, nan);
-    if (nan) return std::numeric_limits<float>::quiet_NaN();
-    const int exp2 = (static_cast<int>(a.scale) - 127) + (static_cast<int>(b.scale) - 127) - ka - kb;
-    return round_to_float(sum, exp2);
+    for (unsigned i = 0; i < mx_block_size; ++i) {
+        if (!std::isfinite(decode(a.elements[i], a.element_format)) || !std::isfinite(decode(b.elements[i], b.element_format)))
+            return nan;
+        sum += static_cast<int128>(mx_element_integer(a.elements[i], a.element_format)) *
+               mx_element_integer(b.elements[i], b.element_format);
+    }
+    const int exp2 = (static_cast<int>(a.scale) - 127) + (static_cast<int>(b.scale) - 127) -
+                     mx_element_shift(a.element_format) - mx_element_shift(b.element_format);
+    return round_scaled(sum, exp2);
 }
 
 } // namespace trn3::numerics

@@ -61,6 +61,14 @@ stream& stream::matmul(const access_pattern& dst, const access_pattern& st, cons
     if (acc) i.flags |= isa::flag_accumulate;
     return *this;
 }
+stream& stream::matmul_mx(const access_pattern& dst, const access_pattern& st, const access_pattern& mv,
+                          std::uint32_t scales_a, std::uint32_t scales_b, bool acc) {
+    matmul(dst, st, mv, acc);
+    code_.back().flags |= isa::flag_mx;
+    code_.back().imm = scales_a;
+    code_.back().target = scales_b;
+    return *this;
+}
 stream& stream::transpose(const access_pattern& dst, const access_pattern& src) {
     auto& i = emit(isa::opcode::transpose);
     i.dst = dst;

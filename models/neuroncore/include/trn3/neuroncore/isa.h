@@ -41,6 +41,7 @@ enum class opcode : std::uint8_t {
     activation = 0x16,     // dst = func(src0 * scale + bias)          (scalar)
     // tensor engine
     matmul = 0x20,         // psum dst[m][n] (+)= sum_k src0[k][m] * src1[k][n]
+                           // with flag_mx: MXFP8/MXFP4, scales at SBUF offsets imm (src0) and target (src1)
     transpose = 0x21,      // dst[j][i] = src0[i][j]
     // DMA (sync engine issues; queues run it)
     dma = 0x30,            // dst = src0 over the whole access pattern, with cast
@@ -48,7 +49,7 @@ enum class opcode : std::uint8_t {
 
 enum class space : std::uint8_t { sbuf = 0, psum = 1, hbm = 2 };
 
-enum class dtype : std::uint8_t { fp32 = 0, bf16 = 1, fp16 = 2, e4m3fn = 3, e5m2 = 4, int32 = 5 };
+enum class dtype : std::uint8_t { fp32 = 0, bf16 = 1, fp16 = 2, e4m3fn = 3, e5m2 = 4, int32 = 5, e2m1 = 6 };  // e2m1: one per byte
 unsigned dtype_bytes(dtype t);
 
 enum class alu : std::uint8_t { add = 0, subtract = 1, multiply = 2, max = 3, min = 4, bypass = 5 };
@@ -60,6 +61,7 @@ enum class function : std::uint8_t {
 // flags
 constexpr std::uint8_t flag_accumulate = 0x01;      // matmul: add into psum instead of overwriting
 constexpr std::uint8_t flag_stochastic = 0x02;      // round the output stochastically
+constexpr std::uint8_t flag_mx = 0x04;              // matmul: MX operands (4 K values per partition, E8M0 scales)
 constexpr std::uint8_t flag_dma_queue_shift = 4;    // dma: queue number in bits 4..7
 
 // An access pattern: a tile of `partitions` partitions starting at

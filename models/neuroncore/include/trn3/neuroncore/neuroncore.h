@@ -125,6 +125,9 @@ private:
     sc_core::sc_time elementwise(engine_state& es, const isa::instruction& ins);
     sc_core::sc_time matmul(engine_state& es, const isa::instruction& ins);
     sc_core::sc_time transpose(engine_state& es, const isa::instruction& ins);
+    struct tile;
+    sc_core::sc_time matmul_mx(engine_state& es, const isa::instruction& ins, const tile& dst, const tile& a,
+                               const tile& b);
     void dma(engine_state& es, const isa::instruction& ins);
     // True when the engine finished an instruction exactly now (the Tensor
     // engine then streams on without refilling the array).

@@ -49,4 +49,13 @@ mx_block quantize_mx(const float* values, format element_format, mx_scale_rule r
 // scale or element makes the result NaN.
 float mx_dot(const mx_block& a, const mx_block& b);
 
+// The pieces of mx_dot, for engines that keep elements as integers:
+// an element of format f is exactly (integer) x 2^-mx_element_shift(f)
+// (9 for e4m3fn, 16 for e5m2, 1 for e2m1), and round_scaled rounds an exact
+// integer sum x 2^exp2 once to fp32 (RNE, gradual underflow, overflow to inf).
+__extension__ typedef __int128 mx_int128;
+int mx_element_shift(format f);
+std::int64_t mx_element_integer(std::uint32_t code, format f);  // the integer; NaN/inf codes give 0
+float round_scaled(mx_int128 sum, int exp2);
+
 } // namespace trn3::numerics

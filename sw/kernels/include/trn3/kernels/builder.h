@@ -42,6 +42,11 @@ public:
     // Each call appends one instruction; modifiers apply to the last one.
     stream& matmul(const access_pattern& dst_psum, const access_pattern& stationary, const access_pattern& moving,
                    bool accumulate = false);
+    // MX: operands hold 4 K values per partition (free size 4M and 4N); the
+    // E8M0 scales of K group g sit in SBUF partition g at byte offsets
+    // `scales_a` + m and `scales_b` + n (docs/isa.md).
+    stream& matmul_mx(const access_pattern& dst_psum, const access_pattern& stationary, const access_pattern& moving,
+                      std::uint32_t scales_a, std::uint32_t scales_b, bool accumulate = false);
     stream& transpose(const access_pattern& dst, const access_pattern& src);
     stream& activation(const access_pattern& dst, const access_pattern& src, isa::function f, float scale = 1.0f,
                        float bias = 0.0f);

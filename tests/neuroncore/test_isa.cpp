@@ -1,5 +1,6 @@
 #include <catch2/catch.hpp>
 
+#include <cmath>
 #include <cstring>
 #include <random>
 
@@ -33,6 +34,9 @@ program every_kind() {
     v.memset(sbuf(dtype::int32, 0, 2, 0, 8), 1.5e-7f).nop().wait(9, 123456);
     p.on(isa::engine::scalar).activation(sbuf(dtype::fp16, 0, 8, 0, 8), psum(dtype::fp32, 0, 8, 0, 8), isa::function::gelu, 0.5f, -3.25f);
     p.on(isa::engine::gpsimd).iota(sbuf(dtype::int32, 0, 128, 0, 128), 5, 1.0f, 128.0f).sem_increment(200, 3);
+    p.on(isa::engine::gpsimd).affine_select(sbuf(dtype::fp32, 0, 64, 0, 64), sbuf(dtype::fp32, 0, 64, 256, 64), 1.0f, -1.0f, -3,
+                                            -INFINITY);
+    p.on(isa::engine::vector).quantize_mx(sbuf(dtype::e2m1, 0, 16, 0, 64), sbuf(dtype::bf16, 0, 16, 64, 64), 9000, true);
     p.on(isa::engine::sync).dma(hbm(dtype::bf16, 0x123456789a, 128, 8192, 512), sbuf(dtype::bf16, 0, 128, 0, 512), 15);
     return p;
 }
@@ -49,7 +53,7 @@ TEST_CASE("every instruction kind survives disassemble then assemble, bit for bi
             CHECK(isa::disassemble(isa::assemble(text)) == text);
             ++n;
         }
-    CHECK(n == 16);
+    CHECK(n == 18);
 }
 
 TEST_CASE("the text form names everything") {

@@ -30,7 +30,7 @@ std::uint64_t free_elements(const access_pattern& ap) {
 namespace {
 const char* opcode_names[] = {"nop", "halt", "set_reg", "add_reg", "branch_lt", "sem_increment"};
 const char* data_names[] = {"memset", "tensor_copy", "iota", "tensor_tensor", "tensor_scalar", "tensor_reduce",
-                            "activation"};
+                            "activation", "quantize_mx", "affine_select"};
 const char* engine_names[] = {"tensor", "vector", "scalar", "gpsimd", "sync"};
 const char* space_names[] = {"sbuf", "psum", "hbm"};
 const char* dtype_names[] = {"fp32", "bf16", "fp16", "e4m3fn", "e5m2", "int32", "e2m1"};
@@ -49,7 +49,7 @@ int index_of(const char* (&table)[N], const std::string& s) {
 const char* name(opcode o) {
     const auto v = static_cast<unsigned>(o);
     if (v <= 0x05) return opcode_names[v];
-    if (v >= 0x10 && v <= 0x16) return data_names[v - 0x10];
+    if (v >= 0x10 && v <= 0x18) return data_names[v - 0x10];
     if (o == opcode::matmul) return "matmul";
     if (o == opcode::transpose) return "transpose";
     if (o == opcode::dma) return "dma";

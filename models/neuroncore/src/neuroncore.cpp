@@ -343,6 +343,24 @@ sc_time neuroncore::elementwise(engine_state& es, const instruction& ins) {
                 store(dst, p, dst_off[i], apply_alu(a, load(s0, p, o0[i]), load(s1, p, o1[i])), stochastic);
         break;
     }
+    case opcode::affine_select: {
+        // A mask from an affine function of (partition, element index):
+        // keep src where scalar2*p + scalar*i + imm >= 0, else the value whose
+        // bits are in target (for example -inf for a causal mask).
+        const tile s = source(ins.src0);
+        std::vector<std::int64_t> so(n);
+        walk(ins.src0, [&](std::uint64_t i, std::int64_t off) { so[i] = off; });
+        float otherwise;
+        std::memcpy(&otherwise, &ins.target, 4);
+        const double base = static_cast<double>(static_cast<std::int32_t>(ins.imm));
+        for (unsigned p = 0; p < parts; ++p)
+            for (std::uint64_t i = 0; i < n; ++i) {
+                const double v = static_cast<double>(ins.scalar2) * (ins.dst.start_partition + p) +
+                                 static_cast<double>(ins.scalar) * static_cast<double>(i) + base;
+                store(dst, p, dst_off[i], v >= 0 ? load(s, p, so[i]) : otherwise, stochastic);
+            }
+        break;
+    }
     case opcode::tensor_reduce: {
         // dst[p][0] = src[p][0] <alu> src[p][1] <alu> ... in walk order, in fp32.
         const tile s = source(ins.src0);
@@ -510,12 +528,51 @@ sc_time neuroncore::matmul_mx(engine_state& es, const instruction& ins, const ti
     return cycles_at(cycles, tensor_clock);
 }
 
+sc_time neuroncore::quantize_mx(engine_state& es, const instruction& ins) {
+    // src0 [Kp partitions][4C] (fp32/bf16/fp16) -> dst [Kp][4C] MX codes, in
+    // the layout matmul_mx reads: 4 K values per partition per column, blocks
+    // of 32 K values (8 partitions) per column; the block's E8M0 scale goes to
+    // SBUF partition g at byte imm + c. OCP scale rule, or Trainium3's
+    // (one power of two larger) with flag_mx_trn3_scale.
+    const tile dst = check_tile(es, ins.dst, true);
+    const tile s = check_tile(es, ins.src0, true);
+    if (dst.space != space::sbuf || s.space == space::hbm) throw fault{err_unreachable, "quantize_mx writes SBUF"};
+    if (dst.type != dtype::e4m3fn && dst.type != dtype::e5m2 && dst.type != dtype::e2m1)
+        throw fault{err_dtype, "quantize_mx writes e4m3fn, e5m2 or e2m1"};
+    const unsigned Kp = ins.src0.partitions;
+    const std::uint64_t F = free_elements(ins.src0);
+    if (Kp % 8 || ins.src0.start_partition || ins.dst.start_partition || ins.dst.partitions != Kp ||
+        free_elements(ins.dst) != F || F % 4)
+        throw fault{err_shape, "quantize_mx: 8k partitions from 0, free size 4 x columns, dst the same shape"};
+    const unsigned C = static_cast<unsigned>(F / 4), G = Kp / 8;
+    if (ins.imm + C > sbuf_partition_size.get().bytes) throw fault{err_out_of_bounds, "MX scales outside SBUF"};
+    std::vector<std::int64_t> so(F), dof(F);
+    walk(ins.src0, [&](std::uint64_t i, std::int64_t off) { so[i] = off; });
+    walk(ins.dst, [&](std::uint64_t i, std::int64_t off) { dof[i] = off; });
+    const auto rule = ins.flags & flag_mx_trn3_scale ? numerics::mx_scale_rule::trn3 : numerics::mx_scale_rule::ocp;
+    for (unsigned c = 0; c < C; ++c)
+        for (unsigned g = 0; g < G; ++g) {
+            float block[numerics::mx_block_size];
+            for (unsigned i = 0; i < 32; ++i) block[i] = load(s, 8 * g + i / 4, so[4 * c + i % 4]);
+            const numerics::mx_block b = numerics::quantize_mx(block, format_of(dst.type), rule);
+            for (unsigned i = 0; i < 32; ++i) *element(dst, 8 * g + i / 4, dof[4 * c + i % 4]) = b.elements[i];
+            sbuf(g)[ins.imm + c] = b.scale;
+        }
+    const std::uint64_t elements = static_cast<std::uint64_t>(Kp) * F;
+    return cycles_at(instruction_overhead_cycles + (elements + vector_elements_per_cycle_wide - 1) / vector_elements_per_cycle_wide,
+                     engine_clock);
+}
+
 sc_time neuroncore::transpose(engine_state& es, const instruction& ins) {
     // dst[j][i] = src[i][j] for a partitions x free tile (<= 128 x 128).
     const tile dst = check_tile(es, ins.dst, true);
     const tile s = check_tile(es, ins.src0, true);
     const unsigned P = ins.src0.partitions, F = static_cast<unsigned>(free_elements(ins.src0));
-    if (F > 128 || ins.dst.partitions != F || free_elements(ins.dst) != P) throw fault{err_shape, "transpose shape"};
+    const unsigned limit = es.id == engine::vector ? 32 : 128;
+    if (F > limit || P > limit || ins.dst.partitions != F || free_elements(ins.dst) != P)
+        throw fault{err_shape, fmt::format("transpose shape (up to {} x {} on this engine)", limit, limit)};
+    if (es.id == engine::gpsimd && (dst.space == space::psum || s.space == space::psum))
+        throw fault{err_unreachable, "GpSimd cannot reach PSUM"};
     std::vector<std::int64_t> so(F), dof(P);
     walk(ins.src0, [&](std::uint64_t i, std::int64_t off) { so[i] = off; });
     walk(ins.dst, [&](std::uint64_t i, std::int64_t off) { dof[i] = off; });
@@ -524,6 +581,10 @@ sc_time neuroncore::transpose(engine_state& es, const instruction& ins) {
         for (unsigned j = 0; j < F; ++j) tmp[static_cast<std::size_t>(i) * F + j] = load(s, i, so[j]);
     for (unsigned i = 0; i < P; ++i)
         for (unsigned j = 0; j < F; ++j) store(dst, j, dof[i], tmp[static_cast<std::size_t>(i) * F + j], false);
+    if (es.id == engine::vector) {
+        const std::uint64_t rate = narrow(dst.type) ? vector_elements_per_cycle_narrow : vector_elements_per_cycle_wide;
+        return cycles_at(instruction_overhead_cycles + (static_cast<std::uint64_t>(P) * F + rate - 1) / rate, engine_clock);
+    }
     std::uint64_t cycles = P;
     if (!back_to_back(es)) cycles += tensor_fill_cycles;
     return cycles_at(cycles, tensor_clock);
@@ -627,11 +688,18 @@ sc_time neuroncore::execute(engine_state& es, const instruction& ins) {
         if (static_cast<opcode>(ins.op) == opcode::iota && es.id != engine::gpsimd)
             throw fault{err_illegal, "iota runs on GpSimd"};
         return elementwise(es, ins);
+    case opcode::affine_select:
+        if (es.id != engine::gpsimd) throw fault{err_illegal, "affine_select runs on GpSimd"};
+        return elementwise(es, ins);
+    case opcode::quantize_mx:
+        if (es.id != engine::vector) throw fault{err_illegal, "quantize_mx runs on the Vector engine"};
+        return quantize_mx(es, ins);
     case opcode::matmul:
         if (es.id != engine::tensor) throw fault{err_illegal, "matmul runs on the Tensor engine"};
         return matmul(es, ins);
     case opcode::transpose:
-        if (es.id != engine::tensor) throw fault{err_illegal, "transpose runs on the Tensor engine"};
+        if (es.id != engine::tensor && es.id != engine::vector)
+            throw fault{err_illegal, "transpose runs on the Tensor engine (or Vector, up to 32 x 32)"};
         return transpose(es, ins);
     default: throw fault{err_illegal, fmt::format("illegal opcode 0x{:02x}", ins.op)};
     }

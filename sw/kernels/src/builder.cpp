@@ -1,5 +1,7 @@
 #include "trn3/kernels/builder.h"
 
+#include <cstring>
+
 namespace trn3::kernels {
 namespace {
 access_pattern tile(isa::space s, dtype t, unsigned start, unsigned parts, std::uint64_t address, unsigned free) {
@@ -67,6 +69,25 @@ stream& stream::matmul_mx(const access_pattern& dst, const access_pattern& st, c
     code_.back().flags |= isa::flag_mx;
     code_.back().imm = scales_a;
     code_.back().target = scales_b;
+    return *this;
+}
+stream& stream::quantize_mx(const access_pattern& dst, const access_pattern& src, std::uint32_t scales, bool trn3_rule) {
+    auto& i = emit(isa::opcode::quantize_mx);
+    i.dst = dst;
+    i.src0 = src;
+    i.imm = scales;
+    if (trn3_rule) i.flags |= isa::flag_mx_trn3_scale;
+    return *this;
+}
+stream& stream::affine_select(const access_pattern& dst, const access_pattern& src, float partition_coef, float free_coef,
+                              std::int32_t offset, float otherwise) {
+    auto& i = emit(isa::opcode::affine_select);
+    i.dst = dst;
+    i.src0 = src;
+    i.scalar2 = partition_coef;
+    i.scalar = free_coef;
+    i.imm = static_cast<std::uint32_t>(offset);
+    std::memcpy(&i.target, &otherwise, 4);
     return *this;
 }
 stream& stream::transpose(const access_pattern& dst, const access_pattern& src) {

@@ -39,6 +39,8 @@ enum class opcode : std::uint8_t {
     tensor_scalar = 0x14,  // dst = src0 <alu> scalar
     tensor_reduce = 0x15,  // dst[p][0] = reduce<alu>(src0[p][*])
     activation = 0x16,     // dst = func(src0 * scale + bias)          (scalar)
+    quantize_mx = 0x17,    // dst (MX codes) and scales at SBUF offset imm = MX blocks of src0   (vector)
+    affine_select = 0x18,  // dst = (scalar2*p + scalar*i + (int)imm >= 0) ? src0 : float(target bits) (gpsimd)
     // tensor engine
     matmul = 0x20,         // psum dst[m][n] (+)= sum_k src0[k][m] * src1[k][n]
                            // with flag_mx: MXFP8/MXFP4, scales at SBUF offsets imm (src0) and target (src1)
@@ -62,6 +64,7 @@ enum class function : std::uint8_t {
 constexpr std::uint8_t flag_accumulate = 0x01;      // matmul: add into psum instead of overwriting
 constexpr std::uint8_t flag_stochastic = 0x02;      // round the output stochastically
 constexpr std::uint8_t flag_mx = 0x04;              // matmul: MX operands (4 K values per partition, E8M0 scales)
+constexpr std::uint8_t flag_mx_trn3_scale = 0x08;   // quantize_mx: Trainium3 scale rule (one power of two larger)
 constexpr std::uint8_t flag_dma_queue_shift = 4;    // dma: queue number in bits 4..7
 
 // An access pattern: a tile of `partitions` partitions starting at

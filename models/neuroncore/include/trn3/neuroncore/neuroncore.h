@@ -125,6 +125,7 @@ private:
     sc_core::sc_time elementwise(engine_state& es, const isa::instruction& ins);
     sc_core::sc_time matmul(engine_state& es, const isa::instruction& ins);
     sc_core::sc_time transpose(engine_state& es, const isa::instruction& ins);
+    sc_core::sc_time quantize_mx(engine_state& es, const isa::instruction& ins);
     struct tile;
     sc_core::sc_time matmul_mx(engine_state& es, const isa::instruction& ins, const tile& dst, const tile& a,
                                const tile& b);

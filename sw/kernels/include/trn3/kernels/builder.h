@@ -48,6 +48,12 @@ public:
     stream& matmul_mx(const access_pattern& dst_psum, const access_pattern& stationary, const access_pattern& moving,
                       std::uint32_t scales_a, std::uint32_t scales_b, bool accumulate = false);
     stream& transpose(const access_pattern& dst, const access_pattern& src);
+    // Vector: MX-quantise src ([8k partitions][4C]) into dst in the matmul_mx
+    // layout, scales to SBUF partition g at `scales` + c.
+    stream& quantize_mx(const access_pattern& dst, const access_pattern& src, std::uint32_t scales, bool trn3_rule = false);
+    // GpSimd: dst = (partition_coef * p + free_coef * i + offset >= 0) ? src : otherwise.
+    stream& affine_select(const access_pattern& dst, const access_pattern& src, float partition_coef, float free_coef,
+                          std::int32_t offset, float otherwise);
     stream& activation(const access_pattern& dst, const access_pattern& src, isa::function f, float scale = 1.0f,
                        float bias = 0.0f);
     stream& tensor_tensor(const access_pattern& dst, const access_pattern& a, const access_pattern& b, isa::alu op);

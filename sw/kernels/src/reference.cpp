@@ -40,6 +40,24 @@ std::vector<double> rmsnorm(const std::vector<float>& x, const std::vector<float
     return y;
 }
 
+std::vector<double> attention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                              unsigned Sq, unsigned Sk, unsigned D) {
+    std::vector<double> o(static_cast<std::size_t>(Sq) * D, 0.0), w(Sk);
+    for (unsigned i = 0; i < Sq; ++i) {
+        double mx = -INFINITY, sum = 0;
+        for (unsigned j = 0; j < Sk; ++j) {
+            double dot = 0;
+            for (unsigned d = 0; d < D; ++d) dot += static_cast<double>(q[i * D + d]) * k[j * D + d];
+            w[j] = dot / std::sqrt(static_cast<double>(D));
+            mx = std::max(mx, w[j]);
+        }
+        for (unsigned j = 0; j < Sk; ++j) sum += w[j] = std::exp(w[j] - mx);
+        for (unsigned j = 0; j < Sk; ++j)
+            for (unsigned d = 0; d < D; ++d) o[i * D + d] += w[j] / sum * v[j * D + d];
+    }
+    return o;
+}
+
 double max_relative_error(const std::vector<float>& got, const std::vector<double>& want, double floor) {
     double worst = 0;
     for (std::size_t i = 0; i < got.size() && i < want.size(); ++i)

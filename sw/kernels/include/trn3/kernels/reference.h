@@ -12,6 +12,10 @@ std::vector<double> softmax(const std::vector<float>& x, unsigned rows, unsigned
 std::vector<double> rmsnorm(const std::vector<float>& x, const std::vector<float>& gamma, unsigned rows, unsigned cols,
                             double eps);
 
+// O = softmax(Q K^T / sqrt(D)) V; Q [Sq][D], K and V [Sk][D].
+std::vector<double> attention(const std::vector<float>& q, const std::vector<float>& k, const std::vector<float>& v,
+                              unsigned queries, unsigned keys, unsigned head_dim);
+
 // Largest |got - want| / (|want| + floor) over all elements.
 double max_relative_error(const std::vector<float>& got, const std::vector<double>& want, double floor);
 

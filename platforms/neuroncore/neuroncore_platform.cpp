@@ -10,6 +10,7 @@
 //
 //   trn3vp run --platform neuroncore -p neuroncore.kernel=gemm -p neuroncore.m=1024
 //   trn3vp run --platform neuroncore -p neuroncore.kernel=softmax -p neuroncore.cols=2048
+//   trn3vp run --platform neuroncore -p neuroncore.kernel=attention -p neuroncore.keys=512
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -19,6 +20,7 @@
 
 #include "trn3/core/protocol_checker.h"
 #include "trn3/core/sparse_memory.h"
+#include "trn3/kernels/attention.h"
 #include "trn3/kernels/gemm.h"
 #include "trn3/kernels/norm.h"
 #include "trn3/kernels/reference.h"
@@ -33,32 +35,36 @@ using namespace kernels;
 
 class neuroncore_platform final : public platform {
 public:
-    param<std::string> kernel{this, "kernel", "gemm", "kernel to run: gemm, softmax, rmsnorm or matmul_stream"};
+    param<std::string> kernel{this, "kernel", "gemm", "kernel to run: gemm, softmax, rmsnorm, attention or matmul_stream"};
     param<std::uint64_t> m{this, "m", 512, "gemm: M (multiple of 128)"};
     param<std::uint64_t> n{this, "n", 1024, "gemm: N (multiple of 512)"};
     param<std::uint64_t> k{this, "k", 512, "gemm: K (multiple of 128)"};
     param<std::uint64_t> rows{this, "rows", 256, "softmax, rmsnorm: rows (multiple of 128)"};
     param<std::uint64_t> cols{this, "cols", 1024, "softmax, rmsnorm: columns (up to 4096)"};
+    param<std::uint64_t> keys{this, "keys", 256, "attention: keys (128, 256, 384 or 512); queries are 128"};
+    param<std::uint64_t> head_dim{this, "head_dim", 128, "attention: head dimension (up to 128)"};
     param<std::uint64_t> repeats{this, "repeats", 1000, "matmul_stream: back-to-back 128x128x512 matmuls"};
     param<std::string> operands{this, "dtype", "bf16", "gemm and matmul_stream operands: bf16 or e4m3fn"};
     param<std::uint64_t> seed{this, "seed", 1, "seed of the random inputs"};
     param<double> tolerance{this, "tolerance", 1e-4,
-                            "largest accepted error against fp64, relative to max(|reference|, typical magnitude)"};
+                            "largest accepted error against fp64, relative to max(|reference|, typical magnitude); "
+                            "attention rounds P to bf16, so it takes the larger of this and 1e-2"};
 
     neuroncore::neuroncore core{"nc0"};
     sparse_memory device{"device", byte_count{16ull << 30}};
 
     explicit neuroncore_platform(const sc_core::sc_module_name& name) : platform(name) {
         if (kernel.get() != "gemm" && kernel.get() != "softmax" && kernel.get() != "rmsnorm" &&
-            kernel.get() != "matmul_stream")
+            kernel.get() != "attention" && kernel.get() != "matmul_stream")
             throw config_error("param " + kernel.name() + " = '" + kernel.get() +
-                               "': must be gemm, softmax, rmsnorm or matmul_stream");
+                               "': must be gemm, softmax, rmsnorm, attention or matmul_stream");
         if (operands.get() != "bf16" && operands.get() != "e4m3fn")
             throw config_error("param " + operands.name() + " = '" + operands.get() + "': must be bf16 or e4m3fn");
         // A shape the kernel cannot tile is the user's error: check it now.
         try {
             if (kernel.get() == "gemm") gemm({unsigned(m), unsigned(n), unsigned(k), dtype::bf16}, {0, 0, 0});
             if (kernel.get() == "softmax" || kernel.get() == "rmsnorm") softmax({unsigned(rows), unsigned(cols)}, 0, 0);
+            if (kernel.get() == "attention") attention({unsigned(keys), unsigned(head_dim)}, 0, 0, 0, 0);
         } catch (const std::invalid_argument& e) {
             throw config_error(std::string(name) + ": " + e.what());
         }
@@ -67,7 +73,10 @@ public:
         SC_THREAD(run);
     }
 
-    bool passed() const override { return ran_ && !engine_error_ && error_ <= tolerance.get(); }
+    bool passed() const override { return ran_ && !engine_error_ && error_ <= effective_tolerance(); }
+    double effective_tolerance() const {
+        return kernel.get() == "attention" ? std::max(tolerance.get(), 1e-2) : tolerance.get();
+    }
 
     void report(std::ostream& os) const override {
         os << fmt::format("kernel {} ({})\n", kernel.get(), shape_);
@@ -80,7 +89,7 @@ public:
         os << fmt::format("  host time        {:.3f} s{}\n", wall_s_,
                           flops_ > 0 ? fmt::format(" ({:.2f} simulated GFLOP per wall second)", flops_ / wall_s_ / 1e9)
                                      : std::string());
-        os << fmt::format("  error vs fp64    {:.3g} (tolerance {:.3g}){}\n", error_, tolerance.get(),
+        os << fmt::format("  error vs fp64    {:.3g} (tolerance {:.3g}){}\n", error_, effective_tolerance(),
                           engine_error_ ? "; an engine stopped on an error" : "");
     }
 
@@ -140,6 +149,17 @@ private:
             execute(gemm(s, at));
             error_ = reference::max_relative_error(read_floats(at.c, static_cast<std::size_t>(s.M) * s.N),
                                                    reference::gemm(a, b, s.M, s.N, s.K), std::sqrt(double(s.K)));
+        } else if (kernel.get() == "attention") {
+            const unsigned Sk = static_cast<unsigned>(keys), D = static_cast<unsigned>(head_dim);
+            shape_ = fmt::format("128 queries x {} keys, head dim {}, bf16", Sk, D);
+            auto q = write_operands(0, random_floats(128ull * D, 1.0f, 1), dtype::bf16);
+            auto kk = write_operands(1ull << 30, random_floats(static_cast<std::size_t>(Sk) * D, 1.0f, 2), dtype::bf16);
+            auto v = write_operands(2ull << 30, random_floats(static_cast<std::size_t>(Sk) * D, 1.0f, 3), dtype::bf16);
+            execute(attention({Sk, D}, 0, 1ull << 30, 2ull << 30, 3ull << 30));
+            const auto want = reference::attention(q, kk, v, 128, Sk, D);
+            double scale = 0;
+            for (double x : want) scale = std::max(scale, std::fabs(x));
+            error_ = reference::max_relative_error(read_floats(3ull << 30, 128ull * D), want, scale);
         } else if (kernel.get() == "matmul_stream") {
             shape_ = fmt::format("{} x 128x128x512 {}", repeats.get(), operands.get());
             auto a = write_operands(0, random_floats(128 * 128, 1.0f, 1), t);
@@ -187,7 +207,7 @@ private:
 };
 
 const platform_registration registration{
-    "neuroncore", "one NeuronCore with device memory running a reference kernel (gemm, softmax, rmsnorm, matmul_stream)",
+    "neuroncore", "one NeuronCore with device memory running a reference kernel (gemm, softmax, rmsnorm, attention, matmul_stream)",
     [] { return std::make_unique<neuroncore_platform>("neuroncore"); }};
 
 } // namespace

@@ -97,3 +97,45 @@ TEST_CASE("malformed text is refused with the reason") {
     CHECK_THROWS_WITH(isa::assemble("matmul tensor dst=dram:fp32:p0x1@0x0{1x1}"), Catch::Contains("unknown space"));
     CHECK_THROWS_WITH(isa::assemble("matmul tensor colour=red"), Catch::Contains("unknown field 'colour'"));
 }
+
+TEST_CASE("a stream assembles from text with labels and comments, and disassembles back") {
+    const std::string text = R"(
+        # fill eight columns of partition 0..127 with 7.5, one per loop turn
+        set_reg vector reg=r0
+    loop:
+        memset vector dst=sbuf:fp32:p0x128@0x0+r0{1x1} scalar=7.5
+        add_reg vector reg=r0 imm=4
+        branch_lt vector reg=r0 imm=32 target=@loop   # back to the memset
+        halt vector
+    )";
+    const auto code = isa::assemble_stream(text);
+    REQUIRE(code.size() == 5);
+    CHECK(code[3].target == 1);
+    CHECK(code[1].dst.base_reg == 0);
+    const std::string back = isa::disassemble_stream(code);
+    CHECK_THAT(back, Catch::Contains("L1:\n") && Catch::Contains("target=@L1"));
+    const auto again = isa::assemble_stream(back);
+    REQUIRE(again.size() == code.size());
+    for (std::size_t i = 0; i < code.size(); ++i) CHECK(same(again[i], code[i]));
+}
+
+TEST_CASE("assembler errors name the line") {
+    CHECK_THROWS_WITH(isa::assemble_stream("nop vector\n\nbranch_lt vector reg=r0 imm=1 target=@nowhere\n"),
+                      Catch::StartsWith("line 3: unknown label 'nowhere'"));
+    CHECK_THROWS_WITH(isa::assemble_stream("nop vector\nfly vector\n"), Catch::StartsWith("line 2: unknown opcode"));
+    CHECK_THROWS_WITH(isa::assemble_stream("a:\na:\nnop vector\n"), Catch::StartsWith("line 2: label 'a' defined twice"));
+}
+
+TEST_CASE("access patterns walk up to four free dimensions, and no more") {
+    auto ap = with_dims(sbuf(dtype::fp32, 0, 1, 0, 1), {{60, 2}, {20, 3}, {5, 4}, {1, 5}});
+    CHECK(isa::free_elements(ap) == 120);
+    CHECK_THROWS_AS(with_dims(ap, {{1, 1}, {1, 1}, {1, 1}, {1, 1}, {1, 1}}), std::invalid_argument);
+    isa::instruction i{};
+    i.op = static_cast<std::uint8_t>(isa::opcode::dma);
+    i.engine = static_cast<std::uint8_t>(isa::engine::sync);
+    i.reg_a = isa::no_reg;
+    i.wait_sem = i.signal_sem = isa::no_semaphore;
+    i.dst = ap;
+    i.src0 = ap;
+    CHECK(same(isa::assemble(isa::disassemble(i)), i));
+}

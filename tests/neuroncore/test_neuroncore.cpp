@@ -217,3 +217,24 @@ TEST_CASE("software starts engines and reads their state through the control reg
     CHECK(!r.core.error_irq.level());
     CHECK(r.sbuf_f32(0, 0) == 3.0f);
 }
+
+TEST_CASE("a DMA with a 4-D pattern gathers exactly the elements it names") {
+    core_rig r;
+    std::vector<float> src(2 * 3 * 4 * 5 * 2);  // 2x3x4x5 taken with stride 2 in the innermost dimension
+    for (unsigned i = 0; i < src.size(); ++i) src[i] = static_cast<float>(i);
+    r.write(0x10000, src.data(), src.size() * 4);
+    program p;
+    p.on(engine::sync)
+        .dma(sbuf(dtype::fp32, 0, 1, 0, 120),
+             with_dims(hbm(dtype::fp32, 0x10000, 1, 0, 1), {{120, 2}, {40, 3}, {10, 4}, {2, 5}}))
+        .signal(0, 1)
+        .nop()
+        .wait(0, 1)
+        .halt();
+    r.run(p);
+    unsigned i = 0;
+    for (unsigned a = 0; a < 2; ++a)
+        for (unsigned b = 0; b < 3; ++b)
+            for (unsigned c = 0; c < 4; ++c)
+                for (unsigned d = 0; d < 5; ++d, ++i) CHECK(r.sbuf_f32(0, 4 * i) == static_cast<float>(120 * a + 40 * b + 10 * c + 2 * d));
+}

@@ -4,6 +4,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <map>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <vector>
@@ -23,7 +25,7 @@ unsigned dtype_bytes(dtype t) {
 
 std::uint64_t free_elements(const access_pattern& ap) {
     std::uint64_t n = 1;
-    for (unsigned d = 0; d < ap.dims && d < 3; ++d) n *= ap.num[d];
+    for (unsigned d = 0; d < ap.dims && d < max_free_dims; ++d) n *= ap.num[d];
     return n;
 }
 
@@ -83,7 +85,7 @@ std::string ap_text(const access_pattern& ap) {
                                 ap.start_partition, ap.partitions, ap.address);
     if (ap.base_reg != no_reg) s += fmt::format("+r{}", ap.base_reg);
     s += "{";
-    for (unsigned d = 0; d < ap.dims && d < 3; ++d) s += fmt::format("{}{}x{}", d ? "," : "", ap.step[d], ap.num[d]);
+    for (unsigned d = 0; d < ap.dims && d < max_free_dims; ++d) s += fmt::format("{}{}x{}", d ? "," : "", ap.step[d], ap.num[d]);
     s += "}";
     if (ap.partition_stride) s += fmt::format("/s{}", ap.partition_stride);
     return s;
@@ -134,7 +136,7 @@ access_pattern parse_ap(const std::string& text) {
     std::stringstream ds(dims);
     std::string d;
     while (std::getline(ds, d, ',')) {
-        if (ap.dims == 3) bad("more than three free dimensions", text);
+        if (ap.dims == max_free_dims) bad("more than four free dimensions", text);
         auto x = d.find('x');
         if (x == std::string::npos) bad("expected step x num", text);
         ap.step[ap.dims] = static_cast<std::int32_t>(std::strtol(d.substr(0, x).c_str(), nullptr, 0));
@@ -222,6 +224,64 @@ instruction assemble(const std::string& line) {
         else bad("unknown field '" + key + "'", line);
     }
     return i;
+}
+
+std::vector<instruction> assemble_stream(const std::string& text) {
+    // Two passes: labels first, then instructions with @label targets resolved.
+    std::vector<std::pair<unsigned, std::string>> lines;  // (line number, text)
+    std::map<std::string, std::uint32_t> labels;
+    std::stringstream ss(text);
+    std::string raw;
+    unsigned number = 0;
+    while (std::getline(ss, raw)) {
+        ++number;
+        std::string line = raw.substr(0, raw.find('#'));
+        line.erase(0, line.find_first_not_of(" \t"));
+        line.erase(line.find_last_not_of(" \t\r") + 1);
+        if (line.empty()) continue;
+        if (line.back() == ':' && line.find(' ') == std::string::npos) {
+            const std::string name = line.substr(0, line.size() - 1);
+            if (!labels.emplace(name, static_cast<std::uint32_t>(lines.size())).second)
+                throw std::invalid_argument(fmt::format("line {}: label '{}' defined twice", number, name));
+            continue;
+        }
+        lines.emplace_back(number, line);
+    }
+    std::vector<instruction> code;
+    for (auto& [n, line] : lines) {
+        auto at = line.find("target=@");
+        if (at != std::string::npos) {
+            const auto end = line.find(' ', at);
+            const std::string name = line.substr(at + 8, end == std::string::npos ? std::string::npos : end - at - 8);
+            auto it = labels.find(name);
+            if (it == labels.end()) throw std::invalid_argument(fmt::format("line {}: unknown label '{}'", n, name));
+            line.replace(at, (end == std::string::npos ? line.size() : end) - at, fmt::format("target={}", it->second));
+        }
+        try {
+            code.push_back(assemble(line));
+        } catch (const std::invalid_argument& e) {
+            throw std::invalid_argument(fmt::format("line {}: {}", n, e.what()));
+        }
+    }
+    return code;
+}
+
+std::string disassemble_stream(const std::vector<instruction>& code) {
+    std::set<std::uint32_t> targets;
+    for (const instruction& i : code)
+        if (static_cast<opcode>(i.op) == opcode::branch_lt) targets.insert(i.target);
+    std::string out;
+    for (std::size_t index = 0; index < code.size(); ++index) {
+        if (targets.count(static_cast<std::uint32_t>(index))) out += fmt::format("L{}:\n", index);
+        std::string line = disassemble(code[index]);
+        if (static_cast<opcode>(code[index].op) == opcode::branch_lt) {
+            const std::string plain = fmt::format("target={}", code[index].target);
+            const auto at = line.find(plain);
+            if (at != std::string::npos) line.replace(at, plain.size(), fmt::format("target=@L{}", code[index].target));
+        }
+        out += "    " + line + "\n";
+    }
+    return out;
 }
 
 } // namespace trn3::isa

@@ -201,19 +201,22 @@ bool neuroncore::fetch(std::uint64_t address, instruction& out) {
 
 template <typename F>
 void neuroncore::walk(const access_pattern& ap, F&& f) {
-    const unsigned dims = std::max<unsigned>(1, std::min<unsigned>(ap.dims, 3));
-    std::uint16_t num[3] = {1, 1, 1};
-    std::int64_t step[3] = {0, 0, 0};
+    // Dimensions outermost first; missing outer dimensions have size 1.
+    constexpr unsigned D = max_free_dims;
+    const unsigned dims = std::max<unsigned>(1, std::min<unsigned>(ap.dims, D));
+    std::uint16_t num[D] = {1, 1, 1, 1};
+    std::int64_t step[D] = {0, 0, 0, 0};
     for (unsigned d = 0; d < dims; ++d) {
-        num[3 - dims + d] = ap.num[d];
-        step[3 - dims + d] = ap.step[d];
+        num[D - dims + d] = ap.num[d];
+        step[D - dims + d] = ap.step[d];
     }
     std::uint64_t i = 0;
     for (unsigned a = 0; a < num[0]; ++a)
         for (unsigned b = 0; b < num[1]; ++b)
-            for (unsigned c = 0; c < num[2]; ++c, ++i)
-                f(i, static_cast<std::int64_t>(a) * step[0] + static_cast<std::int64_t>(b) * step[1] +
-                         static_cast<std::int64_t>(c) * step[2]);
+            for (unsigned c = 0; c < num[2]; ++c)
+                for (unsigned e = 0; e < num[3]; ++e, ++i)
+                    f(i, static_cast<std::int64_t>(a) * step[0] + static_cast<std::int64_t>(b) * step[1] +
+                             static_cast<std::int64_t>(c) * step[2] + static_cast<std::int64_t>(e) * step[3]);
 }
 
 neuroncore::tile neuroncore::check_tile(const engine_state& es, const access_pattern& ap, bool engine_rules) const {
@@ -235,12 +238,12 @@ neuroncore::tile neuroncore::check_tile(const engine_state& es, const access_pat
     }
     // Extent of the free walk, in elements.
     std::int64_t lo = 0, hi = 0;
-    for (unsigned d = 0; d < std::min<unsigned>(ap.dims, 3); ++d) {
+    for (unsigned d = 0; d < std::min<unsigned>(ap.dims, max_free_dims); ++d) {
         if (ap.num[d] == 0) throw fault{err_shape, "a free dimension of size 0"};
         const std::int64_t span = static_cast<std::int64_t>(ap.step[d]) * (ap.num[d] - 1);
         (span < 0 ? lo : hi) += span;
     }
-    if (ap.dims == 0 || ap.dims > 3) throw fault{err_shape, "free dimensions must be 1 to 3"};
+    if (ap.dims == 0 || ap.dims > max_free_dims) throw fault{err_shape, "free dimensions must be 1 to 4"};
     if (t.space != space::hbm) {
         const std::uint64_t size = t.space == space::sbuf ? sbuf_partition_size.get().bytes
                                                           : psum_partition_size.get().bytes;

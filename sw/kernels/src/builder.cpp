@@ -1,6 +1,7 @@
 #include "trn3/kernels/builder.h"
 
 #include <cstring>
+#include <stdexcept>
 
 namespace trn3::kernels {
 namespace {
@@ -31,6 +32,8 @@ access_pattern hbm(dtype t, std::uint64_t address, unsigned parts, std::uint32_t
     return ap;
 }
 access_pattern with_dims(access_pattern ap, std::initializer_list<std::pair<std::int32_t, std::uint16_t>> dims) {
+    if (dims.size() == 0 || dims.size() > isa::max_free_dims)
+        throw std::invalid_argument("an access pattern has 1 to 4 free dimensions");
     ap.dims = 0;
     for (auto [step, num] : dims) {
         ap.step[ap.dims] = step;

@@ -4,17 +4,19 @@
 // public Neuron (NKI) documentation: five engines with their own instruction
 // streams, tiles in sbuf/psum/hbm described by access patterns, semaphores
 // for synchronisation, sequencer registers for loops. The encoding is ours:
-// every instruction is 160 bytes, little-endian, laid out exactly as the
+// every instruction is 192 bytes, little-endian, laid out exactly as the
 // `instruction` struct below (docs/isa.md draws it). Models, the kernel
 // builder and the assembler all use this header: the ISA is written once.
 #pragma once
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace trn3::isa {
 
-constexpr unsigned instruction_bytes = 160;
+constexpr unsigned instruction_bytes = 192;
+constexpr unsigned max_free_dims = 4;     // access patterns walk up to 4 free dimensions
 constexpr unsigned registers = 64;          // per sequencer, 32-bit
 constexpr unsigned semaphores = 256;        // per core
 constexpr std::uint8_t no_reg = 0xff;
@@ -68,7 +70,7 @@ constexpr std::uint8_t flag_mx_trn3_scale = 0x08;   // quantize_mx: Trainium3 sc
 constexpr std::uint8_t flag_dma_queue_shift = 4;    // dma: queue number in bits 4..7
 
 // An access pattern: a tile of `partitions` partitions starting at
-// `start_partition`, and in each partition up to three free dimensions
+// `start_partition`, and in each partition up to four free dimensions
 // [step, num] in elements (outermost first). For hbm, `address` is a device
 // address and partition p starts at address + p * partition_stride bytes.
 struct access_pattern {
@@ -77,15 +79,15 @@ struct access_pattern {
     std::uint8_t start_partition;
     std::uint8_t partitions;       // 1..128
     std::uint8_t base_reg;         // address += r[base_reg] (bytes); no_reg: none
-    std::uint8_t dims;             // free dimensions used, 1..3
+    std::uint8_t dims;             // free dimensions used, 1..4
     std::uint16_t reserved;
     std::uint64_t address;         // byte offset in the partition, or device address (hbm)
-    std::int32_t step[3];          // elements
-    std::uint16_t num[3];          // elements
-    std::uint16_t reserved2;
-    std::uint32_t partition_stride;  // hbm only: bytes between partitions
+    std::int32_t step[max_free_dims];   // elements
+    std::uint16_t num[max_free_dims];   // elements
+    std::uint32_t partition_stride;     // hbm only: bytes between partitions
+    std::uint32_t reserved2;
 };
-static_assert(sizeof(access_pattern) == 40, "access_pattern is 40 bytes");
+static_assert(sizeof(access_pattern) == 48, "access_pattern is 48 bytes");
 
 struct instruction {
     std::uint8_t op;               // isa::opcode
@@ -105,9 +107,9 @@ struct instruction {
     float scalar2;                 // activation bias, iota partition step
     std::uint32_t imm;             // register immediate, branch bound, iota base
     std::uint32_t target;          // branch target: instruction index in this stream
-    std::uint64_t reserved;        // zero
+    std::uint64_t reserved[2];     // zero
 };
-static_assert(sizeof(instruction) == instruction_bytes, "instruction is 160 bytes");
+static_assert(sizeof(instruction) == instruction_bytes, "instruction is 192 bytes");
 
 // Names for the text form and for messages.
 const char* name(opcode o);
@@ -125,5 +127,12 @@ std::uint64_t free_elements(const access_pattern& ap);
 // assemble(disassemble(i)) == i for every valid instruction.
 std::string disassemble(const instruction& i);
 instruction assemble(const std::string& line);
+
+// A stream's text: one instruction per line; blank lines and '#' comments are
+// ignored; "name:" labels the next instruction and "target=@name" refers to
+// it. disassemble_stream writes "L<n>:" labels at branch targets, so
+// assemble_stream(disassemble_stream(code)) == code. Errors name the line.
+std::vector<instruction> assemble_stream(const std::string& text);
+std::string disassemble_stream(const std::vector<instruction>& code);
 
 } // namespace trn3::isa

@@ -104,14 +104,19 @@ int sc_main(int argc, char** argv) {
 
     // Tiled GEMMs from device memory.
     const gemm_shape shapes[] = {{512, 1024, 512, dtype::bf16}, {1024, 2048, 1024, dtype::bf16},
-                                 {1024, 2048, 1024, dtype::e4m3fn}};
+                                 {1024, 2048, 1024, dtype::e4m3fn}, {1024, 2048, 1024, dtype::e4m3fn, true}};
     for (const gemm_shape& s : shapes) {
         if (quick && s.M > 512) continue;
-        const gemm_addresses at{0, 4ull << 30, 8ull << 30};
+        const gemm_addresses at{0, 4ull << 30, 8ull << 30, 10ull << 30, 11ull << 30};
         rig.fill(at.a, static_cast<std::size_t>(s.K) * s.M, s.operands, 1);
         rig.fill(at.b, static_cast<std::size_t>(s.K) * s.N, s.operands, 2);
+        if (s.mx) {  // scales near 2^0 (codes around 127): values of unit scale
+            std::memset(rig.device.data() + at.scales_a, 127, static_cast<std::size_t>(s.K / 32) * s.M);
+            std::memset(rig.device.data() + at.scales_b, 127, static_cast<std::size_t>(s.K / 32) * s.N);
+        }
         char name[64];
-        std::snprintf(name, sizeof name, "gemm %s M%u N%u K%u", s.operands == dtype::bf16 ? "bf16" : "fp8", s.M, s.N, s.K);
+        std::snprintf(name, sizeof name, "gemm %s M%u N%u K%u", s.mx ? "mxfp8" : s.operands == dtype::bf16 ? "bf16" : "fp8",
+                      s.M, s.N, s.K);
         print(name, rig.run(gemm(s, at)));
     }
     return 0;

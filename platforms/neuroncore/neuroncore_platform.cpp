@@ -26,6 +26,7 @@
 #include "trn3/kernels/reference.h"
 #include "trn3/neuroncore/neuroncore.h"
 #include "trn3/numerics/float_format.h"
+#include "trn3/numerics/mx.h"
 #include "trn3/platforms/platform.h"
 
 namespace trn3 {
@@ -44,7 +45,7 @@ public:
     param<std::uint64_t> keys{this, "keys", 256, "attention: keys (128, 256, 384 or 512); queries are 128"};
     param<std::uint64_t> head_dim{this, "head_dim", 128, "attention: head dimension (up to 128)"};
     param<std::uint64_t> repeats{this, "repeats", 1000, "matmul_stream: back-to-back 128x128x512 matmuls"};
-    param<std::string> operands{this, "dtype", "bf16", "gemm and matmul_stream operands: bf16 or e4m3fn"};
+    param<std::string> operands{this, "dtype", "bf16", "gemm operands: bf16, e4m3fn or mxfp8; matmul_stream: bf16 or e4m3fn"};
     param<std::uint64_t> seed{this, "seed", 1, "seed of the random inputs"};
     param<double> tolerance{this, "tolerance", 1e-4,
                             "largest accepted error against fp64, relative to max(|reference|, typical magnitude); "
@@ -58,11 +59,16 @@ public:
             kernel.get() != "attention" && kernel.get() != "matmul_stream")
             throw config_error("param " + kernel.name() + " = '" + kernel.get() +
                                "': must be gemm, softmax, rmsnorm, attention or matmul_stream");
-        if (operands.get() != "bf16" && operands.get() != "e4m3fn")
-            throw config_error("param " + operands.name() + " = '" + operands.get() + "': must be bf16 or e4m3fn");
+        const bool mx_ok = kernel.get() == "gemm";
+        if (operands.get() != "bf16" && operands.get() != "e4m3fn" && !(mx_ok && operands.get() == "mxfp8"))
+            throw config_error("param " + operands.name() + " = '" + operands.get() + "': must be bf16 or e4m3fn" +
+                               (mx_ok ? " or mxfp8" : ""));
         // A shape the kernel cannot tile is the user's error: check it now.
         try {
-            if (kernel.get() == "gemm") gemm({unsigned(m), unsigned(n), unsigned(k), dtype::bf16}, {0, 0, 0});
+            if (kernel.get() == "gemm")
+                gemm({unsigned(m), unsigned(n), unsigned(k), operands.get() == "mxfp8" ? dtype::e4m3fn : dtype::bf16,
+                      operands.get() == "mxfp8"},
+                     {0, 0, 0});
             if (kernel.get() == "softmax" || kernel.get() == "rmsnorm") softmax({unsigned(rows), unsigned(cols)}, 0, 0);
             if (kernel.get() == "attention") attention({unsigned(keys), unsigned(head_dim)}, 0, 0, 0, 0);
         } catch (const std::invalid_argument& e) {
@@ -82,8 +88,9 @@ public:
         os << fmt::format("kernel {} ({})\n", kernel.get(), shape_);
         os << fmt::format("  simulated time   {:.3f} us\n", sim_s_ * 1e6);
         if (flops_ > 0) {
-            const double peak = 128.0 * 128 * 2 * core.tensor_clock.get().hz;
-            os << fmt::format("  throughput       {:.2f} TFLOP/s, {:.1f}% of the core's {:.2f} TFLOP/s peak\n",
+            // MX matmuls do four times the work per cycle.
+            const double peak = 128.0 * 128 * 2 * core.tensor_clock.get().hz * (operands.get() == "mxfp8" ? 4 : 1);
+            os << fmt::format("  throughput       {:.2f} TFLOP/s, {:.1f}% of the core's {:.2f} TFLOP/s peak for this type\n",
                               flops_ / sim_s_ / 1e12, flops_ / sim_s_ / peak * 100, peak / 1e12);
         }
         os << fmt::format("  host time        {:.3f} s{}\n", wall_s_,
@@ -111,6 +118,25 @@ private:
             v[i] = numerics::decode(c, f);
         }
         return v;
+    }
+    // MX-quantises a [rows][cols] matrix per 32-row group of each column;
+    // writes codes and E8M0 scales; returns the values the blocks hold.
+    std::vector<float> write_mx(std::uint64_t codes, std::uint64_t scales, unsigned rows, unsigned cols, std::uint64_t salt) {
+        const auto v = random_floats(static_cast<std::size_t>(rows) * cols, 1.0f, salt);
+        std::vector<float> held(v.size());
+        for (unsigned c = 0; c < cols; ++c)
+            for (unsigned g = 0; g < rows / 32; ++g) {
+                float block[32];
+                for (unsigned i = 0; i < 32; ++i) block[i] = v[static_cast<std::size_t>(32 * g + i) * cols + c];
+                const numerics::mx_block b = numerics::quantize_mx(block, numerics::format::e4m3fn);
+                device.data()[scales + static_cast<std::uint64_t>(g) * cols + c] = b.scale;
+                for (unsigned i = 0; i < 32; ++i) {
+                    const std::size_t at = static_cast<std::size_t>(32 * g + i) * cols + c;
+                    device.data()[codes + at] = b.elements[i];
+                    held[at] = b.value(i);
+                }
+            }
+        return held;
     }
     std::vector<float> read_floats(std::uint64_t at, std::size_t count) {
         std::vector<float> v(count);
@@ -140,7 +166,16 @@ private:
 
     void run() {
         const dtype t = operands.get() == "bf16" ? dtype::bf16 : dtype::e4m3fn;
-        if (kernel.get() == "gemm") {
+        if (kernel.get() == "gemm" && operands.get() == "mxfp8") {
+            const gemm_shape s{static_cast<unsigned>(m), static_cast<unsigned>(n), static_cast<unsigned>(k), dtype::e4m3fn, true};
+            shape_ = fmt::format("mxfp8 M {} N {} K {}", s.M, s.N, s.K);
+            const gemm_addresses at{0, 4ull << 30, 8ull << 30, 10ull << 30, 11ull << 30};
+            auto a = write_mx(at.a, at.scales_a, s.K, s.M, 1);
+            auto b = write_mx(at.b, at.scales_b, s.K, s.N, 2);
+            execute(gemm(s, at));
+            error_ = reference::max_relative_error(read_floats(at.c, static_cast<std::size_t>(s.M) * s.N),
+                                                   reference::gemm(a, b, s.M, s.N, s.K), std::sqrt(double(s.K)));
+        } else if (kernel.get() == "gemm") {
             const gemm_shape s{static_cast<unsigned>(m), static_cast<unsigned>(n), static_cast<unsigned>(k), t};
             shape_ = fmt::format("{} M {} N {} K {}", operands.get(), s.M, s.N, s.K);
             const gemm_addresses at{0, 4ull << 30, 8ull << 30};

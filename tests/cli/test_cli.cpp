@@ -224,6 +224,7 @@ TEST_CASE("the neuroncore platform runs each reference kernel and checks it agai
         "-p neuroncore.kernel=rmsnorm -p neuroncore.rows=128 -p neuroncore.cols=256",
         "-p neuroncore.kernel=matmul_stream -p neuroncore.repeats=20",
         "-p neuroncore.kernel=attention -p neuroncore.keys=256 -p neuroncore.head_dim=64",
+        "-p neuroncore.kernel=gemm -p neuroncore.dtype=mxfp8 -p neuroncore.m=128 -p neuroncore.n=512 -p neuroncore.k=512",
     };
     for (const std::string& args : runs) {
         INFO(args);
@@ -239,7 +240,9 @@ TEST_CASE("the neuroncore platform runs each reference kernel and checks it agai
 TEST_CASE("a kernel shape or name the platform cannot run is a user error") {
     expect_user_error("run --platform neuroncore -p neuroncore.m=100", "M and K must be multiples of 128");
     expect_user_error("run --platform neuroncore -p neuroncore.kernel=fft", "must be gemm, softmax, rmsnorm, attention or matmul_stream");
-    expect_user_error("run --platform neuroncore -p neuroncore.dtype=fp64", "must be bf16 or e4m3fn");
+    expect_user_error("run --platform neuroncore -p neuroncore.dtype=fp64", "must be bf16 or e4m3fn or mxfp8");
+    expect_user_error("run --platform neuroncore -p neuroncore.kernel=softmax -p neuroncore.dtype=mxfp8", "must be bf16 or e4m3fn");
+    expect_user_error("run --platform neuroncore -p neuroncore.dtype=mxfp8 -p neuroncore.k=128", "MX needs K a multiple of 512");
 }
 
 TEST_CASE("the neuroncore timeline shows engine and DMA activity") {

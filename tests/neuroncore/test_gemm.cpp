@@ -98,3 +98,48 @@ TEST_CASE("a GEMM shape that does not tile is refused") {
     CHECK_THROWS_AS(gemm({100, 512, 128, dtype::bf16}, {0, 0, 0}), std::invalid_argument);
 }
 
+
+#include "trn3/numerics/mx.h"
+
+TEST_CASE("a tiled MXFP8 GEMM (M 128, N 512, K 1024) is bit-exact to in-order MX group sums") {
+    test::core_rig r;
+    const unsigned M = 128, N = 512, K = 1024, G = K / 32;
+    std::mt19937 rng(8);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    const gemm_addresses at{0x0, 0x1000'0000, 0x2000'0000, 0x3000'0000, 0x3800'0000};
+    // Quantise each column's 32-row groups; write codes [K][cols] and scales [G][cols].
+    auto quantize = [&](unsigned cols, std::uint64_t codes_at, std::uint64_t scales_at) {
+        std::vector<numerics::mx_block> blocks(static_cast<std::size_t>(G) * cols);
+        for (unsigned c = 0; c < cols; ++c)
+            for (unsigned g = 0; g < G; ++g) {
+                float v[32];
+                for (float& x : v) x = nd(rng);
+                numerics::mx_block b = numerics::quantize_mx(v, numerics::format::e4m3fn);
+                r.device.data()[scales_at + static_cast<std::uint64_t>(g) * cols + c] = b.scale;
+                for (unsigned i = 0; i < 32; ++i)
+                    r.device.data()[codes_at + static_cast<std::uint64_t>(32 * g + i) * cols + c] = b.elements[i];
+                blocks[static_cast<std::size_t>(g) * cols + c] = b;
+            }
+        return blocks;
+    };
+    auto qa = quantize(M, at.a, at.scales_a);
+    auto qb = quantize(N, at.b, at.scales_b);
+    r.run(gemm({M, N, K, dtype::e4m3fn, true}, at));
+    for (unsigned e = 0; e < isa::engine_count; ++e)
+        REQUIRE(r.core.status(static_cast<isa::engine>(e)) != neuroncore::engine_status::error);
+    for (unsigned m = 0; m < M; m += 7)
+        for (unsigned n = 0; n < N; n += 5) {
+            float psum = 0;
+            for (unsigned kt = 0; kt < K / 512; ++kt) {
+                float tile = 0;
+                for (unsigned g = 16 * kt; g < 16 * kt + 16; ++g) {
+                    const float d = numerics::mx_dot(qa[static_cast<std::size_t>(g) * M + m], qb[static_cast<std::size_t>(g) * N + n]);
+                    tile = g == 16 * kt ? d : tile + d;
+                }
+                psum = kt == 0 ? tile : psum + tile;
+            }
+            float got;
+            std::memcpy(&got, r.device.data() + at.c + (static_cast<std::uint64_t>(m) * N + n) * 4, 4);
+            REQUIRE(got == psum);
+        }
+}

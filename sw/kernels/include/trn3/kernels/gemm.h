@@ -2,7 +2,7 @@
 // B[K][N] in device memory (row-major, bf16 or fp8), as nc_matmul computes
 // stationary^T x moving.
 //
-// Tiles: K by 128 (partitions), M by 128 (stationary free / PSUM
+// Tiles: K by 128 (partitions; MX: by 512, four K values per partition), M by 128 (stationary free / PSUM
 // partitions), N by 512 (one 2 KiB PSUM bank of fp32). For each output tile
 // the K tiles accumulate in PSUM; the Vector engine copies the finished bank
 // to SBUF and DMAs it out. Loads are double-buffered in SBUF and PSUM banks
@@ -20,12 +20,17 @@
 namespace trn3::kernels {
 
 struct gemm_shape {
-    unsigned M, N, K;        // multiples of 128, 512, 128
+    unsigned M, N, K;        // multiples of 128, 512, 128 (MX: K a multiple of 512)
     dtype operands = dtype::bf16;
+    bool mx = false;         // MXFP8/MXFP4: operands are MX codes with E8M0 scales
 };
 
+// MX operands in device memory: codes row-major like the others (A[K][M],
+// B[K][N], one byte each) and E8M0 scales row-major per 32-row group
+// (scales_a[K/32][M], scales_b[K/32][N]).
 struct gemm_addresses {
     std::uint64_t a, b, c;
+    std::uint64_t scales_a = 0, scales_b = 0;
 };
 
 // Throws std::invalid_argument for a shape it cannot tile.

@@ -109,8 +109,8 @@ neuroncore::neuroncore(const sc_core::sc_module_name& name)
         es.track = timeline::instance().make_track(process, isa::name(es.id));
         const std::string n = isa::name(es.id);
         auto add = [&](const std::string& leaf, std::uint64_t off, unsigned width, access a, const std::string& d) {
-            engine_regs_.push_back(std::make_unique<reg>(regs_, n + "_" + leaf, off, width, 0, a, d));
-            return engine_regs_.back().get();
+            owned_regs_.push_back(std::make_unique<reg>(regs_, n + "_" + leaf, off, width, 0, a, d));
+            return owned_regs_.back().get();
         };
         reg* pc = add("pc", 0x20 * e, 8, access::rw, "start address of the " + n + " stream");
         reg* start_reg = add("start", 0x20 * e + 0x08, 4, access::wo, "write 1 to start the " + n + " engine");
@@ -124,9 +124,9 @@ neuroncore::neuroncore(const sc_core::sc_module_name& name)
         });
     }
     for (unsigned s = 0; s < semaphores; ++s) {
-        engine_regs_.push_back(std::make_unique<reg>(regs_, fmt::format("semaphore{}", s), 0x400 + 4 * s, 4, 0,
+        owned_regs_.push_back(std::make_unique<reg>(regs_, fmt::format("semaphore{}", s), 0x400 + 4 * s, 4, 0,
                                                      access::rw, "semaphore"));
-        reg* r = engine_regs_.back().get();
+        reg* r = owned_regs_.back().get();
         r->on_read([this, s](reg& x) { x.set(semaphores_[s]); });
         r->on_write([this, s](reg& x, std::uint64_t) {
             semaphores_[s] = static_cast<std::uint32_t>(x.value());
@@ -395,6 +395,11 @@ bool neuroncore::back_to_back(const engine_state& es) {
     return es.warm && sc_core::sc_time_stamp() == es.busy_until;
 }
 
+sc_time neuroncore::tensor_time(const engine_state& es, std::uint64_t cycles) const {
+    if (!back_to_back(es)) cycles += tensor_fill_cycles;
+    return cycles_at(cycles, tensor_clock);
+}
+
 sc_time neuroncore::matmul(engine_state& es, const instruction& ins) {
     // psum dst[m][n] (+)= sum over k of stationary src0[k][m] x moving src1[k][n]
     const tile dst = check_tile(es, ins.dst, true);
@@ -448,9 +453,7 @@ sc_time neuroncore::matmul(engine_state& es, const instruction& ins) {
     matmul_flops_ += 2ull * K * M * N;
     // Timing: one moving column per cycle (fp32: tensor_fp32_cycles_per_column),
     // plus the array fill when the engine was idle before this matmul.
-    std::uint64_t cycles = static_cast<std::uint64_t>(N) * (fused ? tensor_fp32_cycles_per_column.get() : 1);
-    if (!back_to_back(es)) cycles += tensor_fill_cycles;
-    return cycles_at(cycles, tensor_clock);
+    return tensor_time(es, static_cast<std::uint64_t>(N) * (fused ? tensor_fp32_cycles_per_column.get() : 1));
 }
 
 sc_time neuroncore::matmul_mx(engine_state& es, const instruction& ins, const tile& dst, const tile& a, const tile& b) {
@@ -526,9 +529,7 @@ sc_time neuroncore::matmul_mx(engine_state& es, const instruction& ins, const ti
     }
     matmul_flops_ += 2ull * K * M * N;
     // Four multiplies per element of the array per cycle: N cycles per 512-deep pass.
-    std::uint64_t cycles = N;
-    if (!back_to_back(es)) cycles += tensor_fill_cycles;
-    return cycles_at(cycles, tensor_clock);
+    return tensor_time(es, N);
 }
 
 sc_time neuroncore::quantize_mx(engine_state& es, const instruction& ins) {
@@ -588,9 +589,7 @@ sc_time neuroncore::transpose(engine_state& es, const instruction& ins) {
         const std::uint64_t rate = narrow(dst.type) ? vector_elements_per_cycle_narrow : vector_elements_per_cycle_wide;
         return cycles_at(instruction_overhead_cycles + (static_cast<std::uint64_t>(P) * F + rate - 1) / rate, engine_clock);
     }
-    std::uint64_t cycles = P;
-    if (!back_to_back(es)) cycles += tensor_fill_cycles;
-    return cycles_at(cycles, tensor_clock);
+    return tensor_time(es, P);
 }
 
 void neuroncore::dma(engine_state& es, const instruction& ins) {

@@ -12,6 +12,26 @@ void check(const rows_shape& s) {
         throw std::invalid_argument("rows must be a multiple of 128 and cols 1 to 4096");
 }
 
+// Loads row tile t of X into SBUF (signalling s0) once tile t-1 is stored.
+void load_rows(stream& sync, const rows_shape& s, unsigned t, std::uint64_t x, std::uint64_t at) {
+    const std::uint64_t row0 = x + static_cast<std::uint64_t>(t) * 128 * s.cols * 4;
+    sync.dma(sbuf(f32, 0, 128, at, s.cols), hbm(f32, row0, 128, s.cols * 4, s.cols)).signal(0, 1);
+    if (t > 0) sync.wait(rows_done_semaphore, t);
+}
+
+// Stores row tile t of Y from SBUF, counting it on rows_done_semaphore.
+void store_rows(stream& vec, const rows_shape& s, unsigned t, std::uint64_t y, std::uint64_t at) {
+    vec.dma(hbm(f32, y + static_cast<std::uint64_t>(t) * 128 * s.cols * 4, 128, s.cols * 4, s.cols), sbuf(f32, 0, 128, at, s.cols))
+        .signal(rows_done_semaphore, 1);
+}
+
+// The end of every stream: Vector waits for the last store.
+void finish(stream& sync, stream& act, stream& vec, unsigned tiles) {
+    sync.halt();
+    act.halt();
+    vec.nop().wait(rows_done_semaphore, tiles).halt();
+}
+
 // [p][1] per-row value broadcast along `cols`: step 0.
 access_pattern broadcast(std::uint64_t offset, unsigned cols) {
     return with_dims(sbuf(f32, 0, 128, offset, 1), {{0, static_cast<std::uint16_t>(cols)}});
@@ -27,10 +47,7 @@ program softmax(const rows_shape& s, std::uint64_t x, std::uint64_t y) {
     stream& vec = p.on(engine::vector);
     stream& act = p.on(engine::scalar);
     for (unsigned t = 0; t < T; ++t) {
-        const std::uint64_t row0 = x + static_cast<std::uint64_t>(t) * 128 * C * 4;
-        // One tile in flight: load once the previous tile's result is stored.
-        sync.dma(sbuf(f32, 0, 128, xin, C), hbm(f32, row0, 128, C * 4, C)).signal(0, 1);
-        if (t > 0) sync.wait(rows_done_semaphore, t);
+        load_rows(sync, s, t, x, xin);  // one tile in flight
         // max, x - max, exp, sum, 1/sum, scale
         vec.tensor_reduce(sbuf(f32, 0, 128, stat, 1), sbuf(f32, 0, 128, xin, C), isa::alu::max).wait(0, t + 1);
         vec.tensor_tensor(sbuf(f32, 0, 128, tmp, C), sbuf(f32, 0, 128, xin, C), broadcast(stat, C), isa::alu::subtract)
@@ -43,12 +60,9 @@ program softmax(const rows_shape& s, std::uint64_t x, std::uint64_t y) {
         vec.tensor_tensor(sbuf(f32, 0, 128, xin, C), sbuf(f32, 0, 128, tmp, C), broadcast(stat2, C), isa::alu::multiply)
             .wait(6, t + 1)
             .signal(1, 1);
-        vec.dma(hbm(f32, y + static_cast<std::uint64_t>(t) * 128 * C * 4, 128, C * 4, C), sbuf(f32, 0, 128, xin, C))
-            .signal(rows_done_semaphore, 1);
+        store_rows(vec, s, t, y, xin);
     }
-    sync.halt();
-    act.halt();
-    vec.nop().wait(rows_done_semaphore, T).halt();
+    finish(sync, act, vec, T);
     return p;
 }
 
@@ -63,9 +77,7 @@ program rmsnorm(const rows_shape& s, std::uint64_t x, std::uint64_t gamma, std::
     // gamma[c] to every partition (partition stride 0).
     sync.dma(sbuf(f32, 0, 128, g, C), hbm(f32, gamma, 128, 0, C)).signal(7, 1);
     for (unsigned t = 0; t < T; ++t) {
-        const std::uint64_t row0 = x + static_cast<std::uint64_t>(t) * 128 * C * 4;
-        sync.dma(sbuf(f32, 0, 128, xin, C), hbm(f32, row0, 128, C * 4, C)).signal(0, 1);
-        if (t > 0) sync.wait(rows_done_semaphore, t);
+        load_rows(sync, s, t, x, xin);
         // x^2, mean + eps, rsqrt, x * r * gamma
         act.activation(sbuf(f32, 0, 128, sq, C), sbuf(f32, 0, 128, xin, C), isa::function::square).wait(0, t + 1).signal(3, 1);
         vec.tensor_reduce(sbuf(f32, 0, 128, stat, 1), sbuf(f32, 0, 128, sq, C), isa::alu::add).wait(3, t + 1);
@@ -77,12 +89,9 @@ program rmsnorm(const rows_shape& s, std::uint64_t x, std::uint64_t gamma, std::
         vec.tensor_tensor(sbuf(f32, 0, 128, xin, C), sbuf(f32, 0, 128, sq, C), sbuf(f32, 0, 128, g, C), isa::alu::multiply)
             .wait(7, 1)
             .signal(1, 1);
-        vec.dma(hbm(f32, y + static_cast<std::uint64_t>(t) * 128 * C * 4, 128, C * 4, C), sbuf(f32, 0, 128, xin, C))
-            .signal(rows_done_semaphore, 1);
+        store_rows(vec, s, t, y, xin);
     }
-    sync.halt();
-    act.halt();
-    vec.nop().wait(rows_done_semaphore, T).halt();
+    finish(sync, act, vec, T);
     return p;
 }
 

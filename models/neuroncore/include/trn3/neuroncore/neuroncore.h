@@ -133,6 +133,8 @@ private:
     // True when the engine finished an instruction exactly now (the Tensor
     // engine then streams on without refilling the array).
     static bool back_to_back(const engine_state& es);
+    // Tensor engine time: `cycles`, plus the array fill unless back to back.
+    sc_core::sc_time tensor_time(const engine_state& es, std::uint64_t cycles) const;
     void stop_on_error(engine_state& es, std::uint32_t pc_index, const fault& f);
 
     // Tiles: checks an access pattern and resolves its memory.
@@ -170,7 +172,7 @@ private:
     numerics::xorwow rng_;
 
     reg_bank regs_{std::string(name()) + ".regs"};
-    std::vector<std::unique_ptr<reg>> engine_regs_;
+    std::vector<std::unique_ptr<reg>> owned_regs_;  // per-engine and semaphore registers, made in the constructor
     reg irq_status_{regs_, "irq_status", 0xa0, 4, 0, access::w1c, "engines stopped on an error"};
     reg irq_enable_{regs_, "irq_enable", 0xa4, 4, 0x1f, access::rw, "error interrupts enabled"};
 

@@ -78,6 +78,8 @@ neuroncore::neuroncore(const sc_core::sc_module_name& name)
       tensor_fp32_cycles_per_column(this, "tensor_fp32_cycles_per_column", 4,
                                     "cycles per moving column with fp32 operands (bf16/fp16/fp8: 1)"),
       max_moving_free(this, "max_moving_free", 512, "largest moving free size of one matmul"),
+      vector_transpose_size(this, "vector_transpose_size", 32, "largest square tile the Vector engine transposes",
+                            range<std::uint64_t>{1, 128}),
       vector_elements_per_cycle_narrow(this, "vector_elements_per_cycle_narrow", 512,
                                        "Vector elements per cycle with 1- or 2-byte types"),
       vector_elements_per_cycle_wide(this, "vector_elements_per_cycle_wide", 256, "Vector elements per cycle otherwise"),
@@ -414,7 +416,9 @@ sc_time neuroncore::matmul(engine_state& es, const instruction& ins) {
     const unsigned K = ins.src0.partitions, M = static_cast<unsigned>(free_elements(ins.src0));
     const unsigned N = static_cast<unsigned>(free_elements(ins.src1));
     if (ins.src1.partitions != K) throw fault{err_shape, "stationary and moving have different K"};
-    if (M > 128 || ins.dst.partitions != M) throw fault{err_shape, "stationary free size (M) must equal dst partitions, <= 128"};
+    // The array is partitions x partitions: K and M are bounded by it.
+    if (M > partitions.get() || ins.dst.partitions != M)
+        throw fault{err_shape, fmt::format("stationary free size (M) must equal dst partitions, <= {}", partitions.get())};
     if (N > max_moving_free.get() || free_elements(ins.dst) != N)
         throw fault{err_shape, fmt::format("moving free size (N) must equal dst free size, <= {}", max_moving_free.get())};
     // Operands decoded once (exact), then the defined order: for each output,
@@ -469,7 +473,7 @@ sc_time neuroncore::matmul_mx(engine_state& es, const instruction& ins, const ti
     const unsigned M = static_cast<unsigned>(free_elements(ins.src0) / 4), N = static_cast<unsigned>(free_elements(ins.src1) / 4);
     if (ins.src1.partitions != Kp || Kp % 8 || ins.src0.start_partition || ins.src1.start_partition)
         throw fault{err_shape, "MX K must be a multiple of 32 (8 partitions from partition 0)"};
-    if (free_elements(ins.src0) != 4ull * M || free_elements(ins.src1) != 4ull * N || M > 128 || ins.dst.partitions != M ||
+    if (free_elements(ins.src0) != 4ull * M || free_elements(ins.src1) != 4ull * N || M > partitions.get() || ins.dst.partitions != M ||
         N > max_moving_free.get() || free_elements(ins.dst) != N)
         throw fault{err_shape, "MX matmul shape"};
     const std::uint64_t part_bytes = sbuf_partition_size.get().bytes;
@@ -572,7 +576,7 @@ sc_time neuroncore::transpose(engine_state& es, const instruction& ins) {
     const tile dst = check_tile(es, ins.dst, true);
     const tile s = check_tile(es, ins.src0, true);
     const unsigned P = ins.src0.partitions, F = static_cast<unsigned>(free_elements(ins.src0));
-    const unsigned limit = es.id == engine::vector ? 32 : 128;
+    const auto limit = static_cast<unsigned>(es.id == engine::vector ? vector_transpose_size.get() : partitions.get());
     if (F > limit || P > limit || ins.dst.partitions != F || free_elements(ins.dst) != P)
         throw fault{err_shape, fmt::format("transpose shape (up to {} x {} on this engine)", limit, limit)};
     if (es.id == engine::gpsimd && (dst.space == space::psum || s.space == space::psum))

@@ -72,6 +72,7 @@ public:
     param<std::uint64_t> tensor_fill_cycles;
     param<std::uint64_t> tensor_fp32_cycles_per_column;
     param<std::uint64_t> max_moving_free;
+    param<std::uint64_t> vector_transpose_size;
     param<std::uint64_t> vector_elements_per_cycle_narrow, vector_elements_per_cycle_wide;
     param<std::uint64_t> scalar_elements_per_cycle_narrow, scalar_elements_per_cycle_wide;
     param<std::uint64_t> gpsimd_elements_per_cycle;

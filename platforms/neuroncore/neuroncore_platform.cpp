@@ -86,6 +86,10 @@ public:
 
     void report(std::ostream& os) const override {
         os << fmt::format("kernel {} ({})\n", kernel.get(), shape_);
+        if (!ran_) {
+            os << "  the kernel did not finish: " << core.blocked_report() << "\n";
+            return;
+        }
         os << fmt::format("  simulated time   {:.3f} us\n", sim_s_ * 1e6);
         if (flops_ > 0) {
             // MX matmuls do four times the work per cycle.

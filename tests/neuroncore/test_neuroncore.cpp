@@ -238,3 +238,13 @@ TEST_CASE("a DMA with a 4-D pattern gathers exactly the elements it names") {
             for (unsigned c = 0; c < 4; ++c)
                 for (unsigned d = 0; d < 5; ++d, ++i) CHECK(r.sbuf_f32(0, 4 * i) == static_cast<float>(120 * a + 40 * b + 10 * c + 2 * d));
 }
+
+TEST_CASE("a deadlocked kernel ends the simulation and says which engine waits for what") {
+    core_rig r;
+    program p;
+    p.on(engine::vector).memset(sbuf(dtype::fp32, 0, 1, 0, 1), 1.0f).signal(4, 1).halt();
+    p.on(engine::tensor).nop().nop().wait(4, 2).halt();  // only one increment will ever come
+    r.run(p);
+    CHECK(!r.core.all_stopped());
+    CHECK(r.core.blocked_report() == "tensor waits for s4 >= 2 (now 1) at instruction 1");
+}

@@ -152,6 +152,19 @@ bool neuroncore::all_stopped() const {
     return true;
 }
 
+std::string neuroncore::blocked_report() const {
+    std::string out;
+    for (const engine_state& es : engines_) {
+        if (es.status != engine_status::running) continue;
+        if (!out.empty()) out += "; ";
+        out += es.waiting_sem >= 0
+                   ? fmt::format("{} waits for s{} >= {} (now {}) at instruction {}", isa::name(es.id), es.waiting_sem,
+                                 es.waiting_value, semaphores_[static_cast<unsigned>(es.waiting_sem)], es.waiting_pc)
+                   : fmt::format("{} is running", isa::name(es.id));
+    }
+    return out;
+}
+
 void neuroncore::reset() {
     semaphores_.fill(0);
     pending_signals_.clear();
@@ -765,8 +778,13 @@ void neuroncore::run_engine(unsigned e) {
                                                                    isa::name(es.id))});
                 break;
             }
-            if (ins.wait_sem != no_semaphore)
+            if (ins.wait_sem != no_semaphore && semaphores_[ins.wait_sem] < ins.wait_value) {
+                es.waiting_sem = ins.wait_sem;
+                es.waiting_value = ins.wait_value;
+                es.waiting_pc = index;
                 while (semaphores_[ins.wait_sem] < ins.wait_value) sc_core::wait(semaphore_changed_);
+                es.waiting_sem = -1;
+            }
             ++instructions_;
             std::uint32_t next = index + 1;
             const sc_time started = sc_core::sc_time_stamp();

@@ -94,6 +94,10 @@ public:
     // An event notified whenever an engine halts or stops on an error.
     const sc_core::sc_event& engine_stopped() const { return stopped_; }
     bool all_stopped() const;
+    // Engines still running, each with the semaphore it waits for, e.g.
+    // "tensor waits for s3 >= 2 (now 1) at instruction 7": a deadlocked
+    // kernel ends the simulation with this instead of silence.
+    std::string blocked_report() const;
     // Between kernels (all engines stopped): semaphores, registers and engine
     // states back to reset. SBUF and PSUM keep their contents, as on the device.
     void reset() override;
@@ -112,6 +116,8 @@ private:
         sc_core::sc_event start_event;
         sc_core::sc_time busy_until;
         bool warm = false;  // ran an instruction that ended exactly when this one starts
+        int waiting_sem = -1;           // semaphore waited on now (-1: none)
+        std::uint32_t waiting_value = 0, waiting_pc = 0;
         timeline::track track;
     };
     struct fault {

@@ -248,3 +248,19 @@ TEST_CASE("a deadlocked kernel ends the simulation and says which engine waits f
     CHECK(!r.core.all_stopped());
     CHECK(r.core.blocked_report() == "tensor waits for s4 >= 2 (now 1) at instruction 1");
 }
+
+TEST_CASE("a register number beyond the 64 a sequencer has stops it with error 1") {
+    expect_error(engine::vector, neuroncore::err_illegal, [](stream& s) { s.set_reg(64, 1); });
+}
+
+TEST_CASE("a DMA on a queue the core does not have stops the issuing engine with error 1, moving nothing") {
+    param_registry::instance().set_pending_text("nc0.dma_queues", "4", "test");
+    core_rig r;
+    const float v = 5.0f;
+    r.write(0x100, &v, 4);
+    program p;
+    p.on(engine::sync).dma(sbuf(dtype::fp32, 0, 1, 0, 1), hbm(dtype::fp32, 0x100, 1, 4, 1), 9).halt();
+    r.run(p);
+    CHECK(r.core.error(engine::sync) == neuroncore::err_illegal);
+    CHECK(r.sbuf_f32(0, 0) == 0.0f);
+}

@@ -75,6 +75,16 @@ timeline::track timeline::make_track(const std::string& process, const std::stri
     return {pid, tit->second};
 }
 
+std::string timeline::process_of(const sc_core::sc_object& block) {
+    const std::string name = block.name();
+    const auto dot = name.rfind('.');
+    return dot == std::string::npos ? name : name.substr(0, dot);
+}
+
+timeline::track timeline::track_of(const sc_core::sc_object& block, const std::string& suffix) {
+    return make_track(process_of(block), block.basename() + suffix);
+}
+
 namespace {
 double us(const sc_core::sc_time& t) { return static_cast<double>(t.value()) / 1e6; }  // resolution: 1 ps
 } // namespace
@@ -121,7 +131,7 @@ void rate_counter::flush_until(const sc_core::sc_time& at) {
         bytes_ = 0;
         window_start_ += window_;
         // Skip idle windows in one step, with a zero at the first of them.
-        if (window_start_ + window_ <= at && bytes_ == 0) {
+        if (window_start_ + window_ <= at) {
             tl.counter(track_, name_, window_start_, 0.0);
             const std::uint64_t skip = (at - window_start_).value() / window_.value();
             window_start_ += window_ * static_cast<double>(skip);

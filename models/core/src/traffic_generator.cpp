@@ -23,8 +23,7 @@ traffic_generator::traffic_generator(const sc_core::sc_module_name& name, const 
                  "charge each DMI access through a timing_only transaction (for targets whose timing depends on "
                  "traffic, such as HBM); false: the grant's fixed latency"),
       rng_(seed.get()), trace_out_(*this, "out"),
-      track_(timeline::instance().make_track(std::string(this->name()).substr(0, std::string(this->name()).rfind('.')),
-                                             basename())),
+      track_(timeline::instance().track_of(*this)),
       writes_(this, "writes", "write transactions issued"),
       reads_(this, "reads", "read transactions issued"),
       dmi_accesses_(this, "dmi_accesses", "accesses made through a DMI pointer"),

@@ -21,12 +21,6 @@ geometry geometry_of(const hbm_stack& s) {
             static_cast<unsigned>(s.banks_per_group.get()), s.row_size.get().bytes};
 }
 
-// The timeline process of a block: its parent's hierarchical name.
-std::string process_of(const std::string& name) {
-    const auto dot = name.rfind('.');
-    return dot == std::string::npos ? name : name.substr(0, dot);
-}
-
 // A stable seed per stack: FNV-1a of its name, mixed with the seed param.
 std::uint64_t seed_for(const std::string& name, std::uint64_t seed) {
     std::uint64_t h = 1469598103934665603ull ^ seed;
@@ -97,8 +91,8 @@ hbm_stack::hbm_stack(const sc_core::sc_module_name& name)
       burst_bytes_(burst_size.get().bytes),
       controller_ps_(to_ps(controller_latency)),
       trace_in_(*this, "in"),
-      bandwidth_(process_of(this->name()), basename(), timeline_window),
-      track_(timeline::instance().make_track(process_of(this->name()), std::string(basename()) + " errors")),
+      bandwidth_(timeline::process_of(*this), basename(), timeline_window),
+      track_(timeline::instance().track_of(*this, " errors")),
       reads_(this, "reads", "read accesses"),
       writes_(this, "writes", "write accesses"),
       bytes_read_(this, "bytes_read", "bytes read"),

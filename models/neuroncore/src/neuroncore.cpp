@@ -613,6 +613,8 @@ void neuroncore::dma(engine_state& es, const instruction& ins) {
     // dst = src0 element by element over the pattern, with a cast; runs on
     // queue (flags >> 4), sharing the core's DMA bandwidth; the copy is
     // visible at once, the semaphore increments when the queue finishes it.
+    const unsigned q = ins.flags >> flag_dma_queue_shift;
+    if (q >= dma_queue_free_.size()) throw fault{err_illegal, fmt::format("DMA queue {} of {}", q, dma_queue_free_.size())};
     const tile dst = check_tile(es, ins.dst, false);
     const tile src = check_tile(es, ins.src0, false);
     const unsigned parts = ins.dst.partitions;
@@ -680,7 +682,6 @@ void neuroncore::dma(engine_state& es, const instruction& ins) {
     dma_bytes_ += bytes;
     // Timing: the queue takes its descriptors in order; the transfer books the
     // shared DMA bandwidth.
-    const unsigned q = (ins.flags >> flag_dma_queue_shift) % dma_queue_free_.size();
     const calendar::tick now = sc_core::sc_time_stamp().value();
     const calendar::tick ready = std::max(now, dma_queue_free_[q]) + dma_descriptor_cost.get().value();
     const calendar::tick start = dma_bus_.book(ready, dma_bandwidth.get().transfer_time(bytes).value());
@@ -762,6 +763,10 @@ void neuroncore::update_irq() { error_irq.set((irq_status_.value() & irq_enable_
 
 void neuroncore::run_engine(unsigned e) {
     engine_state& es = engines_[e];
+    auto reg_of = [&es](const instruction& ins) -> std::uint32_t& {
+        if (ins.reg_a >= registers) throw fault{err_illegal, fmt::format("register r{} of {}", ins.reg_a, registers)};
+        return es.regs[ins.reg_a];
+    };
     for (;;) {
         sc_core::wait(es.start_event);
         std::uint32_t index = 0;
@@ -791,10 +796,10 @@ void neuroncore::run_engine(unsigned e) {
             try {
                 switch (static_cast<opcode>(ins.op)) {
                 case opcode::halt: es.status = engine_status::halted; break;
-                case opcode::set_reg: es.regs.at(ins.reg_a % registers) = ins.imm; break;
-                case opcode::add_reg: es.regs.at(ins.reg_a % registers) += ins.imm; break;
+                case opcode::set_reg: reg_of(ins) = ins.imm; break;
+                case opcode::add_reg: reg_of(ins) += ins.imm; break;
                 case opcode::branch_lt:
-                    if (es.regs.at(ins.reg_a % registers) < ins.imm) next = ins.target;
+                    if (reg_of(ins) < ins.imm) next = ins.target;
                     break;
                 case opcode::sem_increment: break;  // only its signal
                 case opcode::dma: dma(es, ins); break;

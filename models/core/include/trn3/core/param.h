@@ -8,8 +8,8 @@
 // constructed. A key that no param claims is an error, reported with the
 // nearest valid name.
 //
-//   param<sc_time>   latency{this, "latency", 120_ns, "read latency of the array"};
-//   param<frequency> clock{this, "clock", 2.4_GHz, "core clock"};
+//   param<sc_time>   latency{this, "latency", sc_time(120, SC_NS), "read latency of the array"};
+//   param<frequency> clock{this, "clock", frequency{2.4e9}, "core clock"};
 //   param<uint64_t>  count{this, "count", 1000, "transactions to issue", range<uint64_t>{1, 1u << 30}};
 #pragma once
 

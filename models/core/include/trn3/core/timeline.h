@@ -40,6 +40,10 @@ public:
     bool enabled() const { return out_ != nullptr; }
 
     track make_track(const std::string& process, const std::string& thread);
+    // The track of a block: its parent's hierarchical name is the process,
+    // its own name (plus `suffix`) the thread.
+    track track_of(const sc_core::sc_object& block, const std::string& suffix = "");
+    static std::string process_of(const sc_core::sc_object& block);
     // An activity from start to end on a track.
     void slice(const track& t, const std::string& name, const sc_core::sc_time& start, const sc_core::sc_time& end);
     // A value over time; each name is its own counter track within the process.

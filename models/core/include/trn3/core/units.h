@@ -54,16 +54,5 @@ std::string format_frequency(frequency f);
 std::string format_byte_count(byte_count b);
 std::string format_bandwidth(bandwidth b);
 
-inline namespace literals {
-inline byte_count operator""_KiB(unsigned long long v) { return {v << 10}; }
-inline byte_count operator""_MiB(unsigned long long v) { return {v << 20}; }
-inline byte_count operator""_GiB(unsigned long long v) { return {v << 30}; }
-inline frequency operator""_MHz(long double v) { return {static_cast<double>(v) * 1e6}; }
-inline frequency operator""_MHz(unsigned long long v) { return {static_cast<double>(v) * 1e6}; }
-inline frequency operator""_GHz(long double v) { return {static_cast<double>(v) * 1e9}; }
-inline frequency operator""_GHz(unsigned long long v) { return {static_cast<double>(v) * 1e9}; }
-inline bandwidth operator""_GBps(long double v) { return {static_cast<double>(v) * 1e9}; }
-inline bandwidth operator""_GBps(unsigned long long v) { return {static_cast<double>(v) * 1e9}; }
-} // namespace literals
 
 } // namespace trn3

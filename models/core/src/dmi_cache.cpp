@@ -14,12 +14,6 @@ const dmi_cache::entry* dmi_cache::find(std::uint64_t addr, unsigned len, bool i
     return nullptr;
 }
 
-const tlm::tlm_dmi* dmi_cache::grant_for(std::uint64_t addr) const {
-    for (const entry& e : entries_)
-        if (addr >= e.start && addr <= e.end) return &e.dmi;
-    return nullptr;
-}
-
 void dmi_cache::insert(const tlm::tlm_dmi& dmi) {
     entries_.push_back({dmi.get_start_address(), dmi.get_end_address(), dmi.get_dmi_ptr(), dmi.is_read_allowed(),
                         dmi.is_write_allowed(), dmi});

@@ -54,19 +54,20 @@ bool protocol_checker::peek(std::uint64_t addr, unsigned len, std::vector<unsign
 }
 
 void protocol_checker::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay) {
-    const std::string where = describe(tx, "in");
+    // The transaction's text is built only when a rule is broken.
+    auto where = [&tx] { return describe(tx, "in"); };
     if (tx.get_response_status() != tlm::TLM_INCOMPLETE_RESPONSE)
-        violation("initiator", "response status not TLM_INCOMPLETE_RESPONSE before b_transport: " + where);
+        violation("initiator", "response status not TLM_INCOMPLETE_RESPONSE before b_transport: " + where());
     // A timing_only payload carries no data by design.
     const bool carries_data = tx.get_command() != tlm::TLM_IGNORE_COMMAND && !tx.get_extension<timing_only>();
     if (carries_data && (tx.get_data_ptr() == nullptr || tx.get_data_length() == 0)) {
-        violation("initiator", "no data pointer or zero length: " + where);
+        violation("initiator", "no data pointer or zero length: " + where());
         out->b_transport(tx, delay);
         return;
     }
     const unsigned char* be = tx.get_byte_enable_ptr();
     const unsigned be_len = tx.get_byte_enable_length();
-    if (be && be_len == 0) violation("initiator", "byte-enable pointer with zero byte-enable length: " + where);
+    if (be && be_len == 0) violation("initiator", "byte-enable pointer with zero byte-enable length: " + where());
     const bool with_enables = be && be_len > 0 && carries_data;
 
     std::vector<unsigned char> before_buffer, before_target, after_target;
@@ -78,19 +79,19 @@ void protocol_checker::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_tim
     out->b_transport(tx, delay);
 
     if (tx.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE)
-        violation("target", "b_transport returned without a response status: " + where);
+        violation("target", "b_transport returned without a response status: " + where());
     if (!with_enables || !tx.is_response_ok()) return;
     for (unsigned i = 0; i < len; ++i) {
         if (be[i % be_len] == TLM_BYTE_ENABLED) continue;
         if (tx.is_read() && tx.get_data_ptr()[i] != before_buffer[i]) {
-            violation("target", fmt::format("read wrote byte {} whose byte enable is off: {}", i, where));
+            violation("target", fmt::format("read wrote byte {} whose byte enable is off: {}", i, where()));
             return;
         }
     }
     if (watch_target && peek(tx.get_address(), len, after_target)) {
         for (unsigned i = 0; i < len; ++i) {
             if (be[i % be_len] != TLM_BYTE_ENABLED && before_target[i] != after_target[i]) {
-                violation("target", fmt::format("write changed byte {} whose byte enable is off: {}", i, where));
+                violation("target", fmt::format("write changed byte {} whose byte enable is off: {}", i, where()));
                 return;
             }
         }

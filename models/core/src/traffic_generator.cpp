@@ -58,8 +58,8 @@ bool traffic_generator::access(tlm::tlm_command cmd, std::uint64_t addr, unsigne
             if (dmi_timing.get()) {
                 charge_timing(cmd, addr, len);
             } else {
-                const tlm::tlm_dmi* g = dmi_.grant_for(addr);
-                qk_.inc(is_write ? g->get_write_latency() : g->get_read_latency());
+                const tlm::tlm_dmi& g = dmi_.last_grant();
+                qk_.inc(is_write ? g.get_write_latency() : g.get_read_latency());
                 ++transaction_count();
             }
             if (qk_.need_sync()) qk_.sync();

@@ -28,7 +28,8 @@ public:
         if (observer_) report(addr, len, is_write);
         return e->ptr + (addr - e->start);
     }
-    const tlm::tlm_dmi* grant_for(std::uint64_t addr) const;
+    // The grant behind the last successful lookup() (its latencies).
+    const tlm::tlm_dmi& last_grant() const { return entries_[last_].dmi; }
     void insert(const tlm::tlm_dmi& dmi);
     void invalidate(std::uint64_t start, std::uint64_t end);
     std::size_t size() const { return entries_.size(); }

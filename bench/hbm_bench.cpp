@@ -245,20 +245,20 @@ int sc_main(int argc, char** argv) {
     std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>> curves = {
         {"sequential 4 KiB reads", {}}, {"random 64 B reads", {}}};
     std::string csv = "pattern,offered_pct,achieved_pct,p50_ns,p90_ns,p99_ns\n";
-    for (double load : {0.05, 0.2, 0.4, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95}) {
-        result r = b.run("seq", false, load, static_cast<std::uint64_t>(65536 * load + 4096) / scale);
-        std::printf("  %-10s %7.0f%% %9.1f%% %8.1f %8.1f %8.1f %14.0f\n", "seq 4KiB", load * 100,
-                    r.bandwidth_share * 100, r.p50_ns, r.p90_ns, r.p99_ns, r.sim_s * 1e6 / r.wall_s * stacks);
-        curves[0].second.emplace_back(load * 100, r.p50_ns);
-        csv += fmt::format("seq4k,{},{:.2f},{:.1f},{:.1f},{:.1f}\n", load * 100, r.bandwidth_share * 100, r.p50_ns, r.p90_ns, r.p99_ns);
-    }
-    for (double load : {0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4}) {
-        result r = b.run("rand", false, load, static_cast<std::uint64_t>(2000000 * load + 20000) / scale);
-        std::printf("  %-10s %7.0f%% %9.1f%% %8.1f %8.1f %8.1f %14.0f\n", "rand 64B", load * 100,
-                    r.bandwidth_share * 100, r.p50_ns, r.p90_ns, r.p99_ns, r.sim_s * 1e6 / r.wall_s * stacks);
-        curves[1].second.emplace_back(load * 100, r.p50_ns);
-        csv += fmt::format("rand64,{},{:.2f},{:.1f},{:.1f},{:.1f}\n", load * 100, r.bandwidth_share * 100, r.p50_ns, r.p90_ns, r.p99_ns);
-    }
+    // One curve: a pattern swept over offered loads, with the requests per run.
+    auto sweep = [&](std::size_t curve, const char* pattern, const char* label, const char* csv_name,
+                     std::initializer_list<double> loads, double requests_per_load, double extra) {
+        for (double load : loads) {
+            result r = b.run(pattern, false, load, static_cast<std::uint64_t>(requests_per_load * load + extra) / scale);
+            std::printf("  %-10s %7.0f%% %9.1f%% %8.1f %8.1f %8.1f %14.0f\n", label, load * 100, r.bandwidth_share * 100,
+                        r.p50_ns, r.p90_ns, r.p99_ns, r.sim_s * 1e6 / r.wall_s * stacks);
+            curves[curve].second.emplace_back(load * 100, r.p50_ns);
+            csv += fmt::format("{},{},{:.2f},{:.1f},{:.1f},{:.1f}\n", csv_name, load * 100, r.bandwidth_share * 100,
+                               r.p50_ns, r.p90_ns, r.p99_ns);
+        }
+    };
+    sweep(0, "seq", "seq 4KiB", "seq4k", {0.05, 0.2, 0.4, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95}, 65536, 4096);
+    sweep(1, "rand", "rand 64B", "rand64", {0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4}, 2000000, 20000);
     if (!out_dir.empty()) {
         std::ofstream(out_dir + "/hbm_bench.json") << fig.list.dump(2) << "\n";
         std::ofstream(out_dir + "/hbm_latency_curve.csv") << csv;

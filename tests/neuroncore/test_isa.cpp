@@ -23,6 +23,8 @@ program every_kind() {
     t.transpose(sbuf(dtype::fp32, 0, 32, 0, 64), sbuf(dtype::fp32, 0, 64, 512, 32));
     t.matmul_mx(psum(dtype::bf16, 0, 128, 0, 512), sbuf(dtype::e2m1, 0, 128, 0, 512), sbuf(dtype::e5m2, 0, 128, 4096, 2048),
                 100000, 101000, true);
+    t.matmul(psum(dtype::fp32, 0, 64, 0, 256), sbuf(dtype::bf16, 0, 32, 0, 64), sbuf(dtype::bf16, 0, 32, 1024, 1024))
+        .sparse(isa::sparsity::s4_16, 70000);
     t.set_reg(3, 77).add_reg(3, 0xffffffff).branch_lt(3, 100, 1).halt();
     auto& v = p.on(isa::engine::vector);
     v.tensor_tensor(sbuf(dtype::bf16, 64, 64, 0, 16), sbuf(dtype::bf16, 64, 64, 64, 16), sbuf(dtype::fp32, 64, 64, 128, 16),
@@ -53,7 +55,7 @@ TEST_CASE("every instruction kind survives disassemble then assemble, bit for bi
             CHECK(isa::disassemble(isa::assemble(text)) == text);
             ++n;
         }
-    CHECK(n == 18);
+    CHECK(n == 19);
 }
 
 TEST_CASE("the text form names everything") {

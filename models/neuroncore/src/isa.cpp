@@ -39,6 +39,7 @@ const char* dtype_names[] = {"fp32", "bf16", "fp16", "e4m3fn", "e5m2", "int32", 
 const char* alu_names[] = {"add", "subtract", "multiply", "max", "min", "bypass"};
 const char* function_names[] = {"copy", "exp", "relu", "gelu", "silu", "tanh", "sigmoid", "square", "rsqrt",
                                 "reciprocal"};
+const char* sparsity_names[] = {"dense", "4:8", "4:16"};
 
 template <std::size_t N>
 int index_of(const char* (&table)[N], const std::string& s) {
@@ -62,6 +63,15 @@ const char* name(space s) { return static_cast<unsigned>(s) < 3 ? space_names[st
 const char* name(dtype t) { return static_cast<unsigned>(t) < 7 ? dtype_names[static_cast<unsigned>(t)] : "?"; }
 const char* name(alu a) { return static_cast<unsigned>(a) < 6 ? alu_names[static_cast<unsigned>(a)] : "?"; }
 const char* name(function f) { return static_cast<unsigned>(f) < 10 ? function_names[static_cast<unsigned>(f)] : "?"; }
+const char* name(sparsity s) { return static_cast<unsigned>(s) < 3 ? sparsity_names[static_cast<unsigned>(s)] : "?"; }
+
+unsigned sparsity_group(sparsity s) {
+    switch (s) {
+    case sparsity::s4_8: return 8;
+    case sparsity::s4_16: return 16;
+    default: return 0;
+    }
+}
 
 namespace {
 
@@ -167,6 +177,8 @@ std::string disassemble(const instruction& i) {
     if (float_bits_nonzero(i.scalar2)) s += " scalar2=" + float_text(i.scalar2);
     if (i.imm) s += fmt::format(" imm={}", i.imm);
     if (i.target) s += fmt::format(" target={}", i.target);
+    if (i.sparsity) s += fmt::format(" sparse={}", name(static_cast<sparsity>(i.sparsity)));
+    if (i.meta) s += fmt::format(" meta={}", i.meta);
     return s;
 }
 
@@ -221,6 +233,11 @@ instruction assemble(const std::string& line) {
         else if (key == "scalar2") i.scalar2 = std::strtof(value.c_str(), nullptr);
         else if (key == "imm") i.imm = static_cast<std::uint32_t>(number(value, line));
         else if (key == "target") i.target = static_cast<std::uint32_t>(number(value, line));
+        else if (key == "sparse") {
+            const int v = index_of(sparsity_names, value);
+            if (v < 0) bad("unknown sparsity '" + value + "' (dense, 4:8, 4:16)", line);
+            i.sparsity = static_cast<std::uint8_t>(v);
+        } else if (key == "meta") i.meta = static_cast<std::uint32_t>(number(value, line));
         else bad("unknown field '" + key + "'", line);
     }
     return i;

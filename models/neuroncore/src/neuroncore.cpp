@@ -1,9 +1,12 @@
 #include "trn3/neuroncore/neuroncore.h"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstring>
 #include <limits>
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include <fmt/format.h>
@@ -59,6 +62,25 @@ float apply_function(function f, float x) {
     case function::reciprocal: return 1.0f / x;
     }
     return x;
+}
+
+// Every code of an MX element format as its exact integer (value x 2^shift)
+// and whether it is finite: built once per format.
+struct mx_codes {
+    std::array<std::int64_t, 256> integer{};
+    std::array<bool, 256> finite{};
+};
+const mx_codes& mx_code_table(numerics::format f) {
+    static std::map<numerics::format, mx_codes> tables;
+    static std::mutex lock;
+    std::lock_guard<std::mutex> guard(lock);
+    auto [it, added] = tables.try_emplace(f);
+    if (added)
+        for (unsigned c = 0; c < 256; ++c) {
+            it->second.integer[c] = numerics::mx_element_integer(c, f);
+            it->second.finite[c] = std::isfinite(numerics::decode(c, f));
+        }
+    return it->second;
 }
 
 sc_time cycles_at(std::uint64_t n, frequency f) { return sc_time(static_cast<double>(n) / f.hz, sc_core::SC_SEC); }
@@ -423,129 +445,199 @@ sc_time neuroncore::matmul(engine_state& es, const instruction& ins) {
     if (dst.space != space::psum) throw fault{err_unreachable, "matmul writes PSUM"};
     if (a.space != space::sbuf || b.space != space::sbuf) throw fault{err_unreachable, "matmul reads SBUF"};
     if (dst.type != dtype::fp32 && dst.type != dtype::bf16) throw fault{err_dtype, "matmul output is fp32 or bf16"};
-    if (ins.flags & flag_mx) return matmul_mx(es, ins, dst, a, b);
+    if (ins.sparsity > static_cast<std::uint8_t>(sparsity::s4_16)) throw fault{err_illegal, "unknown sparsity"};
+    // Geometry (docs/isa.md): each stationary partition holds V values of
+    // every column (MX: 4), each moving partition D dense K values of every
+    // column (D = V dense; V x G/4 with 4 of every G kept).
+    const bool mx = ins.flags & flag_mx;
+    const unsigned G = sparsity_group(static_cast<sparsity>(ins.sparsity));
+    matmul_shape s;
+    s.V = mx ? 4 : 1;
+    s.D = G ? s.V * G / 4 : s.V;
+    s.P = ins.src0.partitions;
+    s.Kc = s.V * s.P;
+    s.K = s.D * s.P;
+    s.M = static_cast<unsigned>(free_elements(ins.src0) / s.V);
+    s.N = static_cast<unsigned>(free_elements(ins.src1) / s.D);
+    if (ins.src1.partitions != s.P) throw fault{err_shape, "stationary and moving have different partition counts"};
+    if (free_elements(ins.src0) != static_cast<std::uint64_t>(s.V) * s.M ||
+        free_elements(ins.src1) != static_cast<std::uint64_t>(s.D) * s.N)
+        throw fault{err_shape, fmt::format("operand free sizes must be multiples of {} (stationary) and {} (moving)", s.V, s.D)};
+    // The array is partitions x partitions: K and M are bounded by it.
+    if (s.M > partitions.get() || ins.dst.partitions != s.M)
+        throw fault{err_shape, fmt::format("stationary columns (M) must equal dst partitions, <= {}", partitions.get())};
+    if (s.N > max_moving_free.get() || free_elements(ins.dst) != s.N)
+        throw fault{err_shape, fmt::format("moving columns (N) must equal dst free size, <= {}", max_moving_free.get())};
+    if (G) s.k_of = sparse_indices(ins, s, G);
+    if (mx) return matmul_mx(es, ins, s, dst, a, b);
     if (a.type != b.type || a.type == dtype::int32 || a.type == dtype::e2m1)
         throw fault{err_dtype, "matmul operands: one float type (e2m1 only in MX mode)"};
-    const unsigned K = ins.src0.partitions, M = static_cast<unsigned>(free_elements(ins.src0));
-    const unsigned N = static_cast<unsigned>(free_elements(ins.src1));
-    if (ins.src1.partitions != K) throw fault{err_shape, "stationary and moving have different K"};
-    // The array is partitions x partitions: K and M are bounded by it.
-    if (M > partitions.get() || ins.dst.partitions != M)
-        throw fault{err_shape, fmt::format("stationary free size (M) must equal dst partitions, <= {}", partitions.get())};
-    if (N > max_moving_free.get() || free_elements(ins.dst) != N)
-        throw fault{err_shape, fmt::format("moving free size (N) must equal dst free size, <= {}", max_moving_free.get())};
+    const unsigned M = s.M, N = s.N, Kc = s.Kc;
+    matmul_flops_ += 2ull * s.K * M * N;  // dense-equivalent
     // Operands decoded once (exact), then the defined order: for each output,
-    // acc = 0; for k = 0..K-1: acc = fl32(acc + a[k][m] * b[k][n]). Products of
-    // 16-bit-or-narrower operands are exact in fp32, so this is one rounding
-    // per step; fp32 operands use a fused multiply-add (docs/numerics.md).
-    std::vector<float> A(static_cast<std::size_t>(K) * M), B(static_cast<std::size_t>(K) * N), acc(static_cast<std::size_t>(M) * N, 0.0f);
-    std::vector<std::int64_t> ao(M), bo(N), dof(N);
+    // acc = 0; for each kept k in increasing order: acc = fl32(acc + a[k][m] x
+    // b[k][n]). Products of 16-bit-or-narrower operands are exact in fp32, so
+    // this is one rounding per step; fp32 operands use a fused multiply-add
+    // (docs/numerics.md). A sparse matmul multiplies only the kept values.
+    std::vector<float> A(static_cast<std::size_t>(Kc) * M), B(static_cast<std::size_t>(s.K) * N), acc(static_cast<std::size_t>(M) * N, 0.0f);
+    std::vector<std::int64_t> ao(M), bo(static_cast<std::size_t>(s.D) * N), dof(N);
     walk(ins.src0, [&](std::uint64_t i, std::int64_t off) { ao[i] = off; });
     walk(ins.src1, [&](std::uint64_t i, std::int64_t off) { bo[i] = off; });
     walk(ins.dst, [&](std::uint64_t i, std::int64_t off) { dof[i] = off; });
-    for (unsigned k = 0; k < K; ++k) {
-        for (unsigned m = 0; m < M; ++m) A[k * M + m] = load(a, k, ao[m]);
-        for (unsigned n = 0; n < N; ++n) B[k * N + n] = load(b, k, bo[n]);
+    for (unsigned p = 0; p < s.P; ++p) {
+        for (unsigned m = 0; m < M; ++m) A[static_cast<std::size_t>(p) * M + m] = load(a, p, ao[m]);
+        for (unsigned j = 0; j < s.D * N; ++j) B[static_cast<std::size_t>(s.D * p + j % s.D) * N + j / s.D] = load(b, p, bo[j]);
     }
     const bool fused = a.type == dtype::fp32;
-    for (unsigned k = 0; k < K; ++k) {
-        const float* brow = &B[static_cast<std::size_t>(k) * N];
+    const bool sparse = !s.k_of.empty();
+    for (unsigned c = 0; c < Kc; ++c) {
         for (unsigned m = 0; m < M; ++m) {
-            const float av = A[static_cast<std::size_t>(k) * M + m];
             float* out = &acc[static_cast<std::size_t>(m) * N];
+            const float av = A[static_cast<std::size_t>(c) * M + m];
+            const float* brow = &B[static_cast<std::size_t>(sparse ? s.k_of[static_cast<std::size_t>(m) * Kc + c] : c) * N];
             if (fused)
                 for (unsigned n = 0; n < N; ++n) out[n] = std::fma(av, brow[n], out[n]);
             else
                 for (unsigned n = 0; n < N; ++n) out[n] += av * brow[n];
         }
     }
-    const bool accumulate = ins.flags & flag_accumulate;
-    const bool stochastic = ins.flags & flag_stochastic;
+    write_psum(ins, dst, acc, M, N, dof);
+    // Timing: one moving column per cycle (fp32: tensor_fp32_cycles_per_column),
+    // plus the array fill when the engine was idle before this matmul.
+    return tensor_time(es, static_cast<std::uint64_t>(N) * (fused ? tensor_fp32_cycles_per_column.get() : 1));
+}
+
+std::vector<std::uint16_t> neuroncore::sparse_indices(const instruction& ins, const matmul_shape& s, unsigned G) {
+    // Metadata byte j of stationary partition p (SBUF partition start + p, at
+    // meta + j) is the position, within its group of G K values, of the
+    // stationary's j-th element: column j / V, kept value c = V p + j % V of
+    // group c / 4. Positions in a group strictly increase.
+    if (s.Kc % 4) throw fault{err_shape, "a sparse stationary holds whole groups of 4 kept values"};
+    const std::uint64_t row = static_cast<std::uint64_t>(s.V) * s.M;
+    if (ins.meta + row > sbuf_partition_size.get().bytes) throw fault{err_out_of_bounds, "sparsity metadata outside SBUF"};
+    std::vector<std::uint16_t> k_of(static_cast<std::size_t>(s.M) * s.Kc);
+    for (unsigned p = 0; p < s.P; ++p) {
+        const unsigned char* meta = sbuf(ins.src0.start_partition + p) + ins.meta;
+        for (unsigned j = 0; j < row; ++j) {
+            const unsigned m = j / s.V, c = s.V * p + j % s.V, pos = meta[j];
+            std::uint16_t& k = k_of[static_cast<std::size_t>(m) * s.Kc + c];
+            k = static_cast<std::uint16_t>(c / 4 * G + pos);
+            if (pos >= G || (c % 4 && k <= (&k)[-1]))
+                throw fault{err_sparsity, fmt::format("sparsity metadata of column {}, kept value {}: position {} ({})", m, c,
+                                                      pos, pos >= G ? fmt::format("group of {}", G) : "not increasing")};
+        }
+    }
+    return k_of;
+}
+
+void neuroncore::write_psum(const instruction& ins, const tile& dst, const std::vector<float>& acc, unsigned M, unsigned N,
+                            const std::vector<std::int64_t>& dof) {
+    const bool accumulate = ins.flags & flag_accumulate, stochastic = ins.flags & flag_stochastic;
     for (unsigned m = 0; m < M; ++m)
         for (unsigned n = 0; n < N; ++n) {
             float v = acc[static_cast<std::size_t>(m) * N + n];
             if (accumulate) v = load(dst, m, dof[n]) + v;
             store(dst, m, dof[n], v, stochastic);
         }
-    matmul_flops_ += 2ull * K * M * N;
-    // Timing: one moving column per cycle (fp32: tensor_fp32_cycles_per_column),
-    // plus the array fill when the engine was idle before this matmul.
-    return tensor_time(es, static_cast<std::uint64_t>(N) * (fused ? tensor_fp32_cycles_per_column.get() : 1));
 }
 
-sc_time neuroncore::matmul_mx(engine_state& es, const instruction& ins, const tile& dst, const tile& a, const tile& b) {
-    // MX (OCP MX v1.0 blocks of 32 along K): each partition holds 4 consecutive
-    // K values of every column (src0: 4M elements, src1: 4N), so K = 4 x
-    // partitions; the E8M0 scale of K group g (32 values = 8 partitions) and
-    // column m sits in SBUF partition g at byte imm + m (src0), target + n
-    // (src1). dst[m][n] = fl32 sum over groups, in order, of the group's dot
-    // product (exact, rounded once to fp32: docs/numerics.md rules 16 and 22).
+sc_time neuroncore::matmul_mx(engine_state& es, const instruction& ins, const matmul_shape& s, const tile& dst,
+                              const tile& a, const tile& b) {
+    // MX (OCP MX v1.0 blocks of 32 along K): the E8M0 scale of K block g
+    // (dense K values 32g..32g+31) and column m sits in SBUF partition g at
+    // byte imm + m (src0), target + n (src1). dst[m][n] = fl32 sum over
+    // blocks, in order, of the block's dot product over its kept values
+    // (exact, rounded once to fp32: docs/numerics.md rules 16, 22 and 23).
     auto mx_type = [](dtype t) { return t == dtype::e4m3fn || t == dtype::e5m2 || t == dtype::e2m1; };
     if (!mx_type(a.type) || !mx_type(b.type)) throw fault{err_dtype, "MX operands are e4m3fn, e5m2 or e2m1"};
-    const unsigned Kp = ins.src0.partitions, K = 4 * Kp, G = Kp / 8;
-    const unsigned M = static_cast<unsigned>(free_elements(ins.src0) / 4), N = static_cast<unsigned>(free_elements(ins.src1) / 4);
-    if (ins.src1.partitions != Kp || Kp % 8 || ins.src0.start_partition || ins.src1.start_partition)
-        throw fault{err_shape, "MX K must be a multiple of 32 (8 partitions from partition 0)"};
-    if (free_elements(ins.src0) != 4ull * M || free_elements(ins.src1) != 4ull * N || M > partitions.get() || ins.dst.partitions != M ||
-        N > max_moving_free.get() || free_elements(ins.dst) != N)
-        throw fault{err_shape, "MX matmul shape"};
+    const unsigned M = s.M, N = s.N, K = s.K, Kc = s.Kc, blocks = K / 32, per_block = 32 * Kc / K;
+    if (K % 32 || ins.src0.start_partition || ins.src1.start_partition)
+        throw fault{err_shape, "MX K must be a multiple of 32, from partition 0"};
     const std::uint64_t part_bytes = sbuf_partition_size.get().bytes;
     if (ins.imm + M > part_bytes || ins.target + N > part_bytes) throw fault{err_out_of_bounds, "MX scales outside SBUF"};
+    matmul_flops_ += 2ull * K * M * N;  // dense-equivalent
     const auto fa = format_of(a.type), fb = format_of(b.type);
-    // Elements as exact integers, transposed so each column's K run is contiguous.
-    std::vector<std::int64_t> ai(static_cast<std::size_t>(M) * K), bi(static_cast<std::size_t>(N) * K);
-    std::vector<std::uint8_t> a_nan(static_cast<std::size_t>(M) * G, 0), b_nan(static_cast<std::size_t>(N) * G, 0);
-    std::vector<std::int64_t> ao(4 * M), bo(4 * N), dof(N);
+    // Elements as exact integers (value x 2^shift), transposed so each
+    // column's K run is contiguous; non-finite elements flagged per block (and
+    // per element of the moving operand, which a sparse matmul reads only
+    // where it keeps). Unless an operand is e5m2, every product is below 2^36
+    // and a block's sum below 2^41: exact in a double, whose sum can then run
+    // in any order (vectorised); e5m2 products reach 2^64 and take int128.
+    const bool wide = a.type == dtype::e5m2 || b.type == dtype::e5m2;
+    const mx_codes& ca = mx_code_table(fa);
+    const mx_codes& cb = mx_code_table(fb);
+    std::vector<double> ad(static_cast<std::size_t>(M) * Kc), bd(static_cast<std::size_t>(N) * K);
+    std::vector<std::int64_t> ai(wide ? ad.size() : 0), bi(wide ? bd.size() : 0);
+    std::vector<std::uint8_t> a_nan(static_cast<std::size_t>(M) * blocks, 0), b_nan(static_cast<std::size_t>(N) * blocks, 0);
+    std::vector<std::uint8_t> b_bad(s.k_of.empty() ? 0 : static_cast<std::size_t>(N) * K, 0);
+    std::vector<std::int64_t> ao(static_cast<std::size_t>(s.V) * M), bo(static_cast<std::size_t>(s.D) * N), dof(N);
     walk(ins.src0, [&](std::uint64_t i, std::int64_t off) { ao[i] = off; });
     walk(ins.src1, [&](std::uint64_t i, std::int64_t off) { bo[i] = off; });
     walk(ins.dst, [&](std::uint64_t i, std::int64_t off) { dof[i] = off; });
-    auto load_ints = [&](const tile& t, numerics::format f, unsigned cols, const std::vector<std::int64_t>& offs,
-                         std::vector<std::int64_t>& out, std::vector<std::uint8_t>& nan) {
-        for (unsigned p = 0; p < Kp; ++p)
-            for (unsigned j = 0; j < 4 * cols; ++j) {
-                const std::uint32_t code = *element(t, p, offs[j]);
-                const unsigned col = j / 4, k = 4 * p + j % 4;
-                out[static_cast<std::size_t>(col) * K + k] = numerics::mx_element_integer(code, f);
-                if (!std::isfinite(numerics::decode(code, f))) nan[static_cast<std::size_t>(col) * G + k / 32] = 1;
+    for (unsigned p = 0; p < s.P; ++p) {
+        for (unsigned j = 0; j < s.V * M; ++j) {
+            const std::uint8_t code = *element(a, p, ao[j]);
+            const std::size_t at = static_cast<std::size_t>(j / s.V) * Kc + s.V * p + j % s.V;
+            ad[at] = static_cast<double>(ca.integer[code]);
+            if (wide) ai[at] = ca.integer[code];
+            if (!ca.finite[code]) a_nan[static_cast<std::size_t>(j / s.V) * blocks + (s.V * p + j % s.V) / per_block] = 1;
+        }
+        for (unsigned j = 0; j < s.D * N; ++j) {
+            const std::uint8_t code = *element(b, p, bo[j]);
+            const unsigned n = j / s.D, k = s.D * p + j % s.D;
+            const std::size_t at = static_cast<std::size_t>(n) * K + k;
+            bd[at] = static_cast<double>(cb.integer[code]);
+            if (wide) bi[at] = cb.integer[code];
+            if (!cb.finite[code]) {
+                b_nan[static_cast<std::size_t>(n) * blocks + k / 32] = 1;
+                if (!b_bad.empty()) b_bad[at] = 1;
             }
-    };
-    load_ints(a, fa, M, ao, ai, a_nan);
-    load_ints(b, fb, N, bo, bi, b_nan);
+        }
+    }
     const int shift = numerics::mx_element_shift(fa) + numerics::mx_element_shift(fb);
-    // int64 holds a 32-term group sum unless an operand is e5m2 (products up to 2^64).
-    const bool wide = a.type == dtype::e5m2 || b.type == dtype::e5m2;
-    const bool accumulate = ins.flags & flag_accumulate, stochastic = ins.flags & flag_stochastic;
+    std::vector<float> acc(static_cast<std::size_t>(M) * N);
     for (unsigned m = 0; m < M; ++m) {
+        const std::uint16_t* kk = s.k_of.empty() ? nullptr : &s.k_of[static_cast<std::size_t>(m) * Kc];
         for (unsigned n = 0; n < N; ++n) {
-            float acc = 0;
-            for (unsigned g = 0; g < G; ++g) {
+            float sum_blocks = 0;
+            for (unsigned g = 0; g < blocks; ++g) {
                 const std::uint8_t sa = sbuf(g)[ins.imm + m], sb = sbuf(g)[ins.target + n];
+                const std::size_t xa = static_cast<std::size_t>(m) * Kc + g * per_block, yb = static_cast<std::size_t>(n) * K;
+                const std::uint16_t* ks = kk ? kk + g * per_block : nullptr;
+                bool nan = sa == numerics::e8m0_nan || sb == numerics::e8m0_nan || a_nan[static_cast<std::size_t>(m) * blocks + g];
+                if (!nan && b_nan[static_cast<std::size_t>(n) * blocks + g]) {
+                    if (!ks) nan = true;
+                    for (unsigned i = 0; ks && i < per_block; ++i) nan = nan || b_bad[yb + ks[i]];
+                }
                 float d;
-                if (sa == numerics::e8m0_nan || sb == numerics::e8m0_nan || a_nan[static_cast<std::size_t>(m) * G + g] ||
-                    b_nan[static_cast<std::size_t>(n) * G + g]) {
+                if (nan) {
                     d = std::numeric_limits<float>::quiet_NaN();
                 } else {
-                    const std::int64_t* x = &ai[static_cast<std::size_t>(m) * K + 32 * g];
-                    const std::int64_t* y = &bi[static_cast<std::size_t>(n) * K + 32 * g];
                     numerics::mx_int128 sum = 0;
                     if (wide) {
-                        for (unsigned i = 0; i < 32; ++i) sum += static_cast<numerics::mx_int128>(x[i]) * y[i];
+                        for (unsigned i = 0; i < per_block; ++i)
+                            sum += static_cast<numerics::mx_int128>(ai[xa + i]) * bi[yb + (ks ? ks[i] : 32 * g + i)];
                     } else {
-                        std::int64_t s64 = 0;
-                        for (unsigned i = 0; i < 32; ++i) s64 += x[i] * y[i];
-                        sum = s64;
+                        const double* x = &ad[xa];
+                        double exact = 0;
+                        if (ks) {
+                            for (unsigned i = 0; i < per_block; ++i) exact += x[i] * bd[yb + ks[i]];
+                        } else {
+                            const double* y = &bd[yb + 32 * g];
+#pragma omp simd reduction(+ : exact)
+                            for (unsigned i = 0; i < 32; ++i) exact += x[i] * y[i];
+                        }
+                        sum = static_cast<std::int64_t>(exact);
                     }
                     d = numerics::round_scaled(sum, (sa - 127) + (sb - 127) - shift);
                 }
-                acc = g == 0 ? d : acc + d;
+                sum_blocks = g == 0 ? d : sum_blocks + d;
             }
-            float v = acc;
-            if (accumulate) v = load(dst, m, dof[n]) + v;
-            store(dst, m, dof[n], v, stochastic);
+            acc[static_cast<std::size_t>(m) * N + n] = sum_blocks;
         }
     }
-    matmul_flops_ += 2ull * K * M * N;
-    // Four multiplies per element of the array per cycle: N cycles per 512-deep pass.
+    write_psum(ins, dst, acc, M, N, dof);
+    // Four multiplies per element of the array per cycle: N cycles per pass.
     return tensor_time(es, N);
 }
 

@@ -74,6 +74,11 @@ stream& stream::matmul_mx(const access_pattern& dst, const access_pattern& st, c
     code_.back().target = scales_b;
     return *this;
 }
+stream& stream::sparse(isa::sparsity s, std::uint32_t meta) {
+    code_.back().sparsity = static_cast<std::uint8_t>(s);
+    code_.back().meta = meta;
+    return *this;
+}
 stream& stream::quantize_mx(const access_pattern& dst, const access_pattern& src, std::uint32_t scales, bool trn3_rule) {
     auto& i = emit(isa::opcode::quantize_mx);
     i.dst = dst;

@@ -46,6 +46,7 @@ enum class opcode : std::uint8_t {
     // tensor engine
     matmul = 0x20,         // psum dst[m][n] (+)= sum_k src0[k][m] * src1[k][n]
                            // with flag_mx: MXFP8/MXFP4, scales at SBUF offsets imm (src0) and target (src1)
+                           // with sparsity 4:8 / 4:16: src0 compressed, indices at SBUF offset meta
     transpose = 0x21,      // dst[j][i] = src0[i][j]
     // DMA (sync engine issues; queues run it)
     dma = 0x30,            // dst = src0 over the whole access pattern, with cast
@@ -57,6 +58,12 @@ enum class dtype : std::uint8_t { fp32 = 0, bf16 = 1, fp16 = 2, e4m3fn = 3, e5m2
 unsigned dtype_bytes(dtype t);
 
 enum class alu : std::uint8_t { add = 0, subtract = 1, multiply = 2, max = 3, min = 4, bypass = 5 };
+
+// Structured sparsity of a matmul's stationary operand: at most 4 non-zero
+// values in every group of 8 or 16 consecutive K values (docs/isa.md).
+enum class sparsity : std::uint8_t { dense = 0, s4_8 = 1, s4_16 = 2 };
+// K values per group (0 for dense).
+unsigned sparsity_group(sparsity s);
 
 enum class function : std::uint8_t {
     copy = 0, exp = 1, relu = 2, gelu = 3, silu = 4, tanh = 5, sigmoid = 6, square = 7, rsqrt = 8, reciprocal = 9
@@ -107,7 +114,10 @@ struct instruction {
     float scalar2;                 // activation bias, iota partition step
     std::uint32_t imm;             // register immediate, branch bound, iota base
     std::uint32_t target;          // branch target: instruction index in this stream
-    std::uint64_t reserved[2];     // zero
+    std::uint32_t meta;            // sparse matmul: byte offset of the sparsity metadata in SBUF
+    std::uint8_t sparsity;         // isa::sparsity (matmul)
+    std::uint8_t reserved_b[3];    // zero
+    std::uint64_t reserved;        // zero
 };
 static_assert(sizeof(instruction) == instruction_bytes, "instruction is 192 bytes");
 
@@ -118,6 +128,7 @@ const char* name(space s);
 const char* name(dtype t);
 const char* name(alu a);
 const char* name(function f);
+const char* name(sparsity s);
 
 // Elements a pattern covers in one partition.
 std::uint64_t free_elements(const access_pattern& ap);

@@ -51,7 +51,7 @@ namespace trn3::neuroncore {
 
 enum error_code : std::uint32_t {
     err_none = 0, err_illegal = 1, err_out_of_bounds = 2, err_partition = 3, err_memory = 4, err_dtype = 5,
-    err_shape = 6, err_unreachable = 7
+    err_shape = 6, err_unreachable = 7, err_sparsity = 8
 };
 
 enum class engine_status : std::uint32_t { idle = 0, running = 1, halted = 2, error = 3 };
@@ -134,8 +134,18 @@ private:
     sc_core::sc_time transpose(engine_state& es, const isa::instruction& ins);
     sc_core::sc_time quantize_mx(engine_state& es, const isa::instruction& ins);
     struct tile;
-    sc_core::sc_time matmul_mx(engine_state& es, const isa::instruction& ins, const tile& dst, const tile& a,
-                               const tile& b);
+    // A matmul's geometry: P partitions, V stationary values and D dense K
+    // values per partition per column, Kc = V P kept and K = D P dense K
+    // values, M x N outputs; k_of[m Kc + c]: the dense K of kept value c (sparse).
+    struct matmul_shape {
+        unsigned V = 1, D = 1, P = 0, Kc = 0, K = 0, M = 0, N = 0;
+        std::vector<std::uint16_t> k_of;
+    };
+    std::vector<std::uint16_t> sparse_indices(const isa::instruction& ins, const matmul_shape& s, unsigned group);
+    sc_core::sc_time matmul_mx(engine_state& es, const isa::instruction& ins, const matmul_shape& s, const tile& dst,
+                               const tile& a, const tile& b);
+    void write_psum(const isa::instruction& ins, const tile& dst, const std::vector<float>& acc, unsigned M, unsigned N,
+                    const std::vector<std::int64_t>& dof);
     void dma(engine_state& es, const isa::instruction& ins);
     // True when the engine finished an instruction exactly now (the Tensor
     // engine then streams on without refilling the array).

@@ -47,6 +47,10 @@ public:
     // `scales_a` + m and `scales_b` + n (docs/isa.md).
     stream& matmul_mx(const access_pattern& dst_psum, const access_pattern& stationary, const access_pattern& moving,
                       std::uint32_t scales_a, std::uint32_t scales_b, bool accumulate = false);
+    // Makes the last matmul (dense or MX) structured-sparse: its stationary
+    // holds only the kept values, their indices in SBUF at `meta` (docs/isa.md;
+    // kernels/sparse.h compresses a matrix into that layout).
+    stream& sparse(isa::sparsity s, std::uint32_t meta);
     stream& transpose(const access_pattern& dst, const access_pattern& src);
     // Vector: MX-quantise src ([8k partitions][4C]) into dst in the matmul_mx
     // layout, scales to SBUF partition g at `scales` + c.

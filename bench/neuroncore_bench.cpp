@@ -11,7 +11,11 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <memory>
 #include <string>
+#include <vector>
+
+#include <fmt/format.h>
 
 #include "trn3/core/entry.h"
 #include "trn3/core/sparse_memory.h"
@@ -61,6 +65,57 @@ struct bench_rig {
     }
 };
 
+// The chip's eight cores, each with its own device memory, for the
+// chip-level figure (2,517 TFLOP/s MXFP8 in the facts sheet).
+struct chip_rig {
+    static constexpr unsigned cores = 8;
+    std::vector<std::unique_ptr<neuroncore::neuroncore>> core;
+    std::vector<std::unique_ptr<sparse_memory>> device;
+    chip_rig() {
+        for (unsigned c = 0; c < cores; ++c) {
+            core.push_back(std::make_unique<neuroncore::neuroncore>(fmt::format("chip_nc{}", c).c_str()));
+            device.push_back(std::make_unique<sparse_memory>(fmt::format("chip_device{}", c).c_str(), byte_count{1ull << 30}));
+            core.back()->mem.bind(device.back()->in);
+        }
+    }
+    // Runs the same program on every core at once.
+    bench_rig::result run(const program& p) {
+        std::uint64_t flops_before = flops();
+        for (unsigned c = 0; c < cores; ++c) {
+            core[c]->reset();
+            auto pcs = p.load([&](std::uint64_t a, const void* d, std::size_t n) { std::memcpy(device[c]->data() + a, d, n); },
+                              512ull << 20);
+            for (unsigned e = 0; e < isa::engine_count; ++e)
+                if (!p.on(static_cast<isa::engine>(e)).code().empty()) core[c]->start(static_cast<isa::engine>(e), pcs[e]);
+        }
+        const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+        auto w0 = std::chrono::steady_clock::now();
+        sc_core::sc_start();
+        const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+        return {(sc_core::sc_time_stamp() - t0).to_seconds(), wall, static_cast<double>(flops() - flops_before)};
+    }
+    std::uint64_t flops() const {
+        std::uint64_t sum = 0;
+        for (unsigned c = 0; c < cores; ++c)
+            sum += stats_registry::instance().find(fmt::format("chip_nc{}.matmul_flops", c))->to_json().get<std::uint64_t>();
+        return sum;
+    }
+};
+
+// A sequencer loop of back-to-back MXFP8 matmuls on data already in SBUF.
+program mx_stream(std::uint32_t repeats) {
+    program p;
+    auto& s = p.on(isa::engine::tensor);
+    s.set_reg(0, 0);
+    const std::uint32_t loop = s.here();
+    s.matmul_mx(psum(dtype::fp32, 0, 128, 0, 512), sbuf(dtype::e4m3fn, 0, 128, 0, 512), sbuf(dtype::e4m3fn, 0, 128, 4096, 2048),
+                100000, 101000)
+        .add_reg(0, 1)
+        .branch_lt(0, repeats, loop)
+        .halt();
+    return p;
+}
+
 void print(const char* name, const bench_rig::result& r) {
     std::printf("  %-34s %10.3f us  %8.2f TFLOP/s  %6.1f%% of peak   wall %7.3f s  host %6.2f GFLOP/s\n", name,
                 r.sim_s * 1e6, r.flops / r.sim_s / 1e12, r.flops / r.sim_s / peak * 100, r.wall_s,
@@ -71,6 +126,7 @@ void print(const char* name, const bench_rig::result& r) {
 int sc_main(int argc, char** argv) {
     const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
     bench_rig rig;
+    chip_rig chip;
     sc_core::sc_start(sc_core::SC_ZERO_TIME);
     std::printf("NeuronCore-v4, one core, peak %.2f TFLOP/s (bf16/fp8)\n", peak / 1e12);
 
@@ -88,23 +144,44 @@ int sc_main(int argc, char** argv) {
         print(t == dtype::bf16 ? "matmul stream bf16 (128x128x512)" : "matmul stream fp8 (128x128x512)", rig.run(p));
     }
 
-    // MXFP8: 512-deep K per matmul (4 values per partition), same N cycles.
-    {
+    // MXFP8: 512-deep K per matmul (4 values per partition), same N cycles;
+    // then the same stream on all eight cores of a chip at once.
+    print("matmul stream MXFP8 (K512 x128x512)", rig.run(mx_stream(quick ? 10 : 100)));
+    print("chip: 8 cores, MXFP8 stream", chip.run(mx_stream(quick ? 4 : 100)));
+
+    // Structured sparsity: the same N cycles per matmul for G/4 times the
+    // dense K (FLOPs counted dense-equivalent). Positions 0-3 in every group.
+    struct sparse_stream {
+        const char* name;
+        bool mx;
+        isa::sparsity s;
+    };
+    for (const sparse_stream& ss : {sparse_stream{"matmul stream bf16 4:16 (K512)", false, isa::sparsity::s4_16},
+                                    sparse_stream{"matmul stream MXFP8 4:8 (K1024)", true, isa::sparsity::s4_8},
+                                    sparse_stream{"matmul stream MXFP8 4:16 (K2048)", true, isa::sparsity::s4_16}}) {
+        const unsigned V = ss.mx ? 4 : 1, D = V * isa::sparsity_group(ss.s) / 4;
+        for (unsigned part = 0; part < 128; ++part)
+            for (unsigned j = 0; j < 128 * V; ++j)
+                rig.core.sbuf(part)[150000 + j] = static_cast<std::uint8_t>(ss.mx ? j % 4 : part % 4);
+        const dtype t = ss.mx ? dtype::e4m3fn : dtype::bf16;
         program p;
         auto& s = p.on(isa::engine::tensor);
         s.set_reg(0, 0);
         const std::uint32_t loop = s.here();
-        s.matmul_mx(psum(dtype::fp32, 0, 128, 0, 512), sbuf(dtype::e4m3fn, 0, 128, 0, 512),
-                    sbuf(dtype::e4m3fn, 0, 128, 4096, 2048), 100000, 101000)
-            .add_reg(0, 1)
-            .branch_lt(0, quick ? 10 : 100, loop)
-            .halt();
-        print("matmul stream MXFP8 (K512 x128x512)", rig.run(p));
+        const auto dst = psum(dtype::fp32, 0, 128, 0, 512);
+        const auto stationary = sbuf(t, 0, 128, 0, 128 * V), moving = sbuf(t, 0, 128, 4096, 512 * D);
+        if (ss.mx)
+            s.matmul_mx(dst, stationary, moving, 100000, 101000);
+        else
+            s.matmul(dst, stationary, moving);
+        s.sparse(ss.s, 150000).add_reg(0, 1).branch_lt(0, quick ? 10 : (ss.mx ? 100 : 500), loop).halt();
+        print(ss.name, rig.run(p));
     }
 
     // Tiled GEMMs from device memory.
     const gemm_shape shapes[] = {{512, 1024, 512, dtype::bf16}, {1024, 2048, 1024, dtype::bf16},
-                                 {1024, 2048, 1024, dtype::e4m3fn}, {1024, 2048, 1024, dtype::e4m3fn, true}};
+                                 {1024, 2048, 1024, dtype::e4m3fn}, {1024, 2048, 1024, dtype::e4m3fn, true},
+                                 {1024, 2048, 4096, dtype::e4m3fn, true}};
     for (const gemm_shape& s : shapes) {
         if (quick && s.M > 512) continue;
         const gemm_addresses at{0, 4ull << 30, 8ull << 30, 10ull << 30, 11ull << 30};

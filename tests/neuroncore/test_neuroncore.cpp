@@ -74,6 +74,76 @@ TEST_CASE("a bf16 matmul accumulates in fp32 in the documented order, bit for bi
         }
 }
 
+TEST_CASE("bf16 products outside the normal fp32 range take one rounding per step, as std::fma") {
+    // Subnormal and huge bf16 operands: a multiply then an add would round
+    // the product first; rule 18 rounds once.
+    core_rig r;
+    const unsigned K = 64, M = 8, N = 16;
+    std::mt19937 rng(11);
+    std::uniform_int_distribution<int> expo(-80, -60);  // products near and below 2^-126
+    std::uniform_int_distribution<int> sig(0, 127);
+    std::vector<std::uint16_t> A(K * M), B(K * N);
+    auto pick = [&] {
+        const float v = std::ldexp(1.0f + sig(rng) / 128.0f, expo(rng)) * (sig(rng) & 1 ? -1.0f : 1.0f);
+        return bf16(v);
+    };
+    for (auto& a : A) a = pick();
+    for (auto& b : B) b = pick();
+    for (unsigned k = 0; k < K; ++k) {
+        std::memcpy(r.core.sbuf(k) + 0, &A[k * M], M * 2);
+        std::memcpy(r.core.sbuf(k) + 4096, &B[k * N], N * 2);
+    }
+    program p;
+    p.on(engine::tensor)
+        .matmul(psum(dtype::fp32, 0, M, 0, N), sbuf(dtype::bf16, 0, K, 0, M), sbuf(dtype::bf16, 0, K, 4096, N))
+        .halt();
+    r.run(p);
+    unsigned differs_from_two_roundings = 0;
+    for (unsigned m = 0; m < M; ++m)
+        for (unsigned n = 0; n < N; ++n) {
+            float fused = 0, twice = 0;
+            for (unsigned k = 0; k < K; ++k) {
+                const float a = from_bf16(A[k * M + m]), b = from_bf16(B[k * N + n]);
+                fused = std::fma(a, b, fused);
+                const float product = a * b;
+                twice = twice + product;
+            }
+            float got;
+            std::memcpy(&got, r.core.psum(m) + n * 4, 4);
+            if (std::isnan(fused)) {
+                std::uint32_t bits;
+                std::memcpy(&bits, &got, 4);
+                REQUIRE(bits == 0x7fc00000u);  // rule 24
+            } else {
+                REQUIRE(got == fused);
+            }
+            differs_from_two_roundings += !(got == twice) && !std::isnan(twice);
+        }
+    CHECK(differs_from_two_roundings > 0);  // the operands do exercise the difference
+}
+
+TEST_CASE("a NaN from inf minus inf reaches PSUM as the one canonical NaN") {
+    core_rig r;
+    const std::uint16_t inf = bf16(INFINITY), ninf = bf16(-INFINITY), one = bf16(1.0f);
+    // Column 0 of A: +inf, -inf; B: 1, 1 -> inf + (-inf) = NaN (x86 gives 0xFFC00000).
+    std::memcpy(r.core.sbuf(0), &inf, 2);
+    std::memcpy(r.core.sbuf(1), &ninf, 2);
+    std::memcpy(r.core.sbuf(0) + 4096, &one, 2);
+    std::memcpy(r.core.sbuf(1) + 4096, &one, 2);
+    program p;
+    p.on(engine::tensor)
+        .matmul(psum(dtype::fp32, 0, 1, 0, 1), sbuf(dtype::bf16, 0, 2, 0, 1), sbuf(dtype::bf16, 0, 2, 4096, 1))
+        .matmul(psum(dtype::bf16, 0, 1, 64, 1), sbuf(dtype::bf16, 0, 2, 0, 1), sbuf(dtype::bf16, 0, 2, 4096, 1))
+        .halt();
+    r.run(p);
+    std::uint32_t bits;
+    std::memcpy(&bits, r.core.psum(0), 4);
+    CHECK(bits == 0x7fc00000u);
+    std::uint16_t half;
+    std::memcpy(&half, r.core.psum(0) + 64, 2);
+    CHECK(half == 0x7fc0);
+}
+
 TEST_CASE("a matmul takes one cycle per moving column, plus the fill when the engine was idle") {
     core_rig r;
     program p;

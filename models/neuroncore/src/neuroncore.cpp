@@ -64,6 +64,31 @@ float apply_function(function f, float x) {
     return x;
 }
 
+// Whether every product a x b of the two operand sets is exact in fp32: true
+// for fp16 and fp8 operands (at most 11 x 11 significant bits, exponents well
+// inside the normal range), and for bf16 operands whose non-zero finite
+// values keep every product between 2^-126 and 2^127.
+bool products_exact(dtype t, const std::vector<float>& a, const std::vector<float>& b) {
+    if (t == dtype::fp16 || t == dtype::e4m3fn || t == dtype::e5m2) return true;
+    if (t != dtype::bf16) return false;
+    auto range = [](const std::vector<float>& v) {
+        // Biased exponent fields; a subnormal counts as below every normal.
+        int lo = 255, hi = 0;
+        for (float x : v) {
+            std::uint32_t bits;
+            std::memcpy(&bits, &x, 4);
+            const int field = static_cast<int>((bits >> 23) & 0xff);
+            if (field == 0xff || (bits << 1) == 0) continue;  // inf, NaN, zero
+            lo = std::min(lo, field == 0 ? -30 : field);
+            hi = std::max(hi, field);
+        }
+        return std::pair<int, int>{lo - 127, hi - 127};
+    };
+    const auto [alo, ahi] = range(a);
+    const auto [blo, bhi] = range(b);
+    return alo + blo >= -126 && ahi + bhi <= 126;
+}
+
 // Every code of an MX element format as its exact integer (value x 2^shift)
 // and whether it is finite: built once per format.
 struct mx_codes {
@@ -475,10 +500,9 @@ sc_time neuroncore::matmul(engine_state& es, const instruction& ins) {
     const unsigned M = s.M, N = s.N, Kc = s.Kc;
     matmul_flops_ += 2ull * s.K * M * N;  // dense-equivalent
     // Operands decoded once (exact), then the defined order: for each output,
-    // acc = 0; for each kept k in increasing order: acc = fl32(acc + a[k][m] x
-    // b[k][n]). Products of 16-bit-or-narrower operands are exact in fp32, so
-    // this is one rounding per step; fp32 operands use a fused multiply-add
-    // (docs/numerics.md). A sparse matmul multiplies only the kept values.
+    // acc = +0; for each kept k in increasing order: acc = fl32(acc + a[k][m] x
+    // b[k][n]) with one rounding, a fused multiply-add (docs/numerics.md rule
+    // 18). A sparse matmul multiplies only the kept values.
     std::vector<float> A(static_cast<std::size_t>(Kc) * M), B(static_cast<std::size_t>(s.K) * N), acc(static_cast<std::size_t>(M) * N, 0.0f);
     std::vector<std::int64_t> ao(M), bo(static_cast<std::size_t>(s.D) * N), dof(N);
     walk(ins.src0, [&](std::uint64_t i, std::int64_t off) { ao[i] = off; });
@@ -488,7 +512,10 @@ sc_time neuroncore::matmul(engine_state& es, const instruction& ins) {
         for (unsigned m = 0; m < M; ++m) A[static_cast<std::size_t>(p) * M + m] = load(a, p, ao[m]);
         for (unsigned j = 0; j < s.D * N; ++j) B[static_cast<std::size_t>(s.D * p + j % s.D) * N + j / s.D] = load(b, p, bo[j]);
     }
-    const bool fused = a.type == dtype::fp32;
+    // When every product is exact in fp32, multiply-then-add rounds once and
+    // vectorises; otherwise (fp32 operands, bf16 products that leave the
+    // normal range) each step is a std::fma.
+    const bool fused = !products_exact(a.type, A, B);
     const bool sparse = !s.k_of.empty();
     for (unsigned c = 0; c < Kc; ++c) {
         for (unsigned m = 0; m < M; ++m) {
@@ -504,7 +531,7 @@ sc_time neuroncore::matmul(engine_state& es, const instruction& ins) {
     write_psum(ins, dst, acc, M, N, dof);
     // Timing: one moving column per cycle (fp32: tensor_fp32_cycles_per_column),
     // plus the array fill when the engine was idle before this matmul.
-    return tensor_time(es, static_cast<std::uint64_t>(N) * (fused ? tensor_fp32_cycles_per_column.get() : 1));
+    return tensor_time(es, static_cast<std::uint64_t>(N) * (a.type == dtype::fp32 ? tensor_fp32_cycles_per_column.get() : 1));
 }
 
 std::vector<std::uint16_t> neuroncore::sparse_indices(const instruction& ins, const matmul_shape& s, unsigned G) {
@@ -537,6 +564,7 @@ void neuroncore::write_psum(const instruction& ins, const tile& dst, const std::
         for (unsigned n = 0; n < N; ++n) {
             float v = acc[static_cast<std::size_t>(m) * N + n];
             if (accumulate) v = load(dst, m, dof[n]) + v;
+            if (std::isnan(v)) v = std::numeric_limits<float>::quiet_NaN();  // rule 24: one NaN, 0x7FC00000
             store(dst, m, dof[n], v, stochastic);
         }
 }

@@ -20,6 +20,7 @@
 
 #include "trn3/core/protocol_checker.h"
 #include "trn3/core/sparse_memory.h"
+#include "trn3/core/stats.h"
 #include "trn3/kernels/attention.h"
 #include "trn3/kernels/gemm.h"
 #include "trn3/kernels/norm.h"
@@ -79,7 +80,9 @@ public:
         SC_THREAD(run);
     }
 
-    bool passed() const override { return ran_ && !engine_error_ && error_ <= effective_tolerance(); }
+    bool passed() const override {
+        return ran_ && !engine_error_ && error_ <= effective_tolerance() && core.rtl_mismatches() == 0;
+    }
     double effective_tolerance() const {
         return kernel.get() == "attention" ? std::max(tolerance.get(), 1e-2) : tolerance.get();
     }
@@ -102,6 +105,17 @@ public:
                                      : std::string());
         os << fmt::format("  error vs fp64    {:.3g} (tolerance {:.3g}){}\n", error_, effective_tolerance(),
                           engine_error_ ? "; an engine stopped on an error" : "");
+        if (core.tensor_backend.get() != "model") {
+            const auto& st = stats_registry::instance();
+            auto value = [&](const char* leaf) {
+                return st.find(std::string(core.name()) + "." + leaf)->to_json().get<std::uint64_t>();
+            };
+            os << fmt::format("  tensor engine    {} backend: {} array jobs on the {} x {} RTL array, {} RTL cycles, "
+                              "{} on the model (no RTL mode), {} mismatches\n",
+                              core.tensor_backend.get(), value("rtl_array_jobs"), rtl::systolic_array::rows(),
+                              rtl::systolic_array::cols(), value("rtl_array_cycles"), value("rtl_fallbacks"),
+                              core.rtl_mismatches());
+        }
     }
 
 private:

@@ -261,3 +261,27 @@ TEST_CASE("the neuroncore timeline shows engine and DMA activity") {
     CHECK(slices.count("dma q") == 1);
     std::remove(path.c_str());
 }
+
+TEST_CASE("the RTL back end runs a GEMM to the same verified result and reports its array jobs") {
+    result r = trn3vp("run --platform neuroncore -p neuroncore.m=128 -p neuroncore.n=512 -p neuroncore.k=256 "
+                      "-p neuroncore.nc0.tensor_engine.backend=rtl");
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("platform neuroncore: PASSED"));
+    CHECK_THAT(line_with(r.out, "  tensor engine"), Catch::StartsWith("  tensor engine    rtl backend: 2 array jobs on the ") &&
+                                                        Catch::EndsWith("0 on the model (no RTL mode), 0 mismatches"));
+}
+
+TEST_CASE("check mode fails the run and names the first differing output with its operands") {
+    result r = trn3vp("run --platform neuroncore -p neuroncore.kernel=matmul_stream -p neuroncore.repeats=3 "
+                      "-p neuroncore.nc0.tensor_engine.backend=check -p neuroncore.nc0.tensor_engine.inject_flip=2");
+    CHECK(r.code == 1);
+    CHECK_THAT(r.out, Catch::Contains("platform neuroncore: FAILED"));
+    const std::string line = r.err.substr(r.err.find("RTL check"), 300);
+    CHECK_THAT(line, Catch::StartsWith("RTL check: array job 2 (128 x 128 x 512) differs at output (0, 0): model ") &&
+                         Catch::Contains("operands a[k][0]*b[k][0] for k = 0..127: "));
+}
+
+TEST_CASE("an unknown Tensor engine back end is a user error") {
+    expect_user_error("run --platform neuroncore -p neuroncore.nc0.tensor_engine.backend=verilog",
+                      "neuroncore.nc0.tensor_engine.backend = 'verilog': must be model, rtl or check");
+}

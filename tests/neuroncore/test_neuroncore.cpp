@@ -144,21 +144,24 @@ TEST_CASE("a NaN from inf minus inf reaches PSUM as the one canonical NaN") {
     CHECK(half == 0x7fc0);
 }
 
-TEST_CASE("a matmul takes one cycle per moving column, plus the fill when the engine was idle") {
+TEST_CASE("a matmul takes one cycle per moving column, the fill when idle, and the weights' wait after a short pass") {
     core_rig r;
     program p;
-    auto mm = [](stream& s) {
-        s.matmul(psum(dtype::fp32, 0, 128, 0, 512), sbuf(dtype::bf16, 0, 128, 0, 128), sbuf(dtype::bf16, 0, 128, 256, 512));
+    auto mm = [](stream& s, unsigned n) {
+        s.matmul(psum(dtype::fp32, 0, 128, 0, n), sbuf(dtype::bf16, 0, 128, 0, 128), sbuf(dtype::bf16, 0, 128, 256, n));
     };
     auto& t = p.on(engine::tensor);
-    mm(t);
-    mm(t);
-    mm(t);
+    mm(t, 512);
+    mm(t, 512);
+    mm(t, 64);
+    mm(t, 512);
     t.halt();
     const sc_core::sc_time took = r.run(p);
-    // (128 + 512) cycles, then 512 and 512, at 2.4 GHz (each rounded to 1 ps).
-    const sc_core::sc_time first((128 + 512) / 2.4e9, sc_core::SC_SEC), next(512 / 2.4e9, sc_core::SC_SEC);
-    CHECK(took == first + next + next);
+    // Fill 2 R + C - 2 = 382 cycles, then 512, 512 back to back; 64; then
+    // 512 + 63: the 64-column pass hid only 64 of the C - 1 = 127 cycles the
+    // next weights need. At 2.4 GHz, each rounded to 1 ps.
+    auto at = [](unsigned cycles) { return sc_core::sc_time(cycles / 2.4e9, sc_core::SC_SEC); };
+    CHECK(took == at(382 + 512) + at(512) + at(64) + at(512 + 63));
 }
 
 TEST_CASE("activation, tensor_tensor and reduce compute in fp32 and round to the destination type") {

@@ -120,8 +120,9 @@ neuroncore::neuroncore(const sc_core::sc_module_name& name)
                           "PSUM bytes per partition (8 banks of 2 KiB)"),
       tensor_clock(this, "tensor_clock", frequency{2.4e9}, "Tensor engine clock"),
       engine_clock(this, "engine_clock", frequency{1.2e9}, "Vector, Scalar and GpSimd clock"),
-      tensor_fill_cycles(this, "tensor_fill_cycles", 128,
-                         "cycles to fill the array when a matmul does not follow another back to back"),
+      tensor_fill_cycles(this, "tensor_fill_cycles", 0,
+                         "cycles before the first result when the array was idle; 0: 2 R + C - 2 of the R x C array "
+                         "(382 at 128 x 128: weights shift in over R cycles, the first column crosses R + C - 2 PEs)"),
       tensor_fp32_cycles_per_column(this, "tensor_fp32_cycles_per_column", 4,
                                     "cycles per moving column with fp32 operands (bf16/fp16/fp8: 1)"),
       max_moving_free(this, "max_moving_free", 512, "largest moving free size of one matmul"),
@@ -140,6 +141,17 @@ neuroncore::neuroncore(const sc_core::sc_module_name& name)
       dma_descriptor_cost(this, "dma_descriptor_cost", sc_time(64, sc_core::SC_NS), "fixed cost per DMA instruction"),
       dma_queues(this, "dma_queues", 16, "DMA queues", range<std::uint64_t>{1, 16}),
       rounding_seed(this, "rounding_seed", 1, "seed of the stochastic-rounding generator"),
+      tensor_backend(this, "tensor_engine.backend", "model",
+                     "Tensor engine array: model (C++), rtl (the verilated systolic array) or check (model, "
+                     "replaying every check_every-th array job on the RTL and comparing bits)"),
+      tensor_check_every(this, "tensor_engine.check_every", 1, "check: replay every Nth array job on the RTL",
+                         range<std::uint64_t>{1, {}}),
+      tensor_waveform(this, "tensor_engine.waveform", "", "VCD file for a waveform of one RTL array job (empty: none)"),
+      tensor_waveform_job(this, "tensor_engine.waveform_job", 1, "which RTL array job the waveform records (1: the first)",
+                          range<std::uint64_t>{1, {}}),
+      tensor_inject_flip(this, "tensor_engine.inject_flip", 0,
+                         "fault injection to test the checker: flip bit 0 of output (0, 0) of RTL array job N (1: the "
+                         "first; 0: never)"),
       sbuf_(std::string(this->name()) + ".sbuf", partitions * sbuf_partition_size.get().bytes),
       psum_(std::string(this->name()) + ".psum", partitions * psum_partition_size.get().bytes),
       dma_queue_free_(dma_queues, 0),
@@ -147,7 +159,15 @@ neuroncore::neuroncore(const sc_core::sc_module_name& name)
       instructions_(this, "instructions", "instructions executed"),
       errors_(this, "errors", "engines stopped on an error"),
       matmul_flops_(this, "matmul_flops", "floating-point operations of matmuls (2 per multiply-add)"),
-      dma_bytes_(this, "dma_bytes", "bytes moved by DMA") {
+      dma_bytes_(this, "dma_bytes", "bytes moved by DMA"),
+      rtl_jobs_count_(this, "rtl_array_jobs", "array jobs run on the RTL systolic array"),
+      rtl_cycles_(this, "rtl_array_cycles", "clock cycles of the RTL systolic array"),
+      rtl_mismatches_(this, "rtl_mismatches", "check mode: RTL results that differ from the model's"),
+      rtl_fallbacks_(this, "rtl_fallbacks", "array jobs the RTL has no mode for (MX, sparse), run on the model") {
+    const std::string& backend = tensor_backend.get();
+    if (backend != "model" && backend != "rtl" && backend != "check")
+        throw config_error("param " + tensor_backend.name() + " = '" + backend + "': must be model, rtl or check");
+    if (backend != "model") rtl_ = std::make_unique<rtl::systolic_array>();
     mem.register_invalidate_direct_mem_ptr(this, &neuroncore::invalidate_direct_mem_ptr);
     ctrl.register_b_transport(this, &neuroncore::ctrl_transport);
     ctrl.register_transport_dbg(this, &neuroncore::ctrl_dbg);
@@ -457,8 +477,18 @@ bool neuroncore::back_to_back(const engine_state& es) {
     return es.warm && sc_core::sc_time_stamp() == es.busy_until;
 }
 
-sc_time neuroncore::tensor_time(const engine_state& es, std::uint64_t cycles) const {
-    if (!back_to_back(es)) cycles += tensor_fill_cycles;
+std::uint64_t neuroncore::tensor_fill() const {
+    return tensor_fill_cycles.get() ? tensor_fill_cycles.get() : 3 * partitions.get() - 2;
+}
+
+sc_time neuroncore::tensor_time(engine_state& es, std::uint64_t cycles) const {
+    // The next pass's weights load into the other bank row by row behind the
+    // last column of the pass before: hidden when that pass streamed for at
+    // least C - 1 cycles (docs/rtl.md).
+    const std::uint64_t pass = cycles;
+    if (!back_to_back(es)) cycles += tensor_fill();
+    else if (es.last_pass_cycles + 1 < partitions.get()) cycles += partitions.get() - 1 - es.last_pass_cycles;
+    es.last_pass_cycles = pass;
     return cycles_at(cycles, tensor_clock);
 }
 
@@ -512,26 +542,19 @@ sc_time neuroncore::matmul(engine_state& es, const instruction& ins) {
         for (unsigned m = 0; m < M; ++m) A[static_cast<std::size_t>(p) * M + m] = load(a, p, ao[m]);
         for (unsigned j = 0; j < s.D * N; ++j) B[static_cast<std::size_t>(s.D * p + j % s.D) * N + j / s.D] = load(b, p, bo[j]);
     }
+    const unsigned cadence = a.type == dtype::fp32 ? static_cast<unsigned>(tensor_fp32_cycles_per_column.get()) : 1;
+    array_operands op{Kc, M, N, A.data(), B.data()};
+    op.cadence = cadence;
+    op.k_of = s.k_of.empty() ? nullptr : s.k_of.data();
     // When every product is exact in fp32, multiply-then-add rounds once and
     // vectorises; otherwise (fp32 operands, bf16 products that leave the
     // normal range) each step is a std::fma.
-    const bool fused = !products_exact(a.type, A, B);
-    const bool sparse = !s.k_of.empty();
-    for (unsigned c = 0; c < Kc; ++c) {
-        for (unsigned m = 0; m < M; ++m) {
-            float* out = &acc[static_cast<std::size_t>(m) * N];
-            const float av = A[static_cast<std::size_t>(c) * M + m];
-            const float* brow = &B[static_cast<std::size_t>(sparse ? s.k_of[static_cast<std::size_t>(m) * Kc + c] : c) * N];
-            if (fused)
-                for (unsigned n = 0; n < N; ++n) out[n] = std::fma(av, brow[n], out[n]);
-            else
-                for (unsigned n = 0; n < N; ++n) out[n] += av * brow[n];
-        }
-    }
+    op.fused = !products_exact(a.type, A, B);
+    array_compute(op, acc);
     write_psum(ins, dst, acc, M, N, dof);
     // Timing: one moving column per cycle (fp32: tensor_fp32_cycles_per_column),
     // plus the array fill when the engine was idle before this matmul.
-    return tensor_time(es, static_cast<std::uint64_t>(N) * (a.type == dtype::fp32 ? tensor_fp32_cycles_per_column.get() : 1));
+    return tensor_time(es, static_cast<std::uint64_t>(N) * cadence);
 }
 
 std::vector<std::uint16_t> neuroncore::sparse_indices(const instruction& ins, const matmul_shape& s, unsigned G) {
@@ -584,6 +607,7 @@ sc_time neuroncore::matmul_mx(engine_state& es, const instruction& ins, const ma
     const std::uint64_t part_bytes = sbuf_partition_size.get().bytes;
     if (ins.imm + M > part_bytes || ins.target + N > part_bytes) throw fault{err_out_of_bounds, "MX scales outside SBUF"};
     matmul_flops_ += 2ull * K * M * N;  // dense-equivalent
+    note_rtl_fallback("MX");
     const auto fa = format_of(a.type), fb = format_of(b.type);
     // Elements as exact integers (value x 2^shift), transposed so each
     // column's K run is contiguous; non-finite elements flagged per block (and
@@ -720,13 +744,22 @@ sc_time neuroncore::transpose(engine_state& es, const instruction& ins) {
     std::vector<float> tmp(static_cast<std::size_t>(P) * F);
     for (unsigned i = 0; i < P; ++i)
         for (unsigned j = 0; j < F; ++j) tmp[static_cast<std::size_t>(i) * F + j] = load(s, i, so[j]);
+    if (es.id == engine::tensor) {
+        // Through the array: the tile is the stationary (K = P, M = F), the
+        // moving operand the P x P identity, the PEs select (docs/rtl.md).
+        std::vector<float> identity(static_cast<std::size_t>(P) * P, 0.0f), out(static_cast<std::size_t>(F) * P);
+        for (unsigned i = 0; i < P; ++i) identity[static_cast<std::size_t>(i) * P + i] = 1.0f;
+        array_operands op{P, F, P, tmp.data(), identity.data()};
+        op.select = true;
+        array_compute(op, out);
+        for (unsigned j = 0; j < F; ++j)
+            for (unsigned i = 0; i < P; ++i) store(dst, j, dof[i], out[static_cast<std::size_t>(j) * P + i], false);
+        return tensor_time(es, P);
+    }
     for (unsigned i = 0; i < P; ++i)
         for (unsigned j = 0; j < F; ++j) store(dst, j, dof[i], tmp[static_cast<std::size_t>(i) * F + j], false);
-    if (es.id == engine::vector) {
-        const std::uint64_t rate = narrow(dst.type) ? vector_elements_per_cycle_narrow : vector_elements_per_cycle_wide;
-        return cycles_at(instruction_overhead_cycles + (static_cast<std::uint64_t>(P) * F + rate - 1) / rate, engine_clock);
-    }
-    return tensor_time(es, P);
+    const std::uint64_t rate = narrow(dst.type) ? vector_elements_per_cycle_narrow : vector_elements_per_cycle_wide;
+    return cycles_at(instruction_overhead_cycles + (static_cast<std::uint64_t>(P) * F + rate - 1) / rate, engine_clock);
 }
 
 void neuroncore::dma(engine_state& es, const instruction& ins) {

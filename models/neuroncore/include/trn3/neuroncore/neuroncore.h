@@ -45,6 +45,7 @@
 #include "trn3/core/stats.h"
 #include "trn3/core/timeline.h"
 #include "trn3/neuroncore/isa.h"
+#include "trn3/rtl/systolic_array.h"
 #include "trn3/numerics/xorwow.h"
 
 namespace trn3::neuroncore {
@@ -83,6 +84,13 @@ public:
     param<std::uint64_t> dma_queues;
     // stochastic rounding
     param<std::uint64_t> rounding_seed;
+    // Tensor engine back end (docs/rtl.md): the C++ model, the verilated RTL
+    // array, or the model checked against the RTL on every Nth array job.
+    param<std::string> tensor_backend;
+    param<std::uint64_t> tensor_check_every;
+    param<std::string> tensor_waveform;
+    param<std::uint64_t> tensor_waveform_job;
+    param<std::uint64_t> tensor_inject_flip;  // tests the checker: flips a bit of one RTL result
 
     explicit neuroncore(const sc_core::sc_module_name& name);
 
@@ -98,6 +106,8 @@ public:
     // "tensor waits for s3 >= 2 (now 1) at instruction 7": a deadlocked
     // kernel ends the simulation with this instead of silence.
     std::string blocked_report() const;
+    // Check mode: array jobs whose RTL result differed from the model's.
+    std::uint64_t rtl_mismatches() const { return rtl_mismatches_.value(); }
     // Between kernels (all engines stopped): semaphores, registers and engine
     // states back to reset. SBUF and PSUM keep their contents, as on the device.
     void reset() override;
@@ -116,6 +126,7 @@ private:
         sc_core::sc_event start_event;
         sc_core::sc_time busy_until;
         bool warm = false;  // ran an instruction that ended exactly when this one starts
+        std::uint64_t last_pass_cycles = 0;  // streaming cycles of the Tensor engine's last array pass
         int waiting_sem = -1;           // semaphore waited on now (-1: none)
         std::uint32_t waiting_value = 0, waiting_pc = 0;
         timeline::track track;
@@ -150,8 +161,30 @@ private:
     // True when the engine finished an instruction exactly now (the Tensor
     // engine then streams on without refilling the array).
     static bool back_to_back(const engine_state& es);
-    // Tensor engine time: `cycles`, plus the array fill unless back to back.
-    sc_core::sc_time tensor_time(const engine_state& es, std::uint64_t cycles) const;
+    // Tensor engine time of an array pass streaming for `cycles`: plus the
+    // fill unless back to back, plus the wait for the weights when the
+    // previous pass was too short to hide their load.
+    sc_core::sc_time tensor_time(engine_state& es, std::uint64_t cycles) const;
+    std::uint64_t tensor_fill() const;
+
+    // The array's arithmetic (rule 18, or a transpose's select) on one of the
+    // back ends: acc[m][n] over K x M stationary A and K x N moving B (sparse:
+    // k_of maps kept values to dense K, and the RTL is not used).
+    struct array_operands {
+        unsigned K, M, N;
+        const float* a;
+        const float* b;
+        bool select = false;
+        unsigned cadence = 1;
+        const std::uint16_t* k_of = nullptr;
+        bool fused = true;  // false: every product is exact, multiply-then-add rounds once
+    };
+    void array_compute(const array_operands& op, std::vector<float>& acc);
+    void array_model(const array_operands& op, std::vector<float>& acc) const;
+    std::vector<float> array_rtl(const array_operands& op);
+    void report_mismatch(const array_operands& op, const std::vector<float>& model, const std::vector<float>& rtl);
+    // An array job the RTL has no mode for runs on the model: counted, and logged once.
+    void note_rtl_fallback(const char* what);
     void stop_on_error(engine_state& es, std::uint32_t pc_index, const fault& f);
 
     // Tiles: checks an access pattern and resolves its memory.
@@ -194,6 +227,10 @@ private:
     reg irq_enable_{regs_, "irq_enable", 0xa4, 4, 0x1f, access::rw, "error interrupts enabled"};
 
     counter instructions_, errors_, matmul_flops_, dma_bytes_;
+    std::unique_ptr<rtl::systolic_array> rtl_;
+    std::uint64_t array_jobs_ = 0, rtl_jobs_ = 0;
+    bool fallback_warned_ = false;
+    counter rtl_jobs_count_, rtl_cycles_, rtl_mismatches_, rtl_fallbacks_;
 };
 
 } // namespace trn3::neuroncore

@@ -1,0 +1,120 @@
+// The Tensor engine's array arithmetic on its three back ends (param
+// <core>.tensor_engine.backend): the C++ model, the verilated systolic array
+// (rtl/), or the model checked against the RTL (docs/rtl.md).
+#include <cmath>
+#include <cstring>
+#include <limits>
+
+#include <fmt/format.h>
+
+#include "trn3/neuroncore/neuroncore.h"
+
+namespace trn3::neuroncore {
+
+namespace {
+std::uint32_t bits_of(float f) {
+    std::uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return std::isnan(f) ? 0x7fc00000u : u;  // rule 24: one NaN
+}
+} // namespace
+
+void neuroncore::array_model(const array_operands& op, std::vector<float>& acc) const {
+    const unsigned K = op.K, M = op.M, N = op.N;
+    if (op.select) {  // a transpose: acc[m][n] = a[n][m] (b is the identity)
+        for (unsigned m = 0; m < M; ++m)
+            for (unsigned n = 0; n < N; ++n) acc[static_cast<std::size_t>(m) * N + n] = op.a[static_cast<std::size_t>(n) * M + m];
+        return;
+    }
+    std::fill(acc.begin(), acc.end(), 0.0f);
+    // k outer, n inner: each output still sums in increasing k (rule 18).
+    for (unsigned c = 0; c < K; ++c) {
+        for (unsigned m = 0; m < M; ++m) {
+            float* out = &acc[static_cast<std::size_t>(m) * N];
+            const float av = op.a[static_cast<std::size_t>(c) * M + m];
+            const float* brow = &op.b[static_cast<std::size_t>(op.k_of ? op.k_of[static_cast<std::size_t>(m) * K + c] : c) * N];
+            if (op.fused)
+                for (unsigned n = 0; n < N; ++n) out[n] = std::fma(av, brow[n], out[n]);
+            else
+                for (unsigned n = 0; n < N; ++n) out[n] += av * brow[n];
+        }
+    }
+}
+
+std::vector<float> neuroncore::array_rtl(const array_operands& op) {
+    rtl::array_job job;
+    job.K = op.K;
+    job.M = op.M;
+    job.N = op.N;
+    job.a.resize(static_cast<std::size_t>(op.K) * op.M);
+    job.b.resize(static_cast<std::size_t>(op.K) * op.N);
+    std::memcpy(job.a.data(), op.a, job.a.size() * 4);
+    std::memcpy(job.b.data(), op.b, job.b.size() * 4);
+    job.select = op.select;
+    job.cadence = op.cadence;
+    ++rtl_jobs_;  // this job's number, from 1
+    if (!tensor_waveform.get().empty() && rtl_jobs_ == tensor_waveform_job.get()) {
+        rtl_->trace_next_run(tensor_waveform.get());
+        log().info("waveform of RTL array job {} ({} x {} x {}) to {}", rtl_jobs_, op.K, op.M, op.N, tensor_waveform.get());
+    }
+    const rtl::array_result r = rtl_->run(job);
+    ++rtl_jobs_count_;
+    rtl_cycles_ += r.cycles;
+    std::vector<float> acc(r.acc.size());
+    std::memcpy(acc.data(), r.acc.data(), acc.size() * 4);
+    if (rtl_jobs_ == tensor_inject_flip.get() && !acc.empty()) {
+        std::uint32_t u;
+        std::memcpy(&u, &acc[0], 4);
+        u ^= 1u;
+        std::memcpy(&acc[0], &u, 4);
+    }
+    return acc;
+}
+
+void neuroncore::note_rtl_fallback(const char* what) {
+    if (tensor_backend.get() == "model") return;
+    ++rtl_fallbacks_;
+    if (!fallback_warned_)
+        log().warn("the RTL systolic array has no {} mode yet: such matmuls run on the model (counted in rtl_fallbacks)",
+                   what);
+    fallback_warned_ = true;
+}
+
+void neuroncore::array_compute(const array_operands& op, std::vector<float>& acc) {
+    ++array_jobs_;
+    const std::string& backend = tensor_backend.get();
+    if (backend == "model") return array_model(op, acc);
+    if (op.k_of) {
+        note_rtl_fallback("structured-sparsity");
+        return array_model(op, acc);
+    }
+    if (backend == "rtl") {
+        acc = array_rtl(op);
+        return;
+    }
+    array_model(op, acc);
+    if (array_jobs_ % tensor_check_every.get()) return;
+    const std::vector<float> rtl = array_rtl(op);
+    for (std::size_t i = 0; i < acc.size(); ++i)
+        if (bits_of(acc[i]) != bits_of(rtl[i])) {
+            ++rtl_mismatches_;
+            if (rtl_mismatches_.value() == 1) report_mismatch(op, acc, rtl);
+            return;
+        }
+}
+
+void neuroncore::report_mismatch(const array_operands& op, const std::vector<float>& model, const std::vector<float>& rtl) {
+    std::size_t i = 0;
+    while (bits_of(model[i]) == bits_of(rtl[i])) ++i;
+    const unsigned m = static_cast<unsigned>(i / op.N), n = static_cast<unsigned>(i % op.N);
+    std::string operands;
+    for (unsigned k = 0; k < op.K; ++k)
+        operands += fmt::format("{}{:08x}*{:08x}", k ? " " : "", bits_of(op.a[static_cast<std::size_t>(k) * op.M + m]),
+                                bits_of(op.b[static_cast<std::size_t>(k) * op.N + n]));
+    log().error("RTL check: array job {} ({} x {} x {}{}) differs at output ({}, {}): model {:08x}, RTL {:08x}; "
+                "operands a[k][{}]*b[k][{}] for k = 0..{}: {}",
+                array_jobs_, op.K, op.M, op.N, op.select ? ", transpose" : "", m, n, bits_of(model[i]), bits_of(rtl[i]), m, n,
+                op.K - 1, operands);
+}
+
+} // namespace trn3::neuroncore

@@ -1,0 +1,57 @@
+// The verilated systolic array (rtl/trn3_systolic_array.sv) behind a C++
+// transactor: it runs whole matmuls, tiling K by the array's rows (each
+// fold's results feed the next fold's partial-sum input, so the sum runs in
+// the same order as on one full-height array) and M by its columns, and
+// counts the RTL's clock cycles. No Verilator header leaks from here.
+//
+// Semantics (docs/numerics.md rules 18 and 24): acc[m][n] = +0, then
+// acc = fma32(a[k][m], b[k][n], acc) for k = 0 .. K-1; a NaN result is
+// 0x7FC00000. With `select` (a transpose) each PE passes its weight down
+// where the moving value is 1.0 instead.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace trn3::rtl {
+
+struct array_job {
+    unsigned K = 0, M = 0, N = 0;
+    std::vector<std::uint32_t> a;  // stationary, K x M fp32 bits (k * M + m)
+    std::vector<std::uint32_t> b;  // moving, K x N fp32 bits (k * N + n)
+    bool select = false;           // transpose mode
+    unsigned cadence = 1;          // clock cycles per moving column (fp32 operands: 4)
+};
+
+struct array_result {
+    std::vector<std::uint32_t> acc;  // M x N fp32 bits (m * N + n)
+    std::uint64_t cycles = 0;        // RTL clock cycles, weight loads and drains included
+};
+
+class systolic_array {
+public:
+    systolic_array();
+    ~systolic_array();
+    systolic_array(const systolic_array&) = delete;
+    systolic_array& operator=(const systolic_array&) = delete;
+
+    // The verilated size (TRN3_RTL_FULL: 128 x 128; otherwise 32 x 32).
+    static unsigned rows();
+    static unsigned cols();
+    // Cycles the RTL takes for one pass of N moving columns (weights R,
+    // stream N x cadence, drain R + C - 2): the formula docs/rtl.md derives.
+    static std::uint64_t pass_cycles(unsigned N, unsigned cadence = 1);
+
+    array_result run(const array_job& job);
+
+    // Writes a VCD waveform of every clock cycle of the next run() to path.
+    void trace_next_run(const std::string& path);
+
+private:
+    struct impl;
+    std::unique_ptr<impl> impl_;
+};
+
+} // namespace trn3::rtl

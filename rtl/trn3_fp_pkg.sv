@@ -1,0 +1,166 @@
+// IEEE 754 binary32 arithmetic for the Tensor engine's processing element:
+// a fused multiply-add with one round-to-nearest-even rounding, gradual
+// underflow and the one canonical NaN, exactly as docs/numerics.md rules 18
+// and 24 define a matmul step (acc = fl32(acc + a x b)). The C++ model and
+// this RTL follow that text; tests compare both with std::fma bit for bit.
+//
+// Datapath: the exact product (48-bit significand) and the addend meet in a
+// 64-bit window: the operand whose leading bit is higher sits with that bit
+// at position 61, the other is shifted right to its place and every bit
+// shifted out is jammed into bit 0 (sticky). When the leading bits are two or
+// more positions apart the sum loses at most one leading bit, so the
+// rounding position stays above bit 35 and the jammed bit is a correct
+// sticky; when they are closer nothing is shifted out and the sum is exact.
+package trn3_fp_pkg;
+
+  localparam logic [31:0] QNAN = 32'h7fc0_0000;
+
+  // Leading-zero count of a 64-bit value (64 for zero), as six halving steps.
+  function automatic logic [6:0] lzc64(input logic [63:0] v);
+    logic [63:0] x;
+    logic [6:0] n;
+    x = v;
+    n = 7'd0;
+    if (x == 64'd0) return 7'd64;
+    if (x[63:32] == 32'd0) begin n = n + 7'd32; x = x << 32; end
+    if (x[63:48] == 16'd0) begin n = n + 7'd16; x = x << 16; end
+    if (x[63:56] == 8'd0)  begin n = n + 7'd8;  x = x << 8;  end
+    if (x[63:60] == 4'd0)  begin n = n + 7'd4;  x = x << 4;  end
+    if (x[63:62] == 2'd0)  begin n = n + 7'd2;  x = x << 2;  end
+    if (x[63] == 1'b0)     begin n = n + 7'd1;               end
+    return n;
+  endfunction
+
+  // fl32(c + a x b) with one RNE rounding.
+  function automatic logic [31:0] fma32(input logic [31:0] a, input logic [31:0] b, input logic [31:0] c);
+    logic        sa, sb, sc, sp, sx, sy, sr;
+    logic [7:0]  ea, eb, ec;
+    logic [23:0] ma, mb, mc;
+    logic [47:0] mp;
+    logic        a_nan, b_nan, c_nan, a_inf, b_inf, c_inf, a_zero, b_zero;
+    // exponents of the operands' leading bits (value = 2^top x 1.f)
+    int          ep_top, ec_top, x_top, y_top, shift, lsb_exp, r;
+    logic [63:0] xw, yw, sum, m, rest;
+    logic [6:0]  lz_p, lz_c, lz_s;
+    logic        sticky, round_bit, p_bigger;
+    int          msb, field;
+
+    sa = a[31]; ea = a[30:23];
+    sb = b[31]; eb = b[30:23];
+    sc = c[31]; ec = c[30:23];
+    a_nan  = (ea == 8'hff) && (a[22:0] != 23'd0);
+    b_nan  = (eb == 8'hff) && (b[22:0] != 23'd0);
+    c_nan  = (ec == 8'hff) && (c[22:0] != 23'd0);
+    a_inf  = (ea == 8'hff) && (a[22:0] == 23'd0);
+    b_inf  = (eb == 8'hff) && (b[22:0] == 23'd0);
+    c_inf  = (ec == 8'hff) && (c[22:0] == 23'd0);
+    a_zero = (a[30:0] == 31'd0);
+    b_zero = (b[30:0] == 31'd0);
+    sp = sa ^ sb;
+
+    // Specials: NaN in, inf x 0, inf - inf give the one NaN; infinities win.
+    if (a_nan || b_nan || c_nan) return QNAN;
+    if ((a_inf && b_zero) || (b_inf && a_zero)) return QNAN;
+    if (a_inf || b_inf) begin
+      if (c_inf && (sc != sp)) return QNAN;
+      return {sp, 8'hff, 23'd0};
+    end
+    if (c_inf) return c;
+    // A zero product leaves c (the sum of two zeros is -0 only if both are).
+    if (a_zero || b_zero) begin
+      if (c[30:0] != 31'd0) return c;
+      return {sc & sp, 31'd0};
+    end
+
+    // Significands with the hidden bit; subnormals have exponent field 1.
+    ma = {ea != 8'd0, a[22:0]};
+    mb = {eb != 8'd0, b[22:0]};
+    mc = {ec != 8'd0, c[22:0]};
+    mp = ma * mb;
+    // Value of mp: mp x 2^(ea' + eb' - 300), e' = max(e, 1); of mc: mc x 2^(ec' - 150).
+    lz_p = lzc64({16'd0, mp});
+    ep_top = (ea == 8'd0 ? 1 : int'(ea)) + (eb == 8'd0 ? 1 : int'(eb)) - 300 + (63 - int'(lz_p));
+    if (c[30:0] == 31'd0) begin
+      lz_c = 7'd64;
+      ec_top = -100000;  // no addend: the product alone is rounded
+    end else begin
+      lz_c = lzc64({40'd0, mc});
+      ec_top = (ec == 8'd0 ? 1 : int'(ec)) - 150 + (63 - int'(lz_c));
+    end
+
+    // X: the operand with the higher leading bit, its leading bit at 61.
+    p_bigger = ep_top >= ec_top;
+    if (p_bigger) begin
+      x_top = ep_top; y_top = ec_top; sx = sp; sy = sc;
+      xw = {16'd0, mp} << (int'(lz_p) - 2);
+      yw = {40'd0, mc};
+      shift = (int'(lz_c) - 2) - (x_top - y_top);  // left shift that puts y's leading bit at 61 - d
+    end else begin
+      x_top = ec_top; y_top = ep_top; sx = sc; sy = sp;
+      xw = {40'd0, mc} << (int'(lz_c) - 2);
+      yw = {16'd0, mp};
+      shift = (int'(lz_p) - 2) - (x_top - y_top);
+    end
+    if (c[30:0] == 31'd0) begin
+      yw = 64'd0;
+    end else if (shift >= 0) begin
+      yw = yw << shift;
+    end else if (shift > -64) begin
+      sticky = (yw & ((64'd1 << (-shift)) - 64'd1)) != 64'd0;
+      yw = (yw >> (-shift)) | {63'd0, sticky};
+    end else begin
+      yw = {63'd0, yw != 64'd0};
+    end
+
+    // Sum of magnitudes (X is at least as large unless both lead at 61).
+    if (sx == sy) begin
+      sum = xw + yw; sr = sx;
+    end else if (xw >= yw) begin
+      sum = xw - yw; sr = sx;
+    end else begin
+      sum = yw - xw; sr = sy;
+    end
+    if (sum == 64'd0) return 32'h0000_0000;  // exact cancellation: +0 under RNE
+
+    // Bit i of sum has weight 2^(x_top - 61 + i). Keep 24 bits below the
+    // leading one, or fewer where the result is subnormal (lsb 2^-149).
+    lz_s = lzc64(sum);
+    msb = 63 - int'(lz_s);
+    lsb_exp = x_top - 61 + msb - 23;
+    if (lsb_exp < -149) lsb_exp = -149;
+    r = lsb_exp - (x_top - 61);  // bit of sum that becomes the result's lsb
+    if (r <= 0) begin
+      m = sum << (-r);  // exact: nothing below the lsb
+      round_bit = 1'b0;
+      sticky = 1'b0;
+    end else if (r > 64) begin  // far below the smallest subnormal: +-0
+      m = 64'd0;
+      round_bit = 1'b0;
+      sticky = 1'b1;
+    end else begin
+      m = sum >> r;
+      round_bit = sum[r - 1];
+      rest = (r >= 2) ? (sum & ((64'd1 << (r - 1)) - 64'd1)) : 64'd0;
+      sticky = rest != 64'd0;
+    end
+    if (round_bit && (sticky || m[0])) m = m + 64'd1;
+    if (m[24]) begin  // rounding carried into a 25th bit
+      m = m >> 1;
+      lsb_exp = lsb_exp + 1;
+    end
+    if (!m[23]) return {sr, 8'd0, m[22:0]};  // subnormal (lsb_exp is -149)
+    field = lsb_exp + 150;
+    if (field >= 255) return {sr, 8'hff, 23'd0};  // overflow rounds to infinity
+    return {sr, field[7:0], m[22:0]};
+  endfunction
+
+  // The processing element, the one definition the array instantiates: a
+  // multiply-accumulate step, or (transpose) a select that passes the
+  // weight down where the moving value is 1.0 and the partial sum elsewhere.
+  function automatic logic [31:0] pe_step(input logic [31:0] w, input logic [31:0] x, input logic [31:0] psum,
+                                          input logic sel);
+    if (sel) return (x == 32'h3f80_0000) ? w : psum;
+    return fma32(w, x, psum);
+  endfunction
+
+endpackage

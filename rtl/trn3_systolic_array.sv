@@ -1,0 +1,150 @@
+// The Tensor engine's weight-stationary systolic array, ROWS x COLS
+// processing elements (128 x 128 on the chip; a smaller array tiles larger
+// matmuls through the partial-sum input).
+//
+// PE(r, c) holds the stationary value w[r][c] (K row r, output column c).
+// A moving column (ROWS values, K rows) enters the left edge skewed one
+// cycle per row and moves right one PE per cycle; partial sums enter the top
+// of each column (skewed one cycle per column) and move down one PE per
+// cycle, so column c accumulates
+//     acc = psum_in[c]; for r = 0 .. ROWS-1: acc = fma32(w[r][c], x[r], acc)
+// in row order, exactly docs/numerics.md rule 18. A contraction longer than
+// ROWS continues by feeding a fold's outputs to the next fold's psum_in.
+//
+// Ports (valid/ready): weights load one row per cycle into either of two
+// banks, so the next matmul's weights load while the current one streams;
+// each moving column names the bank it multiplies with, how many rows are
+// active (rows at or past in_rows pass the partial sum through untouched)
+// and whether the PEs select instead of multiply (a transpose: PE passes its
+// weight down where the moving value is 1.0). The whole array advances when
+// out_ready is high; a column accepted at one clock edge leaves, de-skewed,
+// ROWS + COLS - 2 edges later (docs/rtl.md).
+//
+// Formulation (for Verilator): the PE is one function (trn3_fp_pkg::pe_step)
+// applied over unpacked state arrays in one clocked process; each cycle
+// updates the PEs from the bottom-right corner, so every PE reads its
+// neighbours' values of the previous cycle before they change. Skew and
+// de-skew are triangular shift registers.
+module trn3_systolic_array #(
+    parameter int ROWS = 16,
+    parameter int COLS = 16
+) (
+    input  logic        clk,
+    input  logic        rst_n,
+    // weight load
+    input  logic        w_valid,
+    input  logic        w_bank,
+    input  logic [7:0]  w_row,
+    input  logic [31:0] w_data   [COLS],
+    // moving columns
+    input  logic        in_valid,
+    output logic        in_ready,
+    input  logic        in_bank,
+    input  logic        in_select,
+    input  logic [8:0]  in_rows,
+    input  logic [31:0] in_data  [ROWS],
+    input  logic [31:0] in_psum  [COLS],
+    // results, one column of COLS partial sums per accepted moving column
+    output logic        out_valid,
+    input  logic        out_ready,
+    output logic [31:0] out_data [COLS]
+);
+  import trn3_fp_pkg::*;
+
+  // Flags that travel with a moving value: valid, row active, bank, select.
+  typedef struct packed {
+    logic v;
+    logic act;
+    logic bank;
+    logic sel;
+  } flags_t;
+
+  logic [31:0] w      [2][ROWS][COLS];
+  logic [31:0] mv     [ROWS][COLS];   // moving value held by PE(r, c)
+  flags_t      mf     [ROWS][COLS];
+  logic [31:0] ps     [ROWS][COLS];   // partial sum leaving PE(r, c) downwards
+  // skew: row r delays its input r cycles; column c delays its psum c cycles;
+  // de-skew: column c's result waits COLS - 1 - c cycles.
+  logic [31:0] skew_x [ROWS][ROWS];
+  flags_t      skew_f [ROWS][ROWS];
+  logic [31:0] skew_p [COLS][COLS];
+  logic [31:0] deskew [COLS][COLS];
+
+  logic [31:0] row_x  [ROWS];
+  flags_t      row_f  [ROWS];
+  logic [31:0] top_p  [COLS];
+
+  assign in_ready = out_ready;
+
+  /* verilator lint_off BLKSEQ */
+  always_ff @(posedge clk) begin
+    if (!rst_n) begin
+      for (int r = 0; r < ROWS; r++) begin
+        for (int c = 0; c < COLS; c++) mf[r][c] = '0;
+        for (int k = 0; k < ROWS; k++) skew_f[r][k] = '0;
+      end
+      out_valid = 1'b0;
+    end else begin
+      if (w_valid && 32'(w_row) < ROWS)
+        for (int c = 0; c < COLS; c++) w[w_bank][32'(w_row)][c] = w_data[c];
+      if (out_ready) begin
+        // Inputs as they reach the array's edges this cycle.
+        for (int r = 0; r < ROWS; r++) begin
+          flags_t f;
+          f.v = in_valid;
+          f.act = in_valid && (r < 32'(in_rows));
+          f.bank = in_bank;
+          f.sel = in_select;
+          if (r == 0) begin
+            row_x[r] = in_data[r];
+            row_f[r] = f;
+          end else begin
+            row_x[r] = skew_x[r][r - 1];
+            row_f[r] = skew_f[r][r - 1];
+            for (int k = r - 1; k > 0; k--) begin
+              skew_x[r][k] = skew_x[r][k - 1];
+              skew_f[r][k] = skew_f[r][k - 1];
+            end
+            skew_x[r][0] = in_data[r];
+            skew_f[r][0] = f;
+          end
+        end
+        for (int c = 0; c < COLS; c++) begin
+          if (c == 0) begin
+            top_p[c] = in_psum[c];
+          end else begin
+            top_p[c] = skew_p[c][c - 1];
+            for (int k = c - 1; k > 0; k--) skew_p[c][k] = skew_p[c][k - 1];
+            skew_p[c][0] = in_psum[c];
+          end
+        end
+        // The array, bottom-right first.
+        for (int r = ROWS - 1; r >= 0; r--) begin
+          for (int c = COLS - 1; c >= 0; c--) begin
+            logic [31:0] x, p;
+            flags_t f;
+            x = (c == 0) ? row_x[r] : mv[r][c - 1];
+            f = (c == 0) ? row_f[r] : mf[r][c - 1];
+            p = (r == 0) ? top_p[c] : ps[r - 1][c];
+            mv[r][c] = x;
+            mf[r][c] = f;
+            ps[r][c] = f.act ? pe_step(w[f.bank][r][c], x, p, f.sel) : p;
+          end
+        end
+        // De-skew: column c's result of COLS - 1 - c cycles ago.
+        for (int c = 0; c < COLS; c++) begin
+          if (c == COLS - 1) begin
+            out_data[c] = ps[ROWS - 1][c];
+          end else begin
+            out_data[c] = deskew[c][COLS - 2 - c];
+            for (int k = COLS - 2 - c; k > 0; k--) deskew[c][k] = deskew[c][k - 1];
+            deskew[c][0] = ps[ROWS - 1][c];
+          end
+        end
+        out_valid = mf[ROWS - 1][COLS - 1].v;
+      end
+    end
+  end
+  /* verilator lint_on BLKSEQ */
+
+endmodule

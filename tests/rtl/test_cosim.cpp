@@ -1,0 +1,230 @@
+// Co-verification: the same instruction streams on a NeuronCore whose Tensor
+// engine is the C++ model and on one whose array is the verilated RTL give
+// the same bits in PSUM and SBUF; the check mode finds a difference and
+// names its operands; the RTL's cycle counts follow the documented formula.
+#include <catch2/catch.hpp>
+
+#include <cmath>
+#include <cstring>
+#include <fstream>
+#include <random>
+#include <sstream>
+#include <vector>
+
+#include "trn3/core/param.h"
+#include "trn3/core/sparse_memory.h"
+#include "trn3/core/stats.h"
+#include "trn3/kernels/builder.h"
+#include "trn3/neuroncore/neuroncore.h"
+#include "trn3/numerics/float_format.h"
+#include "trn3/rtl/systolic_array.h"
+
+using namespace trn3;
+using namespace trn3::kernels;
+using isa::dtype;
+using isa::engine;
+
+namespace {
+std::uint64_t stat(const std::string& name) {
+    return stats_registry::instance().find(name)->to_json().get<std::uint64_t>();
+}
+
+// A NeuronCore with its own device memory, on the back end named.
+struct core_on {
+    neuroncore::neuroncore core;
+    sparse_memory device;
+    core_on(const std::string& name, const std::string& backend)
+        : core((set(name, backend), name.c_str())), device((name + "_mem").c_str(), byte_count{1ull << 30}) {
+        core.mem.bind(device.in);
+    }
+    static int set(const std::string& name, const std::string& backend) {
+        param_registry::instance().set_pending_text(name + ".tensor_engine.backend", backend, "test");
+        return 0;
+    }
+    void start(const program& p) {
+        auto pcs = p.load([this](std::uint64_t a, const void* d, std::size_t n) { std::memcpy(device.data() + a, d, n); },
+                          512u << 20);
+        for (unsigned e = 0; e < isa::engine_count; ++e)
+            if (!p.on(static_cast<engine>(e)).code().empty()) core.start(static_cast<engine>(e), pcs[e]);
+    }
+};
+
+// Operand codes of a type, mostly random, with the specials the issue names.
+std::uint32_t operand(std::mt19937& rng, dtype t) {
+    const auto f = t == dtype::bf16 ? numerics::format::bf16
+                   : t == dtype::fp16 ? numerics::format::fp16
+                   : t == dtype::e4m3fn ? numerics::format::e4m3fn
+                   : t == dtype::e5m2 ? numerics::format::e5m2
+                                      : numerics::format::fp32;
+    const unsigned pick = rng() % 32;
+    const float big = t == dtype::e4m3fn ? 448.0f : t == dtype::e5m2 ? 57344.0f : t == dtype::fp16 ? 65504.0f : 3.0e38f;
+    switch (pick) {
+    case 0: return numerics::encode(INFINITY, f);
+    case 1: return numerics::encode(-INFINITY, f);
+    case 2: return numerics::encode(NAN, f);
+    case 3: return numerics::encode(-0.0f, f);
+    case 4: return numerics::encode(big, f);
+    case 5: return numerics::encode(-big, f);
+    case 6: return 1;  // the smallest subnormal
+    case 7: return numerics::encode(std::ldexp(1.0f, -130), f);  // subnormal or zero
+    default: {
+        std::normal_distribution<float> nd(0.0f, 2.0f);
+        return numerics::encode(nd(rng), f);
+    }
+    }
+}
+
+void fill(core_on& a, core_on& b, unsigned partitions, std::uint64_t offset, unsigned count, dtype t, std::mt19937& rng,
+          bool plain = false) {
+    const unsigned es = isa::dtype_bytes(t);
+    std::normal_distribution<float> nd(0.0f, 1.0f);
+    for (unsigned p = 0; p < partitions; ++p)
+        for (unsigned i = 0; i < count; ++i) {
+            const std::uint32_t code =
+                plain ? numerics::encode(nd(rng), t == dtype::bf16 ? numerics::format::bf16 : numerics::format::fp32) : operand(rng, t);
+            std::memcpy(a.core.sbuf(p) + offset + i * es, &code, es);
+            std::memcpy(b.core.sbuf(p) + offset + i * es, &code, es);
+        }
+}
+
+// Every Tensor engine array job of one operand type: a full 128 x 128 x 512
+// matmul, an odd shape (K 40, M 70, N 33), an accumulate chain of three, a
+// bf16 output, and a transpose, each into its own PSUM region; operands
+// include NaN, infinities, -0, subnormals and the type's largest values.
+void check_type(dtype ty) {
+    core_on model("nc_model", "model"), rtl("nc_rtl", "rtl");
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    std::mt19937 rng(21 + static_cast<unsigned>(ty));
+    const std::uint64_t a_off = 0, b_off = 4096, es = isa::dtype_bytes(ty);
+    fill(model, rtl, 128, a_off, 128, ty, rng);
+    fill(model, rtl, 128, b_off, 1024, ty, rng);
+    program p;
+    auto& t = p.on(engine::tensor);
+    t.matmul(psum(dtype::fp32, 0, 128, 0, 512), sbuf(ty, 0, 128, a_off, 128), sbuf(ty, 0, 128, b_off, 512));
+    t.matmul(psum(dtype::fp32, 0, 70, 2048, 33), sbuf(ty, 0, 40, a_off, 70), sbuf(ty, 0, 40, b_off, 33));
+    for (unsigned i = 0; i < 3; ++i)
+        t.matmul(psum(dtype::fp32, 0, 128, 4096, 256), sbuf(ty, 0, 128, a_off, 128), sbuf(ty, 0, 128, b_off + i * 256 * es, 256),
+                 i > 0);
+    t.matmul(psum(dtype::bf16, 0, 128, 6144, 512), sbuf(ty, 0, 128, a_off, 128), sbuf(ty, 0, 128, b_off + 512 * es, 512));
+    t.transpose(psum(dtype::fp32, 0, 128, 8192, 128), sbuf(ty, 0, 128, a_off, 128));
+    t.halt();
+    model.start(p);
+    rtl.start(p);
+    sc_core::sc_start();
+    REQUIRE(model.core.status(engine::tensor) == neuroncore::engine_status::halted);
+    REQUIRE(rtl.core.status(engine::tensor) == neuroncore::engine_status::halted);
+    CHECK(stat("nc_rtl.rtl_array_jobs") == 7);
+    CHECK(stat("nc_model.rtl_array_jobs") == 0);
+    unsigned differing = 0, nans = 0, infs = 0;
+    for (unsigned part = 0; part < 128; ++part) {
+        differing += std::memcmp(model.core.psum(part), rtl.core.psum(part), 16 << 10) != 0;
+        for (unsigned i = 0; i < 512; ++i) {
+            float v;
+            std::memcpy(&v, model.core.psum(part) + 4 * i, 4);
+            nans += std::isnan(v);
+            infs += std::isinf(v);
+        }
+    }
+    CHECK(differing == 0);
+    // The specials did reach the results (the comparison covers them).
+    CHECK(nans > 0);
+    CHECK(infs + nans > 0);
+}
+} // namespace
+
+TEST_CASE("bf16 matmuls, accumulate chains, bf16 outputs and transposes give the same PSUM bits on RTL and model") {
+    check_type(dtype::bf16);
+}
+TEST_CASE("fp16 array jobs give the same PSUM bits on RTL and model") { check_type(dtype::fp16); }
+TEST_CASE("e4m3fn array jobs give the same PSUM bits on RTL and model") { check_type(dtype::e4m3fn); }
+TEST_CASE("e5m2 array jobs give the same PSUM bits on RTL and model") { check_type(dtype::e5m2); }
+TEST_CASE("fp32 array jobs (fused, four cycles a column) give the same PSUM bits on RTL and model") {
+    check_type(dtype::fp32);
+}
+
+TEST_CASE("the RTL's cycles per pass are 2R + C - 2 + N: the model's fill and column rate") {
+    core_on rtl("nc0", "rtl");
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    program p;
+    p.on(engine::tensor)
+        .matmul(psum(dtype::fp32, 0, 128, 0, 512), sbuf(dtype::bf16, 0, 128, 0, 128), sbuf(dtype::bf16, 0, 128, 4096, 512))
+        .halt();
+    const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+    rtl.start(p);
+    sc_core::sc_start();
+    const double model_cycles = (sc_core::sc_time_stamp() - t0).to_seconds() * 2.4e9;
+    const unsigned R = rtl::systolic_array::rows(), C = rtl::systolic_array::cols();
+    const double passes = std::ceil(128.0 / R) * std::ceil(128.0 / C);
+    const double rtl_cycles = static_cast<double>(stat("nc0.rtl_array_cycles"));
+    // The formula for an R x C array, per pass: R cycles of weights, N
+    // columns, R + C - 2 to drain.
+    INFO("RTL " << rtl_cycles << " cycles on " << R << " x " << C << ", " << passes << " passes");
+    CHECK(std::fabs(rtl_cycles - passes * (2 * R + C - 2 + 512)) <= 0.02 * rtl_cycles);
+    // The model's time for the chip's 128 x 128 array: 2 x 128 + 128 - 2 + 512.
+    CHECK(std::fabs(model_cycles - (382 + 512)) < 0.5);
+    if (R == 128 && C == 128) CHECK(std::fabs(rtl_cycles - model_cycles) <= 0.02 * model_cycles);
+}
+
+TEST_CASE("check mode replays every Nth array job on the RTL and finds no difference") {
+    param_registry::instance().set_pending_text("nc0.tensor_engine.check_every", "2", "test");
+    core_on chk("nc0", "check");
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    std::mt19937 rng(5);
+    fill(chk, chk, 64, 0, 64, dtype::bf16, rng, true);
+    program p;
+    auto& t = p.on(engine::tensor);
+    for (unsigned i = 0; i < 4; ++i)
+        t.matmul(psum(dtype::fp32, 0, 64, 0, 64), sbuf(dtype::bf16, 0, 64, 0, 64), sbuf(dtype::bf16, 0, 64, 0, 64), i > 0);
+    t.halt();
+    chk.start(p);
+    sc_core::sc_start();
+    CHECK(stat("nc0.rtl_array_jobs") == 2);
+    CHECK(chk.core.rtl_mismatches() == 0);
+}
+
+TEST_CASE("check mode counts a difference between RTL and model") {
+    param_registry::instance().set_pending_text("nc0.tensor_engine.inject_flip", "2", "test");
+    core_on chk("nc0", "check");
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    std::mt19937 rng(6);
+    fill(chk, chk, 16, 0, 64, dtype::bf16, rng, true);
+    program p;
+    auto& t = p.on(engine::tensor);
+    for (unsigned i = 0; i < 3; ++i)
+        t.matmul(psum(dtype::fp32, 0, 16, 0, 16), sbuf(dtype::bf16, 0, 16, 0, 16), sbuf(dtype::bf16, 0, 16, 0, 16));
+    t.halt();
+    chk.start(p);
+    sc_core::sc_start();
+    CHECK(stat("nc0.rtl_array_jobs") == 3);
+    CHECK(chk.core.rtl_mismatches() == 1);
+}
+
+TEST_CASE("a waveform of a chosen array job is written as VCD") {
+    const std::string path = "test_cosim_waveform.vcd";
+    std::remove(path.c_str());
+    param_registry::instance().set_pending_text("nc0.tensor_engine.waveform", path, "test");
+    param_registry::instance().set_pending_text("nc0.tensor_engine.waveform_job", "2", "test");
+    core_on rtl("nc0", "rtl");
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    program p;
+    auto& t = p.on(engine::tensor);
+    t.matmul(psum(dtype::fp32, 0, 8, 0, 8), sbuf(dtype::bf16, 0, 8, 0, 8), sbuf(dtype::bf16, 0, 8, 0, 8));
+    t.matmul(psum(dtype::fp32, 0, 8, 0, 20), sbuf(dtype::bf16, 0, 8, 0, 8), sbuf(dtype::bf16, 0, 8, 0, 20));
+    t.halt();
+    rtl.start(p);
+    sc_core::sc_start();
+    std::ifstream in(path);
+    REQUIRE(in.good());
+    std::stringstream text;
+    text << in.rdbuf();
+    CHECK(text.str().find("$enddefinitions") != std::string::npos);
+    text.seekg(0);
+    CHECK(text.str().find("out_valid") != std::string::npos);
+    // The second job (20 columns) was recorded, not the first (8): two dumps
+    // per clock cycle, from time 0.
+    std::uint64_t last = 0;
+    std::string line;
+    while (std::getline(text, line))
+        if (!line.empty() && line[0] == '#') last = std::stoull(line.substr(1));
+    CHECK(last + 1 == 2 * rtl::systolic_array::pass_cycles(20));
+}

@@ -31,6 +31,44 @@ package trn3_fp_pkg;
     return n;
   endfunction
 
+  // The binary32 nearest (ties to even) to (-1)^s x mag x 2^e0; bit 0 of mag
+  // may be a jammed sticky bit when the result keeps no bit below bit 2.
+  // Gradual underflow (lsb 2^-149), overflow to infinity, +-0 on underflow.
+  function automatic logic [31:0] round_pack(input logic s, input logic [63:0] mag, input int e0);
+    logic [63:0] m, rest;
+    logic [6:0]  lz;
+    logic        round_bit, sticky;
+    int          msb, lsb_exp, r, field;
+    lz = lzc64(mag);
+    msb = 63 - int'(lz);
+    lsb_exp = e0 + msb - 23;
+    if (lsb_exp < -149) lsb_exp = -149;
+    r = lsb_exp - e0;  // bit of mag that becomes the result's lsb
+    if (r <= 0) begin
+      m = mag << (-r);  // exact: nothing below the lsb
+      round_bit = 1'b0;
+      sticky = 1'b0;
+    end else if (r > 64) begin  // far below the smallest subnormal
+      m = 64'd0;
+      round_bit = 1'b0;
+      sticky = 1'b1;
+    end else begin
+      m = mag >> r;
+      round_bit = mag[r - 1];
+      rest = (r >= 2) ? (mag & ((64'd1 << (r - 1)) - 64'd1)) : 64'd0;
+      sticky = rest != 64'd0;
+    end
+    if (round_bit && (sticky || m[0])) m = m + 64'd1;
+    if (m[24]) begin  // rounding carried into a 25th bit
+      m = m >> 1;
+      lsb_exp = lsb_exp + 1;
+    end
+    if (!m[23]) return {s, 8'd0, m[22:0]};  // subnormal or zero (lsb_exp is -149)
+    field = lsb_exp + 150;
+    if (field >= 255) return {s, 8'hff, 23'd0};  // overflow rounds to infinity
+    return {s, field[7:0], m[22:0]};
+  endfunction
+
   // fl32(c + a x b) with one RNE rounding.
   function automatic logic [31:0] fma32(input logic [31:0] a, input logic [31:0] b, input logic [31:0] c);
     logic        sa, sb, sc, sp, sx, sy, sr;
@@ -39,11 +77,10 @@ package trn3_fp_pkg;
     logic [47:0] mp;
     logic        a_nan, b_nan, c_nan, a_inf, b_inf, c_inf, a_zero, b_zero;
     // exponents of the operands' leading bits (value = 2^top x 1.f)
-    int          ep_top, ec_top, x_top, y_top, shift, lsb_exp, r;
-    logic [63:0] xw, yw, sum, m, rest;
-    logic [6:0]  lz_p, lz_c, lz_s;
-    logic        sticky, round_bit, p_bigger;
-    int          msb, field;
+    int          ep_top, ec_top, x_top, y_top, shift;
+    logic [63:0] xw, yw, sum;
+    logic [6:0]  lz_p, lz_c;
+    logic        sticky, p_bigger;
 
     sa = a[31]; ea = a[30:23];
     sb = b[31]; eb = b[30:23];
@@ -122,36 +159,111 @@ package trn3_fp_pkg;
     end
     if (sum == 64'd0) return 32'h0000_0000;  // exact cancellation: +0 under RNE
 
-    // Bit i of sum has weight 2^(x_top - 61 + i). Keep 24 bits below the
-    // leading one, or fewer where the result is subnormal (lsb 2^-149).
-    lz_s = lzc64(sum);
-    msb = 63 - int'(lz_s);
-    lsb_exp = x_top - 61 + msb - 23;
-    if (lsb_exp < -149) lsb_exp = -149;
-    r = lsb_exp - (x_top - 61);  // bit of sum that becomes the result's lsb
-    if (r <= 0) begin
-      m = sum << (-r);  // exact: nothing below the lsb
-      round_bit = 1'b0;
-      sticky = 1'b0;
-    end else if (r > 64) begin  // far below the smallest subnormal: +-0
-      m = 64'd0;
-      round_bit = 1'b0;
-      sticky = 1'b1;
-    end else begin
-      m = sum >> r;
-      round_bit = sum[r - 1];
-      rest = (r >= 2) ? (sum & ((64'd1 << (r - 1)) - 64'd1)) : 64'd0;
-      sticky = rest != 64'd0;
+    return round_pack(sr, sum, x_top - 61);
+  endfunction
+
+  // ---- MX (OCP MX v1.0): four element multiplies per PE and cycle ----------
+  //
+  // An element is an exact integer: its value x 2^shift (e4m3fn 9, e5m2 16,
+  // e2m1 1), at most 2^32 in magnitude. A PE adds its four products to the
+  // block's integer partial sum flowing down; a block of 32 K values spans 8
+  // rows, and its last row rounds the scaled block sum once to fp32 and adds
+  // it to the fp32 accumulator (docs/numerics.md rules 16 and 22):
+  //   d = fl32(2^(sa - 127 + sb - 127 - shift_a - shift_b) x sum)
+  //   acc = d for the first block, fl32(acc + d) after.
+  // A block with a NaN scale or a non-finite element gives NaN.
+  localparam logic [1:0] MX_E4M3FN = 2'd0, MX_E5M2 = 2'd1, MX_E2M1 = 2'd2;
+  localparam logic [31:0] ONE = 32'h3f80_0000;
+
+  typedef struct packed {
+    logic               bad;    // NaN or infinity
+    logic signed [33:0] value;  // element x 2^shift
+  } mx_elem_t;
+
+  // The fp32 accumulator and the block in progress, flowing down a column.
+  typedef struct packed {
+    logic [31:0]        acc;
+    logic               first;  // no block added to acc yet
+    logic               nan;    // the block so far holds a non-finite element
+    logic signed [71:0] sum;    // the block so far, exact
+  } mx_psum_t;
+
+  function automatic int mx_shift(input logic [1:0] fmt);
+    case (fmt)
+      MX_E5M2: return 16;
+      MX_E2M1: return 1;
+      default: return 9;
+    endcase
+  endfunction
+
+  function automatic mx_elem_t mx_element(input logic [7:0] code, input logic [1:0] fmt);
+    mx_elem_t r;
+    logic [33:0] mag;
+    r.bad = 1'b0;
+    case (fmt)
+      MX_E5M2: begin  // s eeeee mm; e = 31: infinity or NaN
+        r.bad = code[6:2] == 5'd31;
+        mag = code[6:2] == 5'd0 ? 34'(code[1:0]) : 34'({1'b1, code[1:0]}) << (int'(code[6:2]) - 1);
+      end
+      MX_E2M1: begin  // s ee m in the low four bits
+        mag = code[2:1] == 2'd0 ? 34'(code[0]) : 34'({1'b1, code[0]}) << (int'(code[2:1]) - 1);
+      end
+      MX_E4M3FN: begin  // s eeee mmm; 0x7f and 0xff are NaN
+        r.bad = code[6:0] == 7'h7f;
+        mag = code[6:3] == 4'd0 ? 34'(code[2:0]) : 34'({1'b1, code[2:0]}) << (int'(code[6:3]) - 1);
+      end
+      default: begin  // no such format: the element is NaN
+        r.bad = 1'b1;
+        mag = 34'd0;
+      end
+    endcase
+    if (r.bad) mag = 34'd0;
+    r.value = ((fmt == MX_E2M1) ? code[3] : code[7]) ? -$signed(mag) : $signed(mag);
+    return r;
+  endfunction
+
+  // fl32(v x 2^e), one RNE rounding, for |v| < 2^71.
+  function automatic logic [31:0] int_to_fp32(input logic signed [71:0] v, input int e);
+    logic [71:0] mag;
+    logic [63:0] m64;
+    if (v == 72'sd0) return 32'h0000_0000;
+    mag = v[71] ? 72'(-v) : 72'(v);
+    if (mag[71:64] != 8'd0) begin  // keep 64 bits; the rest jams into bit 0
+      m64 = mag[71:8];
+      m64[0] = m64[0] | (mag[7:0] != 8'd0);
+      return round_pack(v[71], m64, e + 8);
     end
-    if (round_bit && (sticky || m[0])) m = m + 64'd1;
-    if (m[24]) begin  // rounding carried into a 25th bit
-      m = m >> 1;
-      lsb_exp = lsb_exp + 1;
+    return round_pack(v[71], mag[63:0], e);
+  endfunction
+
+  // One MX step of a PE: w and x hold four element codes each (K values
+  // 4r .. 4r+3, lowest byte first), with their blocks' E8M0 scales.
+  function automatic mx_psum_t pe_step_mx(input logic [31:0] w, input logic [7:0] w_scale, input logic [31:0] x,
+                                          input logic [7:0] x_scale, input mx_psum_t p, input logic [1:0] fmt_w,
+                                          input logic [1:0] fmt_x, input logic block_start, input logic block_end);
+    mx_psum_t q;
+    mx_elem_t a, b;
+    logic signed [71:0] four;
+    logic bad;
+    logic [31:0] d;
+    four = 72'sd0;
+    bad = 1'b0;
+    for (int j = 0; j < 4; j++) begin
+      a = mx_element(w[8*j +: 8], fmt_w);
+      b = mx_element(x[8*j +: 8], fmt_x);
+      four = four + 72'(a.value) * 72'(b.value);
+      bad = bad | a.bad | b.bad;
     end
-    if (!m[23]) return {sr, 8'd0, m[22:0]};  // subnormal (lsb_exp is -149)
-    field = lsb_exp + 150;
-    if (field >= 255) return {sr, 8'hff, 23'd0};  // overflow rounds to infinity
-    return {sr, field[7:0], m[22:0]};
+    q = p;
+    q.sum = (block_start ? 72'sd0 : p.sum) + four;
+    q.nan = (block_start ? 1'b0 : p.nan) | bad;
+    if (block_end) begin
+      if (q.nan || w_scale == 8'hff || x_scale == 8'hff) d = QNAN;
+      else d = int_to_fp32(q.sum, int'(w_scale) + int'(x_scale) - 254 - mx_shift(fmt_w) - mx_shift(fmt_x));
+      q.acc = p.first ? d : fma32(d, ONE, p.acc);
+      q.first = 1'b0;
+    end
+    return q;
   endfunction
 
   // The processing element, the one definition the array instantiates: a

@@ -56,6 +56,10 @@ void systolic_array::trace_next_run(const std::string& path) { impl_->vcd_path =
 array_result systolic_array::run(const array_job& job) {
     if (job.a.size() != static_cast<std::size_t>(job.K) * job.M || job.b.size() != static_cast<std::size_t>(job.K) * job.N)
         throw std::invalid_argument("systolic_array::run: operand sizes do not match K, M, N");
+    if (job.mx && (job.K % 32 || job.scales_a.size() != job.K / 32 * static_cast<std::size_t>(job.M) ||
+                   job.scales_b.size() != job.K / 32 * static_cast<std::size_t>(job.N)))
+        throw std::invalid_argument("systolic_array::run: MX needs K a multiple of 32 and a scale per block and column");
+    static_assert(R % 8 == 0, "MX blocks (8 rows) must not straddle folds");
     impl& x = *impl_;
     Vtrn3_systolic_array& top = *x.top;
     if (!x.vcd_path.empty()) {
@@ -68,18 +72,35 @@ array_result systolic_array::run(const array_job& job) {
     out.acc.assign(static_cast<std::size_t>(job.M) * job.N, 0u);
     const std::uint64_t start = x.cycles;
     const unsigned cadence = std::max(1u, job.cadence);
+    // Array rows: one K value each, or (MX) four, lowest byte first.
+    const unsigned per_row = job.mx ? 4 : 1, array_rows = job.K / per_row;
+    auto value = [&](const std::vector<std::uint32_t>& v, unsigned width, unsigned row, unsigned col) -> std::uint32_t {
+        if (!job.mx) return v[static_cast<std::size_t>(row) * width + col];
+        std::uint32_t word = 0;
+        for (unsigned j = 0; j < 4; ++j) word |= (v[static_cast<std::size_t>(4 * row + j) * width + col] & 0xffu) << (8 * j);
+        return word;
+    };
+    auto scale = [&](const std::vector<std::uint8_t>& v, unsigned width, unsigned row, unsigned col) -> std::uint8_t {
+        return job.mx ? v[static_cast<std::size_t>(row / 8) * width + col] : 0;  // block of 32 = 8 rows
+    };
+    top.in_mx = job.mx;
+    top.in_fmt_w = static_cast<std::uint8_t>(job.format_a);
+    top.in_fmt_x = static_cast<std::uint8_t>(job.format_b);
     // One pass per (M tile, K fold); folds chain through the psum input.
     for (unsigned m0 = 0; m0 < job.M; m0 += C) {
         const unsigned cols = std::min(C, job.M - m0);
-        for (unsigned k0 = 0; k0 < job.K; k0 += R) {
-            const unsigned rows = std::min(R, job.K - k0);
+        for (unsigned k0 = 0; k0 < array_rows; k0 += R) {
+            const unsigned rows = std::min(R, array_rows - k0);
             // Weights: all R rows (zero beyond K), one row per cycle.
             top.w_bank = 0;
             for (unsigned r = 0; r < R; ++r) {
                 top.w_valid = 1;
                 top.w_row = static_cast<std::uint8_t>(r);
-                for (unsigned c = 0; c < C; ++c)
-                    top.w_data[c] = r < rows && c < cols ? job.a[static_cast<std::size_t>(k0 + r) * job.M + m0 + c] : 0u;
+                for (unsigned c = 0; c < C; ++c) {
+                    const bool in = r < rows && c < cols;
+                    top.w_data[c] = in ? value(job.a, job.M, k0 + r, m0 + c) : 0u;
+                    top.w_scale[c] = in ? scale(job.scales_a, job.M, k0 + r, m0 + c) : 0;
+                }
                 x.tick();
             }
             top.w_valid = 0;
@@ -92,8 +113,11 @@ array_result systolic_array::run(const array_job& job) {
                     top.in_bank = 0;
                     top.in_select = job.select;
                     top.in_rows = static_cast<std::uint16_t>(rows);
-                    for (unsigned r = 0; r < R; ++r)
-                        top.in_data[r] = r < rows ? job.b[static_cast<std::size_t>(k0 + r) * job.N + fed] : 0u;
+                    top.in_first = k0 == 0;
+                    for (unsigned r = 0; r < R; ++r) {
+                        top.in_data[r] = r < rows ? value(job.b, job.N, k0 + r, fed) : 0u;
+                        top.in_scale[r] = r < rows ? scale(job.scales_b, job.N, k0 + r, fed) : 0;
+                    }
                     for (unsigned c = 0; c < C; ++c)
                         top.in_psum[c] = c < cols ? out.acc[static_cast<std::size_t>(m0 + c) * job.N + fed] : 0u;
                     ++fed;

@@ -62,6 +62,7 @@ int main(int argc, char** argv) {
     top.out_ready = 1;
     top.in_valid = 0;
     top.w_valid = 0;
+    top.in_mx = 0;
     b.tick();
     top.rst_n = 1;
 

@@ -228,3 +228,102 @@ TEST_CASE("a waveform of a chosen array job is written as VCD") {
         if (!line.empty() && line[0] == '#') last = std::stoull(line.substr(1));
     CHECK(last + 1 == 2 * rtl::systolic_array::pass_cycles(20));
 }
+
+namespace {
+// MX element codes: mostly finite, now and then NaN or infinity; scales
+// mostly near 2^0, now and then NaN (0xFF) or at the ends of E8M0.
+std::uint8_t mx_code(std::mt19937& rng, dtype t) {
+    std::uint8_t c = static_cast<std::uint8_t>(rng());
+    const bool special = (t == dtype::e4m3fn && (c & 0x7f) == 0x7f) || (t == dtype::e5m2 && ((c >> 2) & 0x1f) == 0x1f);
+    if (special && rng() % 64) c &= 0xbb;  // keep one in 64 of them
+    return c;
+}
+std::uint8_t mx_scale(std::mt19937& rng) {
+    const unsigned r = rng() % 400;
+    if (r == 0) return 0xff;
+    if (r == 1) return 0;
+    if (r == 2) return 254;
+    if (r < 6) return static_cast<std::uint8_t>(rng() % 40 + (rng() % 2 ? 1 : 200));  // far scales: tiny or huge blocks
+    return static_cast<std::uint8_t>(120 + rng() % 15);
+}
+
+void check_mx(dtype ta, dtype tb) {
+    core_on model("nc_model", "model"), rtl("nc_rtl", "rtl");
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    std::mt19937 rng(31 + 7 * static_cast<unsigned>(ta) + static_cast<unsigned>(tb));
+    auto put = [&](unsigned partition, std::uint64_t offset, std::uint8_t v) {
+        model.core.sbuf(partition)[offset] = v;
+        rtl.core.sbuf(partition)[offset] = v;
+    };
+    for (unsigned part = 0; part < 128; ++part) {
+        for (unsigned i = 0; i < 512; ++i) put(part, i, mx_code(rng, ta));
+        for (unsigned i = 0; i < 2048; ++i) put(part, 4096 + i, mx_code(rng, tb));
+    }
+    for (unsigned g = 0; g < 16; ++g) {
+        for (unsigned m = 0; m < 128; ++m) put(g, 100000 + m, mx_scale(rng));
+        for (unsigned n = 0; n < 512; ++n) put(g, 101000 + n, mx_scale(rng));
+    }
+    program p;
+    auto& t = p.on(engine::tensor);
+    // Full size (K 512), an odd shape (K 96, M 40, N 17), an accumulate pair, bf16 out.
+    t.matmul_mx(psum(dtype::fp32, 0, 128, 0, 512), sbuf(ta, 0, 128, 0, 512), sbuf(tb, 0, 128, 4096, 2048), 100000, 101000);
+    t.matmul_mx(psum(dtype::fp32, 0, 40, 2048, 17), sbuf(ta, 0, 24, 0, 160), sbuf(tb, 0, 24, 4096, 68), 100000, 101000);
+    for (unsigned i = 0; i < 2; ++i)
+        t.matmul_mx(psum(dtype::fp32, 0, 128, 4096, 256), sbuf(ta, 0, 128, 0, 512), sbuf(tb, 0, 128, 4096 + 1024 * i, 1024),
+                    100000, 101000 + 256 * i, i > 0);
+    t.matmul_mx(psum(dtype::bf16, 0, 128, 6144, 512), sbuf(ta, 0, 128, 0, 512), sbuf(tb, 0, 128, 4096, 2048), 100000, 101000);
+    t.halt();
+    model.start(p);
+    rtl.start(p);
+    sc_core::sc_start();
+    REQUIRE(model.core.status(engine::tensor) == neuroncore::engine_status::halted);
+    REQUIRE(rtl.core.status(engine::tensor) == neuroncore::engine_status::halted);
+    CHECK(stat("nc_rtl.rtl_array_jobs") == 5);
+    CHECK(stat("nc_rtl.rtl_fallbacks") == 0);
+    unsigned differing = 0, nans = 0, finite_nonzero = 0;
+    for (unsigned part = 0; part < 128; ++part) {
+        differing += std::memcmp(model.core.psum(part), rtl.core.psum(part), 16 << 10) != 0;
+        for (unsigned i = 0; i < 512; ++i) {
+            float v;
+            std::memcpy(&v, model.core.psum(part) + 4 * i, 4);
+            nans += std::isnan(v);
+            finite_nonzero += std::isfinite(v) && v != 0.0f;
+        }
+    }
+    CHECK(differing == 0);
+    CHECK(nans > 0);
+    CHECK(finite_nonzero > 1000);
+}
+} // namespace
+
+TEST_CASE("MXFP8 (e4m3fn) matmuls give the same PSUM bits on RTL and model") { check_mx(dtype::e4m3fn, dtype::e4m3fn); }
+TEST_CASE("MX matmuls of e5m2 by e2m1 (MXFP4) give the same PSUM bits on RTL and model") { check_mx(dtype::e5m2, dtype::e2m1); }
+TEST_CASE("MX matmuls of e2m1 by e5m2 give the same PSUM bits on RTL and model") { check_mx(dtype::e2m1, dtype::e5m2); }
+TEST_CASE("MX matmuls of e5m2 by e5m2 (products up to 2^64) give the same PSUM bits on RTL and model") {
+    check_mx(dtype::e5m2, dtype::e5m2);
+}
+
+TEST_CASE("an MX block that underflows to -0 stays -0 on RTL and model: the first block is not added to +0") {
+    core_on model("nc_model", "model"), rtl("nc_rtl", "rtl");
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    // K 32 (one block): a = 1.0 (e4m3fn 0x38) in K 0, b = -1.0 (0xb8); both
+    // scales 2^-126, so the block is -2^-252: fl32 gives -0.
+    for (core_on* c : {&model, &rtl}) {
+        c->core.sbuf(0)[0] = 0x38;
+        c->core.sbuf(0)[64] = 0xb8;
+        c->core.sbuf(0)[1000] = 1;
+        c->core.sbuf(0)[1001] = 1;
+    }
+    program p;
+    p.on(engine::tensor)
+        .matmul_mx(psum(dtype::fp32, 0, 1, 0, 1), sbuf(dtype::e4m3fn, 0, 8, 0, 4), sbuf(dtype::e4m3fn, 0, 8, 64, 4), 1000, 1001)
+        .halt();
+    model.start(p);
+    rtl.start(p);
+    sc_core::sc_start();
+    std::uint32_t m, r;
+    std::memcpy(&m, model.core.psum(0), 4);
+    std::memcpy(&r, rtl.core.psum(0), 4);
+    CHECK(m == 0x80000000u);
+    CHECK(r == 0x80000000u);
+}

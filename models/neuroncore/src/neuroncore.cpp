@@ -607,87 +607,113 @@ sc_time neuroncore::matmul_mx(engine_state& es, const instruction& ins, const ma
     const std::uint64_t part_bytes = sbuf_partition_size.get().bytes;
     if (ins.imm + M > part_bytes || ins.target + N > part_bytes) throw fault{err_out_of_bounds, "MX scales outside SBUF"};
     matmul_flops_ += 2ull * K * M * N;  // dense-equivalent
-    note_rtl_fallback("MX");
     const auto fa = format_of(a.type), fb = format_of(b.type);
-    // Elements as exact integers (value x 2^shift), transposed so each
-    // column's K run is contiguous; non-finite elements flagged per block (and
-    // per element of the moving operand, which a sparse matmul reads only
-    // where it keeps). Unless an operand is e5m2, every product is below 2^36
-    // and a block's sum below 2^41: exact in a double, whose sum can then run
-    // in any order (vectorised); e5m2 products reach 2^64 and take int128.
-    const bool wide = a.type == dtype::e5m2 || b.type == dtype::e5m2;
-    const mx_codes& ca = mx_code_table(fa);
-    const mx_codes& cb = mx_code_table(fb);
-    std::vector<double> ad(static_cast<std::size_t>(M) * Kc), bd(static_cast<std::size_t>(N) * K);
-    std::vector<std::int64_t> ai(wide ? ad.size() : 0), bi(wide ? bd.size() : 0);
-    std::vector<std::uint8_t> a_nan(static_cast<std::size_t>(M) * blocks, 0), b_nan(static_cast<std::size_t>(N) * blocks, 0);
-    std::vector<std::uint8_t> b_bad(s.k_of.empty() ? 0 : static_cast<std::size_t>(N) * K, 0);
     std::vector<std::int64_t> ao(static_cast<std::size_t>(s.V) * M), bo(static_cast<std::size_t>(s.D) * N), dof(N);
     walk(ins.src0, [&](std::uint64_t i, std::int64_t off) { ao[i] = off; });
     walk(ins.src1, [&](std::uint64_t i, std::int64_t off) { bo[i] = off; });
     walk(ins.dst, [&](std::uint64_t i, std::int64_t off) { dof[i] = off; });
-    for (unsigned p = 0; p < s.P; ++p) {
-        for (unsigned j = 0; j < s.V * M; ++j) {
-            const std::uint8_t code = *element(a, p, ao[j]);
-            const std::size_t at = static_cast<std::size_t>(j / s.V) * Kc + s.V * p + j % s.V;
-            ad[at] = static_cast<double>(ca.integer[code]);
-            if (wide) ai[at] = ca.integer[code];
-            if (!ca.finite[code]) a_nan[static_cast<std::size_t>(j / s.V) * blocks + (s.V * p + j % s.V) / per_block] = 1;
-        }
-        for (unsigned j = 0; j < s.D * N; ++j) {
-            const std::uint8_t code = *element(b, p, bo[j]);
-            const unsigned n = j / s.D, k = s.D * p + j % s.D;
-            const std::size_t at = static_cast<std::size_t>(n) * K + k;
-            bd[at] = static_cast<double>(cb.integer[code]);
-            if (wide) bi[at] = cb.integer[code];
-            if (!cb.finite[code]) {
-                b_nan[static_cast<std::size_t>(n) * blocks + k / 32] = 1;
-                if (!b_bad.empty()) b_bad[at] = 1;
-            }
-        }
-    }
-    const int shift = numerics::mx_element_shift(fa) + numerics::mx_element_shift(fb);
     std::vector<float> acc(static_cast<std::size_t>(M) * N);
-    for (unsigned m = 0; m < M; ++m) {
-        const std::uint16_t* kk = s.k_of.empty() ? nullptr : &s.k_of[static_cast<std::size_t>(m) * Kc];
-        for (unsigned n = 0; n < N; ++n) {
-            float sum_blocks = 0;
-            for (unsigned g = 0; g < blocks; ++g) {
-                const std::uint8_t sa = sbuf(g)[ins.imm + m], sb = sbuf(g)[ins.target + n];
-                const std::size_t xa = static_cast<std::size_t>(m) * Kc + g * per_block, yb = static_cast<std::size_t>(n) * K;
-                const std::uint16_t* ks = kk ? kk + g * per_block : nullptr;
-                bool nan = sa == numerics::e8m0_nan || sb == numerics::e8m0_nan || a_nan[static_cast<std::size_t>(m) * blocks + g];
-                if (!nan && b_nan[static_cast<std::size_t>(n) * blocks + g]) {
-                    if (!ks) nan = true;
-                    for (unsigned i = 0; ks && i < per_block; ++i) nan = nan || b_bad[yb + ks[i]];
-                }
-                float d;
-                if (nan) {
-                    d = std::numeric_limits<float>::quiet_NaN();
-                } else {
-                    numerics::mx_int128 sum = 0;
-                    if (wide) {
-                        for (unsigned i = 0; i < per_block; ++i)
-                            sum += static_cast<numerics::mx_int128>(ai[xa + i]) * bi[yb + (ks ? ks[i] : 32 * g + i)];
-                    } else {
-                        const double* x = &ad[xa];
-                        double exact = 0;
-                        if (ks) {
-                            for (unsigned i = 0; i < per_block; ++i) exact += x[i] * bd[yb + ks[i]];
-                        } else {
-                            const double* y = &bd[yb + 32 * g];
-#pragma omp simd reduction(+ : exact)
-                            for (unsigned i = 0; i < 32; ++i) exact += x[i] * y[i];
-                        }
-                        sum = static_cast<std::int64_t>(exact);
-                    }
-                    d = numerics::round_scaled(sum, (sa - 127) + (sb - 127) - shift);
-                }
-                sum_blocks = g == 0 ? d : sum_blocks + d;
+    auto model = [&](std::vector<float>& out) {
+        // Elements as exact integers (value x 2^shift), transposed so each
+        // column's K run is contiguous; non-finite elements flagged per block (and
+        // per element of the moving operand, which a sparse matmul reads only
+        // where it keeps). Unless an operand is e5m2, every product is below 2^36
+        // and a block's sum below 2^41: exact in a double, whose sum can then run
+        // in any order (vectorised); e5m2 products reach 2^64 and take int128.
+        const bool wide = a.type == dtype::e5m2 || b.type == dtype::e5m2;
+        const mx_codes& ca = mx_code_table(fa);
+        const mx_codes& cb = mx_code_table(fb);
+        std::vector<double> ad(static_cast<std::size_t>(M) * Kc), bd(static_cast<std::size_t>(N) * K);
+        std::vector<std::int64_t> ai(wide ? ad.size() : 0), bi(wide ? bd.size() : 0);
+        std::vector<std::uint8_t> a_nan(static_cast<std::size_t>(M) * blocks, 0), b_nan(static_cast<std::size_t>(N) * blocks, 0);
+        std::vector<std::uint8_t> b_bad(s.k_of.empty() ? 0 : static_cast<std::size_t>(N) * K, 0);
+        for (unsigned p = 0; p < s.P; ++p) {
+            for (unsigned j = 0; j < s.V * M; ++j) {
+                const std::uint8_t code = *element(a, p, ao[j]);
+                const std::size_t at = static_cast<std::size_t>(j / s.V) * Kc + s.V * p + j % s.V;
+                ad[at] = static_cast<double>(ca.integer[code]);
+                if (wide) ai[at] = ca.integer[code];
+                if (!ca.finite[code]) a_nan[static_cast<std::size_t>(j / s.V) * blocks + (s.V * p + j % s.V) / per_block] = 1;
             }
-            acc[static_cast<std::size_t>(m) * N + n] = sum_blocks;
+            for (unsigned j = 0; j < s.D * N; ++j) {
+                const std::uint8_t code = *element(b, p, bo[j]);
+                const unsigned n = j / s.D, k = s.D * p + j % s.D;
+                const std::size_t at = static_cast<std::size_t>(n) * K + k;
+                bd[at] = static_cast<double>(cb.integer[code]);
+                if (wide) bi[at] = cb.integer[code];
+                if (!cb.finite[code]) {
+                    b_nan[static_cast<std::size_t>(n) * blocks + k / 32] = 1;
+                    if (!b_bad.empty()) b_bad[at] = 1;
+                }
+            }
         }
-    }
+        const int shift = numerics::mx_element_shift(fa) + numerics::mx_element_shift(fb);
+        for (unsigned m = 0; m < M; ++m) {
+            const std::uint16_t* kk = s.k_of.empty() ? nullptr : &s.k_of[static_cast<std::size_t>(m) * Kc];
+            for (unsigned n = 0; n < N; ++n) {
+                float sum_blocks = 0;
+                for (unsigned g = 0; g < blocks; ++g) {
+                    const std::uint8_t sa = sbuf(g)[ins.imm + m], sb = sbuf(g)[ins.target + n];
+                    const std::size_t xa = static_cast<std::size_t>(m) * Kc + g * per_block, yb = static_cast<std::size_t>(n) * K;
+                    const std::uint16_t* ks = kk ? kk + g * per_block : nullptr;
+                    bool nan = sa == numerics::e8m0_nan || sb == numerics::e8m0_nan || a_nan[static_cast<std::size_t>(m) * blocks + g];
+                    if (!nan && b_nan[static_cast<std::size_t>(n) * blocks + g]) {
+                        if (!ks) nan = true;
+                        for (unsigned i = 0; ks && i < per_block; ++i) nan = nan || b_bad[yb + ks[i]];
+                    }
+                    float d;
+                    if (nan) {
+                        d = std::numeric_limits<float>::quiet_NaN();
+                    } else {
+                        numerics::mx_int128 sum = 0;
+                        if (wide) {
+                            for (unsigned i = 0; i < per_block; ++i)
+                                sum += static_cast<numerics::mx_int128>(ai[xa + i]) * bi[yb + (ks ? ks[i] : 32 * g + i)];
+                        } else {
+                            const double* x = &ad[xa];
+                            double exact = 0;
+                            if (ks) {
+                                for (unsigned i = 0; i < per_block; ++i) exact += x[i] * bd[yb + ks[i]];
+                            } else {
+                                const double* y = &bd[yb + 32 * g];
+    #pragma omp simd reduction(+ : exact)
+                                for (unsigned i = 0; i < 32; ++i) exact += x[i] * y[i];
+                            }
+                            sum = static_cast<std::int64_t>(exact);
+                        }
+                        d = numerics::round_scaled(sum, (sa - 127) + (sb - 127) - shift);
+                    }
+                    sum_blocks = g == 0 ? d : sum_blocks + d;
+                }
+                out[static_cast<std::size_t>(m) * N + n] = sum_blocks;
+            }
+        }
+    };
+    // The same job for the RTL (dense only): codes K x columns, scales per block.
+    auto job = [&] {
+        rtl::array_job j;
+        j.K = K;
+        j.M = M;
+        j.N = N;
+        j.mx = true;
+        auto format = [](dtype t) {
+            return t == dtype::e5m2 ? rtl::mx_format::e5m2 : t == dtype::e2m1 ? rtl::mx_format::e2m1 : rtl::mx_format::e4m3fn;
+        };
+        j.format_a = format(a.type);
+        j.format_b = format(b.type);
+        j.a.resize(static_cast<std::size_t>(K) * M);
+        j.b.resize(static_cast<std::size_t>(K) * N);
+        for (unsigned p = 0; p < s.P; ++p) {
+            for (unsigned e = 0; e < 4 * M; ++e) j.a[static_cast<std::size_t>(4 * p + e % 4) * M + e / 4] = *element(a, p, ao[e]);
+            for (unsigned e = 0; e < 4 * N; ++e) j.b[static_cast<std::size_t>(4 * p + e % 4) * N + e / 4] = *element(b, p, bo[e]);
+        }
+        for (unsigned g = 0; g < blocks; ++g) {
+            for (unsigned m = 0; m < M; ++m) j.scales_a.push_back(sbuf(g)[ins.imm + m]);
+            for (unsigned n = 0; n < N; ++n) j.scales_b.push_back(sbuf(g)[ins.target + n]);
+        }
+        return j;
+    };
+    array_run(model, job, s.k_of.empty() ? nullptr : "sparse MX", acc);
     write_psum(ins, dst, acc, M, N, dof);
     // Four multiplies per element of the array per cycle: N cycles per pass.
     return tensor_time(es, N);

@@ -3,6 +3,7 @@
 // (rtl/), or the model checked against the RTL (docs/rtl.md).
 #include <cmath>
 #include <cstring>
+#include <functional>
 #include <limits>
 
 #include <fmt/format.h>
@@ -41,7 +42,7 @@ void neuroncore::array_model(const array_operands& op, std::vector<float>& acc) 
     }
 }
 
-std::vector<float> neuroncore::array_rtl(const array_operands& op) {
+rtl::array_job neuroncore::array_job_of(const array_operands& op) {
     rtl::array_job job;
     job.K = op.K;
     job.M = op.M;
@@ -52,10 +53,14 @@ std::vector<float> neuroncore::array_rtl(const array_operands& op) {
     std::memcpy(job.b.data(), op.b, job.b.size() * 4);
     job.select = op.select;
     job.cadence = op.cadence;
+    return job;
+}
+
+std::vector<float> neuroncore::array_rtl(const rtl::array_job& job) {
     ++rtl_jobs_;  // this job's number, from 1
     if (!tensor_waveform.get().empty() && rtl_jobs_ == tensor_waveform_job.get()) {
         rtl_->trace_next_run(tensor_waveform.get());
-        log().info("waveform of RTL array job {} ({} x {} x {}) to {}", rtl_jobs_, op.K, op.M, op.N, tensor_waveform.get());
+        log().info("waveform of RTL array job {} ({} x {} x {}) to {}", rtl_jobs_, job.K, job.M, job.N, tensor_waveform.get());
     }
     const rtl::array_result r = rtl_->run(job);
     ++rtl_jobs_count_;
@@ -72,7 +77,6 @@ std::vector<float> neuroncore::array_rtl(const array_operands& op) {
 }
 
 void neuroncore::note_rtl_fallback(const char* what) {
-    if (tensor_backend.get() == "model") return;
     ++rtl_fallbacks_;
     if (!fallback_warned_)
         log().warn("the RTL systolic array has no {} mode yet: such matmuls run on the model (counted in rtl_fallbacks)",
@@ -80,41 +84,53 @@ void neuroncore::note_rtl_fallback(const char* what) {
     fallback_warned_ = true;
 }
 
-void neuroncore::array_compute(const array_operands& op, std::vector<float>& acc) {
+void neuroncore::array_run(const std::function<void(std::vector<float>&)>& model,
+                           const std::function<rtl::array_job()>& job, const char* no_rtl_mode, std::vector<float>& acc) {
     ++array_jobs_;
     const std::string& backend = tensor_backend.get();
-    if (backend == "model") return array_model(op, acc);
-    if (op.k_of) {
-        note_rtl_fallback("structured-sparsity");
-        return array_model(op, acc);
+    if (backend == "model") return model(acc);
+    if (no_rtl_mode) {
+        note_rtl_fallback(no_rtl_mode);
+        return model(acc);
     }
     if (backend == "rtl") {
-        acc = array_rtl(op);
+        acc = array_rtl(job());
         return;
     }
-    array_model(op, acc);
+    model(acc);
     if (array_jobs_ % tensor_check_every.get()) return;
-    const std::vector<float> rtl = array_rtl(op);
+    const rtl::array_job j = job();
+    const std::vector<float> rtl = array_rtl(j);
     for (std::size_t i = 0; i < acc.size(); ++i)
         if (bits_of(acc[i]) != bits_of(rtl[i])) {
             ++rtl_mismatches_;
-            if (rtl_mismatches_.value() == 1) report_mismatch(op, acc, rtl);
+            if (rtl_mismatches_.value() == 1) report_mismatch(j, acc, rtl);
             return;
         }
 }
 
-void neuroncore::report_mismatch(const array_operands& op, const std::vector<float>& model, const std::vector<float>& rtl) {
+void neuroncore::array_compute(const array_operands& op, std::vector<float>& acc) {
+    array_run([&](std::vector<float>& out) { array_model(op, out); }, [&] { return array_job_of(op); },
+              op.k_of ? "structured-sparsity" : nullptr, acc);
+}
+
+void neuroncore::report_mismatch(const rtl::array_job& job, const std::vector<float>& model, const std::vector<float>& rtl) {
     std::size_t i = 0;
     while (bits_of(model[i]) == bits_of(rtl[i])) ++i;
-    const unsigned m = static_cast<unsigned>(i / op.N), n = static_cast<unsigned>(i % op.N);
+    const unsigned m = static_cast<unsigned>(i / job.N), n = static_cast<unsigned>(i % job.N);
+    const unsigned digits = job.mx ? 2 : 8;
     std::string operands;
-    for (unsigned k = 0; k < op.K; ++k)
-        operands += fmt::format("{}{:08x}*{:08x}", k ? " " : "", bits_of(op.a[static_cast<std::size_t>(k) * op.M + m]),
-                                bits_of(op.b[static_cast<std::size_t>(k) * op.N + n]));
+    for (unsigned k = 0; k < job.K; ++k)
+        operands += fmt::format("{}{:0{}x}*{:0{}x}", k ? " " : "", job.a[static_cast<std::size_t>(k) * job.M + m], digits,
+                                job.b[static_cast<std::size_t>(k) * job.N + n], digits);
+    std::string scales;
+    for (unsigned g = 0; job.mx && g < job.K / 32; ++g)
+        scales += fmt::format("{}{:02x}*{:02x}", g ? " " : "; block scales ", job.scales_a[static_cast<std::size_t>(g) * job.M + m],
+                              job.scales_b[static_cast<std::size_t>(g) * job.N + n]);
     log().error("RTL check: array job {} ({} x {} x {}{}) differs at output ({}, {}): model {:08x}, RTL {:08x}; "
-                "operands a[k][{}]*b[k][{}] for k = 0..{}: {}",
-                array_jobs_, op.K, op.M, op.N, op.select ? ", transpose" : "", m, n, bits_of(model[i]), bits_of(rtl[i]), m, n,
-                op.K - 1, operands);
+                "operands a[k][{}]*b[k][{}] for k = 0..{}: {}{}",
+                array_jobs_, job.K, job.M, job.N, job.select ? ", transpose" : job.mx ? ", MX" : "", m, n, bits_of(model[i]),
+                bits_of(rtl[i]), m, n, job.K - 1, operands, scales);
 }
 
 } // namespace trn3::neuroncore

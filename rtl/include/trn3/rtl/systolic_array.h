@@ -7,7 +7,8 @@
 // Semantics (docs/numerics.md rules 18 and 24): acc[m][n] = +0, then
 // acc = fma32(a[k][m], b[k][n], acc) for k = 0 .. K-1; a NaN result is
 // 0x7FC00000. With `select` (a transpose) each PE passes its weight down
-// where the moving value is 1.0 instead.
+// where the moving value is 1.0 instead. MX jobs follow rule 22, four K
+// values per array row.
 #pragma once
 
 #include <cstdint>
@@ -17,12 +18,20 @@
 
 namespace trn3::rtl {
 
+// MX element formats, as the RTL's in_fmt_w / in_fmt_x encode them.
+enum class mx_format : unsigned { e4m3fn = 0, e5m2 = 1, e2m1 = 2 };
+
 struct array_job {
     unsigned K = 0, M = 0, N = 0;
-    std::vector<std::uint32_t> a;  // stationary, K x M fp32 bits (k * M + m)
-    std::vector<std::uint32_t> b;  // moving, K x N fp32 bits (k * N + n)
+    std::vector<std::uint32_t> a;  // stationary, K x M fp32 bits (k * M + m); MX: element codes
+    std::vector<std::uint32_t> b;  // moving, K x N fp32 bits (k * N + n); MX: element codes
     bool select = false;           // transpose mode
     unsigned cadence = 1;          // clock cycles per moving column (fp32 operands: 4)
+    // MX (docs/numerics.md rule 22): K a multiple of 32, codes above, E8M0
+    // scales of block g = k / 32 per column: scales_a[g * M + m], scales_b[g * N + n].
+    bool mx = false;
+    mx_format format_a = mx_format::e4m3fn, format_b = mx_format::e4m3fn;
+    std::vector<std::uint8_t> scales_a, scales_b;
 };
 
 struct array_result {

@@ -30,6 +30,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -181,8 +182,14 @@ private:
     };
     void array_compute(const array_operands& op, std::vector<float>& acc);
     void array_model(const array_operands& op, std::vector<float>& acc) const;
-    std::vector<float> array_rtl(const array_operands& op);
-    void report_mismatch(const array_operands& op, const std::vector<float>& model, const std::vector<float>& rtl);
+    static rtl::array_job array_job_of(const array_operands& op);
+    // One array job on the chosen back end: `model` computes it in C++, `job`
+    // describes it to the RTL; `no_rtl_mode` names a mode the RTL lacks (or
+    // is null).
+    void array_run(const std::function<void(std::vector<float>&)>& model, const std::function<rtl::array_job()>& job,
+                   const char* no_rtl_mode, std::vector<float>& acc);
+    std::vector<float> array_rtl(const rtl::array_job& job);
+    void report_mismatch(const rtl::array_job& job, const std::vector<float>& model, const std::vector<float>& rtl);
     // An array job the RTL has no mode for runs on the model: counted, and logged once.
     void note_rtl_fallback(const char* what);
     void stop_on_error(engine_state& es, std::uint32_t pc_index, const fault& f);

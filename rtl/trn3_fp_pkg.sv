@@ -238,9 +238,13 @@ package trn3_fp_pkg;
 
   // One MX step of a PE: w and x hold four element codes each (K values
   // 4r .. 4r+3, lowest byte first), with their blocks' E8M0 scales.
-  function automatic mx_psum_t pe_step_mx(input logic [31:0] w, input logic [7:0] w_scale, input logic [31:0] x,
-                                          input logic [7:0] x_scale, input mx_psum_t p, input logic [1:0] fmt_w,
-                                          input logic [1:0] fmt_x, input logic block_start, input logic block_end);
+  // `hole` marks weight elements a structured-sparse matmul pruned: they are
+  // never multiplied, so their moving values (even NaN or infinity) are
+  // never read (docs/numerics.md rule 23).
+  function automatic mx_psum_t pe_step_mx(input logic [31:0] w, input logic [7:0] w_scale, input logic [3:0] hole,
+                                          input logic [31:0] x, input logic [7:0] x_scale, input mx_psum_t p,
+                                          input logic [1:0] fmt_w, input logic [1:0] fmt_x, input logic block_start,
+                                          input logic block_end);
     mx_psum_t q;
     mx_elem_t a, b;
     logic signed [71:0] four;
@@ -249,10 +253,12 @@ package trn3_fp_pkg;
     four = 72'sd0;
     bad = 1'b0;
     for (int j = 0; j < 4; j++) begin
-      a = mx_element(w[8*j +: 8], fmt_w);
-      b = mx_element(x[8*j +: 8], fmt_x);
-      four = four + 72'(a.value) * 72'(b.value);
-      bad = bad | a.bad | b.bad;
+      if (!hole[j]) begin
+        a = mx_element(w[8*j +: 8], fmt_w);
+        b = mx_element(x[8*j +: 8], fmt_x);
+        four = four + 72'(a.value) * 72'(b.value);
+        bad = bad | a.bad | b.bad;
+      end
     end
     q = p;
     q.sum = (block_start ? 72'sd0 : p.sum) + four;
@@ -268,10 +274,12 @@ package trn3_fp_pkg;
 
   // The processing element, the one definition the array instantiates: a
   // multiply-accumulate step, or (transpose) a select that passes the
-  // weight down where the moving value is 1.0 and the partial sum elsewhere.
-  function automatic logic [31:0] pe_step(input logic [31:0] w, input logic [31:0] x, input logic [31:0] psum,
-                                          input logic sel);
+  // weight down where the moving value is 1.0 and the partial sum elsewhere;
+  // a pruned weight (hole) passes the partial sum.
+  function automatic logic [31:0] pe_step(input logic [31:0] w, input logic hole, input logic [31:0] x,
+                                          input logic [31:0] psum, input logic sel);
     if (sel) return (x == 32'h3f80_0000) ? w : psum;
+    if (hole) return psum;  // a pruned weight: no multiply at all
     return fma32(w, x, psum);
   endfunction
 

@@ -20,7 +20,8 @@
 // then holds four element codes (K values 4r .. 4r+3 of row r) with its
 // block's E8M0 scale, the partial sum carries the block's exact integer sum
 // down 8 rows, and the block's last row rounds it into the fp32 accumulator
-// (trn3_fp_pkg::pe_step_mx; R must be a multiple of 8). The whole array advances when
+// (trn3_fp_pkg::pe_step_mx; R must be a multiple of 8). Weights marked as
+// holes (pruned by structured sparsity) are never multiplied. The whole array advances when
 // out_ready is high; a column accepted at one clock edge leaves, de-skewed,
 // ROWS + COLS - 2 edges later (docs/rtl.md).
 //
@@ -41,6 +42,7 @@ module trn3_systolic_array #(
     input  logic [7:0]  w_row,
     input  logic [31:0] w_data   [COLS],
     input  logic [7:0]  w_scale  [COLS],   // MX: E8M0 scale of the row's block, per column
+    input  logic [3:0]  w_hole   [COLS],   // pruned elements (structured sparsity): bit j for element j
     // moving columns
     input  logic        in_valid,
     output logic        in_ready,
@@ -75,6 +77,7 @@ module trn3_systolic_array #(
 
   logic [31:0] w      [2][ROWS][COLS];
   logic [7:0]  w_sc   [2][ROWS][COLS];  // MX weight scales
+  logic [3:0]  w_h    [2][ROWS][COLS];  // pruned weight elements
   logic [31:0] mv     [ROWS][COLS];   // moving value held by PE(r, c)
   logic [7:0]  ms     [ROWS][COLS];   // its MX scale
   flags_t      mf     [ROWS][COLS];
@@ -113,6 +116,7 @@ module trn3_systolic_array #(
         for (int c = 0; c < COLS; c++) begin
           w[w_bank][32'(w_row)][c] = w_data[c];
           w_sc[w_bank][32'(w_row)][c] = w_scale[c];
+          w_h[w_bank][32'(w_row)][c] = w_hole[c];
         end
       if (out_ready) begin
         // Inputs as they reach the array's edges this cycle.
@@ -184,13 +188,14 @@ module trn3_systolic_array #(
               q.first = (r == 0) ? top_pf[c] : ps_first[r - 1][c];
               q.nan = (r == 0) ? 1'b0 : ps_nan[r - 1][c];
               q.sum = (r == 0) ? 72'sd0 : ps_sum[r - 1][c];
-              q = pe_step_mx(w[f.bank][r][c], w_sc[f.bank][r][c], x, xs, q, f.fw, f.fx, r % 8 == 0, r % 8 == 7);
+              q = pe_step_mx(w[f.bank][r][c], w_sc[f.bank][r][c], w_h[f.bank][r][c], x, xs, q, f.fw, f.fx, r % 8 == 0,
+                             r % 8 == 7);
               ps[r][c] = q.acc;
               ps_first[r][c] = q.first;
               ps_nan[r][c] = q.nan;
               ps_sum[r][c] = q.sum;
             end else begin
-              ps[r][c] = pe_step(w[f.bank][r][c], x, p, f.sel);
+              ps[r][c] = pe_step(w[f.bank][r][c], w_h[f.bank][r][c][0], x, p, f.sel);
             end
           end
         end

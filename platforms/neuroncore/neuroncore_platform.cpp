@@ -111,10 +111,9 @@ public:
                 return st.find(std::string(core.name()) + "." + leaf)->to_json().get<std::uint64_t>();
             };
             os << fmt::format("  tensor engine    {} backend: {} array jobs on the {} x {} RTL array, {} RTL cycles, "
-                              "{} on the model (no RTL mode), {} mismatches\n",
+                              "{} mismatches\n",
                               core.tensor_backend.get(), value("rtl_array_jobs"), rtl::systolic_array::rows(),
-                              rtl::systolic_array::cols(), value("rtl_array_cycles"), value("rtl_fallbacks"),
-                              core.rtl_mismatches());
+                              rtl::systolic_array::cols(), value("rtl_array_cycles"), core.rtl_mismatches());
         }
     }
 

@@ -80,6 +80,14 @@ array_result systolic_array::run(const array_job& job) {
         for (unsigned j = 0; j < 4; ++j) word |= (v[static_cast<std::size_t>(4 * row + j) * width + col] & 0xffu) << (8 * j);
         return word;
     };
+    if (!job.holes.empty() && job.holes.size() != job.a.size())
+        throw std::invalid_argument("systolic_array::run: one hole flag per stationary element");
+    auto holes = [&](unsigned row, unsigned col) -> std::uint8_t {
+        if (job.holes.empty()) return 0;
+        std::uint8_t h = 0;
+        for (unsigned j = 0; j < per_row; ++j) h |= (job.holes[static_cast<std::size_t>(per_row * row + j) * job.M + col] & 1) << j;
+        return h;
+    };
     auto scale = [&](const std::vector<std::uint8_t>& v, unsigned width, unsigned row, unsigned col) -> std::uint8_t {
         return job.mx ? v[static_cast<std::size_t>(row / 8) * width + col] : 0;  // block of 32 = 8 rows
     };
@@ -100,6 +108,7 @@ array_result systolic_array::run(const array_job& job) {
                     const bool in = r < rows && c < cols;
                     top.w_data[c] = in ? value(job.a, job.M, k0 + r, m0 + c) : 0u;
                     top.w_scale[c] = in ? scale(job.scales_a, job.M, k0 + r, m0 + c) : 0;
+                    top.w_hole[c] = in ? holes(k0 + r, m0 + c) : 0;
                 }
                 x.tick();
             }

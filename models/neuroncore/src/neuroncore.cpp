@@ -162,8 +162,9 @@ neuroncore::neuroncore(const sc_core::sc_module_name& name)
       dma_bytes_(this, "dma_bytes", "bytes moved by DMA"),
       rtl_jobs_count_(this, "rtl_array_jobs", "array jobs run on the RTL systolic array"),
       rtl_cycles_(this, "rtl_array_cycles", "clock cycles of the RTL systolic array"),
-      rtl_mismatches_(this, "rtl_mismatches", "check mode: RTL results that differ from the model's"),
-      rtl_fallbacks_(this, "rtl_fallbacks", "array jobs the RTL has no mode for (MX, sparse), run on the model") {
+      rtl_formula_cycles_(this, "rtl_formula_cycles",
+                          "the same array jobs' cycles by the documented formula (passes x (2R + C - 2 + N x cadence))"),
+      rtl_mismatches_(this, "rtl_mismatches", "check mode: RTL results that differ from the model's") {
     const std::string& backend = tensor_backend.get();
     if (backend != "model" && backend != "rtl" && backend != "check")
         throw config_error("param " + tensor_backend.name() + " = '" + backend + "': must be model, rtl or check");
@@ -546,6 +547,7 @@ sc_time neuroncore::matmul(engine_state& es, const instruction& ins) {
     array_operands op{Kc, M, N, A.data(), B.data()};
     op.cadence = cadence;
     op.k_of = s.k_of.empty() ? nullptr : s.k_of.data();
+    op.b_rows = s.K;
     // When every product is exact in fp32, multiply-then-add rounds once and
     // vectorises; otherwise (fp32 operands, bf16 products that leave the
     // normal range) each step is a std::fma.
@@ -689,7 +691,7 @@ sc_time neuroncore::matmul_mx(engine_state& es, const instruction& ins, const ma
             }
         }
     };
-    // The same job for the RTL (dense only): codes K x columns, scales per block.
+    // The same job for the RTL: codes K x columns, scales per block.
     auto job = [&] {
         rtl::array_job j;
         j.K = K;
@@ -703,9 +705,18 @@ sc_time neuroncore::matmul_mx(engine_state& es, const instruction& ins, const ma
         j.format_b = format(b.type);
         j.a.resize(static_cast<std::size_t>(K) * M);
         j.b.resize(static_cast<std::size_t>(K) * N);
+        // Sparse: kept values at their dense K (holes elsewhere), as the
+        // RTL's weights would be decompressed when they load.
+        if (!s.k_of.empty()) j.holes.assign(j.a.size(), 1);
         for (unsigned p = 0; p < s.P; ++p) {
-            for (unsigned e = 0; e < 4 * M; ++e) j.a[static_cast<std::size_t>(4 * p + e % 4) * M + e / 4] = *element(a, p, ao[e]);
-            for (unsigned e = 0; e < 4 * N; ++e) j.b[static_cast<std::size_t>(4 * p + e % 4) * N + e / 4] = *element(b, p, bo[e]);
+            for (unsigned e = 0; e < 4 * M; ++e) {
+                const unsigned m = e / 4, c = 4 * p + e % 4;
+                const unsigned k = s.k_of.empty() ? c : s.k_of[static_cast<std::size_t>(m) * Kc + c];
+                j.a[static_cast<std::size_t>(k) * M + m] = *element(a, p, ao[e]);
+                if (!j.holes.empty()) j.holes[static_cast<std::size_t>(k) * M + m] = 0;
+            }
+            for (unsigned e = 0; e < s.D * N; ++e)
+                j.b[static_cast<std::size_t>(s.D * p + e % s.D) * N + e / s.D] = *element(b, p, bo[e]);
         }
         for (unsigned g = 0; g < blocks; ++g) {
             for (unsigned m = 0; m < M; ++m) j.scales_a.push_back(sbuf(g)[ins.imm + m]);
@@ -713,7 +724,7 @@ sc_time neuroncore::matmul_mx(engine_state& es, const instruction& ins, const ma
         }
         return j;
     };
-    array_run(model, job, s.k_of.empty() ? nullptr : "sparse MX", acc);
+    array_run(model, job, acc);
     write_psum(ins, dst, acc, M, N, dof);
     // Four multiplies per element of the array per cycle: N cycles per pass.
     return tensor_time(es, N);

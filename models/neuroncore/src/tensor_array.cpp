@@ -44,13 +44,24 @@ void neuroncore::array_model(const array_operands& op, std::vector<float>& acc) 
 
 rtl::array_job neuroncore::array_job_of(const array_operands& op) {
     rtl::array_job job;
-    job.K = op.K;
+    const unsigned K = op.k_of ? op.b_rows : op.K;
+    job.K = K;
     job.M = op.M;
     job.N = op.N;
-    job.a.resize(static_cast<std::size_t>(op.K) * op.M);
-    job.b.resize(static_cast<std::size_t>(op.K) * op.N);
-    std::memcpy(job.a.data(), op.a, job.a.size() * 4);
+    job.a.resize(static_cast<std::size_t>(K) * op.M);
+    job.b.resize(static_cast<std::size_t>(K) * op.N);
     std::memcpy(job.b.data(), op.b, job.b.size() * 4);
+    if (!op.k_of) {
+        std::memcpy(job.a.data(), op.a, job.a.size() * 4);
+    } else {  // expanded: kept values at their dense K, holes elsewhere
+        job.holes.assign(job.a.size(), 1);
+        for (unsigned m = 0; m < op.M; ++m)
+            for (unsigned c = 0; c < op.K; ++c) {
+                const std::size_t at = static_cast<std::size_t>(op.k_of[static_cast<std::size_t>(m) * op.K + c]) * op.M + m;
+                std::memcpy(&job.a[at], &op.a[static_cast<std::size_t>(c) * op.M + m], 4);
+                job.holes[at] = 0;
+            }
+    }
     job.select = op.select;
     job.cadence = op.cadence;
     return job;
@@ -65,6 +76,11 @@ std::vector<float> neuroncore::array_rtl(const rtl::array_job& job) {
     const rtl::array_result r = rtl_->run(job);
     ++rtl_jobs_count_;
     rtl_cycles_ += r.cycles;
+    // The documented formula for the same job, to compare with the RTL's count.
+    const unsigned R = rtl::systolic_array::rows(), C = rtl::systolic_array::cols();
+    const unsigned array_rows = job.mx ? job.K / 4 : job.K;
+    const std::uint64_t passes = static_cast<std::uint64_t>((job.M + C - 1) / C) * ((array_rows + R - 1) / R);
+    rtl_formula_cycles_ += passes * rtl::systolic_array::pass_cycles(job.N, job.cadence);
     std::vector<float> acc(r.acc.size());
     std::memcpy(acc.data(), r.acc.data(), acc.size() * 4);
     if (rtl_jobs_ == tensor_inject_flip.get() && !acc.empty()) {
@@ -76,23 +92,11 @@ std::vector<float> neuroncore::array_rtl(const rtl::array_job& job) {
     return acc;
 }
 
-void neuroncore::note_rtl_fallback(const char* what) {
-    ++rtl_fallbacks_;
-    if (!fallback_warned_)
-        log().warn("the RTL systolic array has no {} mode yet: such matmuls run on the model (counted in rtl_fallbacks)",
-                   what);
-    fallback_warned_ = true;
-}
-
 void neuroncore::array_run(const std::function<void(std::vector<float>&)>& model,
-                           const std::function<rtl::array_job()>& job, const char* no_rtl_mode, std::vector<float>& acc) {
+                           const std::function<rtl::array_job()>& job, std::vector<float>& acc) {
     ++array_jobs_;
     const std::string& backend = tensor_backend.get();
     if (backend == "model") return model(acc);
-    if (no_rtl_mode) {
-        note_rtl_fallback(no_rtl_mode);
-        return model(acc);
-    }
     if (backend == "rtl") {
         acc = array_rtl(job());
         return;
@@ -110,8 +114,7 @@ void neuroncore::array_run(const std::function<void(std::vector<float>&)>& model
 }
 
 void neuroncore::array_compute(const array_operands& op, std::vector<float>& acc) {
-    array_run([&](std::vector<float>& out) { array_model(op, out); }, [&] { return array_job_of(op); },
-              op.k_of ? "structured-sparsity" : nullptr, acc);
+    array_run([&](std::vector<float>& out) { array_model(op, out); }, [&] { return array_job_of(op); }, acc);
 }
 
 void neuroncore::report_mismatch(const rtl::array_job& job, const std::vector<float>& model, const std::vector<float>& rtl) {

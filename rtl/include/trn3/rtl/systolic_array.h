@@ -32,6 +32,9 @@ struct array_job {
     bool mx = false;
     mx_format format_a = mx_format::e4m3fn, format_b = mx_format::e4m3fn;
     std::vector<std::uint8_t> scales_a, scales_b;
+    // Structured sparsity, expanded: holes[k * M + m] = 1 where the
+    // stationary value was pruned (never multiplied). Empty: dense.
+    std::vector<std::uint8_t> holes;
 };
 
 struct array_result {

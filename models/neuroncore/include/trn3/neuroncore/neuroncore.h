@@ -178,20 +178,18 @@ private:
         bool select = false;
         unsigned cadence = 1;
         const std::uint16_t* k_of = nullptr;
+        unsigned b_rows = 0;  // rows of b (sparse: the dense K; 0: K)
         bool fused = true;  // false: every product is exact, multiply-then-add rounds once
     };
     void array_compute(const array_operands& op, std::vector<float>& acc);
     void array_model(const array_operands& op, std::vector<float>& acc) const;
     static rtl::array_job array_job_of(const array_operands& op);
     // One array job on the chosen back end: `model` computes it in C++, `job`
-    // describes it to the RTL; `no_rtl_mode` names a mode the RTL lacks (or
-    // is null).
+    // describes it to the RTL.
     void array_run(const std::function<void(std::vector<float>&)>& model, const std::function<rtl::array_job()>& job,
-                   const char* no_rtl_mode, std::vector<float>& acc);
+                   std::vector<float>& acc);
     std::vector<float> array_rtl(const rtl::array_job& job);
     void report_mismatch(const rtl::array_job& job, const std::vector<float>& model, const std::vector<float>& rtl);
-    // An array job the RTL has no mode for runs on the model: counted, and logged once.
-    void note_rtl_fallback(const char* what);
     void stop_on_error(engine_state& es, std::uint32_t pc_index, const fault& f);
 
     // Tiles: checks an access pattern and resolves its memory.
@@ -236,8 +234,7 @@ private:
     counter instructions_, errors_, matmul_flops_, dma_bytes_;
     std::unique_ptr<rtl::systolic_array> rtl_;
     std::uint64_t array_jobs_ = 0, rtl_jobs_ = 0;
-    bool fallback_warned_ = false;
-    counter rtl_jobs_count_, rtl_cycles_, rtl_mismatches_, rtl_fallbacks_;
+    counter rtl_jobs_count_, rtl_cycles_, rtl_formula_cycles_, rtl_mismatches_;
 };
 
 } // namespace trn3::neuroncore

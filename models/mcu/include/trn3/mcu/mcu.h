@@ -1,0 +1,91 @@
+// The chip's management controller: an RV32IMC hart (rv32_hart.h) with its
+// boot ROM and SRAM (direct access), and MMIO through TLM to its UART,
+// timer, interrupt controller and system control page (spec/mcu.h has the
+// map). Addresses from TRN3_MCU_CHIP_BASE up leave through the `chip`
+// socket (offset from that base) to the rest of the chip.
+//
+// Time: the hart runs in batches of instructions; each instruction costs one
+// cycle of `clock`, MMIO adds its annotated delay, and the MCU synchronises
+// with SystemC when its local time reaches the global quantum. A batch ends
+// early at the timer's deadline, so a timer interrupt is taken at its cycle.
+// wfi waits (in simulated time) for an interrupt.
+//
+// params:  firmware     ELF loaded into SRAM (the image the boot ROM checks)
+//          boot_rom     ELF loaded into ROM; empty: start at the firmware's entry
+//          fuse_digest  SHA-256 of the firmware image the chip was provisioned
+//                       with (64 hex digits; empty: all zero, unprovisioned)
+//          batch        largest number of instructions run between checks
+// Platforms give the defaults of the first three (the build's images).
+#pragma once
+
+#include <array>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "trn3/core/component.h"
+#include "trn3/core/router.h"
+#include "trn3/core/stats.h"
+#include "trn3/mcu/elf_image.h"
+#include "trn3/mcu/intc.h"
+#include "trn3/mcu/rv32_hart.h"
+#include "trn3/mcu/sysctl.h"
+#include "trn3/mcu/timer.h"
+#include "trn3/mcu/uart.h"
+
+namespace trn3::mcu {
+
+class mcu : public component {
+public:
+    tlm_utils::simple_initiator_socket_optional<mcu> chip;
+
+    param<std::string> firmware;
+    param<std::string> boot_rom;
+    param<std::string> fuse_digest;
+    param<std::uint64_t> batch;
+
+    uart uart0;
+    timer timer0;
+    intc intc0;
+    sysctl sysctl0;
+
+    struct images {
+        std::string firmware, boot_rom, fuse_digest;
+    };
+    explicit mcu(const sc_core::sc_module_name& name, const images& defaults = {});
+
+    enum class state { running, passed, failed, wfi_forever };
+    state status() const { return state_; }
+    // tohost's value once written (1 pass; (n << 1) | 1: failed test n).
+    std::uint32_t tohost() const { return sysctl0.tohost(); }
+    std::uint32_t boot_status() const { return sysctl0.boot_status(); }
+    const std::string& console() const { return uart0.console(); }
+    rv32_hart& hart() { return hart_; }
+    std::uint64_t instructions() const { return hart_.instret(); }
+    // Notified when the MCU stops (tohost written).
+    const sc_core::sc_event& stopped() const { return stopped_; }
+    void reset() override;
+
+private:
+    void run();
+    void load(const elf_image& img, std::uint32_t base, std::vector<std::uint8_t>& mem, const char* what);
+    bool mmio(tlm::tlm_command cmd, std::uint32_t address, unsigned bytes, std::uint32_t& value);
+    void update_interrupts();
+    // The hart's time ahead of SystemC, counting the current batch so far.
+    sc_core::sc_time hart_local() const;
+
+    tlm_utils::simple_initiator_socket<mcu> mmio_;
+    router bus_{"bus"};
+    std::vector<std::uint8_t> rom_, sram_;
+    rv32_hart hart_;
+    std::uint32_t entry_ = 0;
+    sc_core::sc_time local_;  // time the hart is ahead of SystemC, at the start of the batch
+    std::uint64_t batch_start_ = 0;  // instret + traps when the batch started
+    state state_ = state::running;
+    sc_core::sc_event stopped_;
+    counter instructions_, mmio_accesses_, wfi_waits_, traps_;
+};
+
+} // namespace trn3::mcu

@@ -1,0 +1,139 @@
+// An RV32IMC + Zicsr hart in machine mode: architectural state, traps and
+// interrupts, and an interpreter over predecoded instructions.
+//
+// No SystemC here. The MCU module (mcu.h) runs the hart in batches of
+// instructions, charges their cycles against the quantum, and between
+// batches sets the interrupt-pending bits. Memory comes in two kinds:
+// fast regions (ROM, SRAM) that the hart reads, writes and fetches from
+// through host pointers, with decoded instructions cached per halfword; and
+// everything else (MMIO), which goes through the platform's bus callbacks.
+// Decoding happens once per instruction address; a store into a fast region
+// drops the decoded entries it overlaps, so self-modifying code and loaded
+// programs stay correct.
+//
+// Misaligned loads and stores trap (cause 4 / 6): this hart does not split
+// them. Fetch is allowed from fast regions only (elsewhere: cause 1).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+namespace trn3::mcu {
+
+// Exception and interrupt causes (mcause).
+enum cause : std::uint32_t {
+    cause_fetch_fault = 1,
+    cause_illegal = 2,
+    cause_breakpoint = 3,
+    cause_load_misaligned = 4,
+    cause_load_fault = 5,
+    cause_store_misaligned = 6,
+    cause_store_fault = 7,
+    cause_ecall_m = 11,
+};
+constexpr std::uint32_t irq_software = 3, irq_timer = 7, irq_external = 11;  // mip/mie bits
+
+// CSR numbers this hart implements.
+enum csr_number : std::uint16_t {
+    csr_mstatus = 0x300, csr_misa = 0x301, csr_mie = 0x304, csr_mtvec = 0x305, csr_mscratch = 0x340,
+    csr_mepc = 0x341, csr_mcause = 0x342, csr_mtval = 0x343, csr_mip = 0x344,
+    csr_mcycle = 0xb00, csr_minstret = 0xb02, csr_mcycleh = 0xb80, csr_minstreth = 0xb82,
+    csr_cycle = 0xc00, csr_time = 0xc01, csr_instret = 0xc02, csr_cycleh = 0xc80, csr_timeh = 0xc81,
+    csr_instreth = 0xc82, csr_mvendorid = 0xf11, csr_marchid = 0xf12, csr_mimpid = 0xf13, csr_mhartid = 0xf14,
+};
+
+class rv32_hart {
+public:
+    // A fast region: host memory the hart reads (and fetches) directly.
+    struct region {
+        std::uint32_t base = 0, size = 0;
+        std::uint8_t* host = nullptr;
+        bool writable = false;
+    };
+    // The platform's bus for everything else; return false for an access fault.
+    struct bus {
+        std::function<bool(std::uint32_t address, unsigned bytes, std::uint32_t& value)> load;
+        std::function<bool(std::uint32_t address, unsigned bytes, std::uint32_t value)> store;
+        std::function<std::uint64_t()> time;  // the `time` CSR (mtime)
+    };
+    // Why run() returned.
+    enum class stop { budget, wfi, ebreak_to_debugger, breakpoint, bus_wait };
+
+    rv32_hart();
+
+    void add_region(const region& r);
+    void set_bus(bus b) { bus_ = std::move(b); }
+    void reset(std::uint32_t pc);
+
+    // Runs at most `budget` instructions (fewer if an interrupt is taken,
+    // wfi is reached, or a breakpoint is hit). Counts retired instructions.
+    stop run(std::uint64_t budget);
+
+    // Interrupt-pending bits driven by the platform (MSIP, MTIP, MEIP).
+    void set_pending(std::uint32_t bit, bool level);
+    // An interrupt is pending and enabled in mie (what wakes wfi).
+    bool interrupt_waiting() const { return (mip_ & mie_) != 0; }
+
+    // Debugger support: software breakpoints at addresses, and whether
+    // ebreak stops to the debugger instead of trapping.
+    void set_breakpoint(std::uint32_t address, bool on);
+    bool debugger_attached = false;
+    // Runs exactly one instruction (or takes a pending interrupt).
+    stop step() { return run(1); }
+
+    // State, as a debugger sees it.
+    std::uint32_t reg(unsigned i) const { return i == 0 ? 0 : x_[i]; }
+    void set_reg(unsigned i, std::uint32_t v) { if (i) x_[i] = v; }
+    std::uint32_t pc() const { return pc_; }
+    void set_pc(std::uint32_t v) { pc_ = v; }
+    std::uint64_t instret() const { return instret_; }
+    std::uint32_t csr(std::uint16_t number) const;
+    // Debugger memory access: fast regions directly, else the bus; false on a fault.
+    bool debug_read(std::uint32_t address, std::uint8_t& value);
+    bool debug_write(std::uint32_t address, std::uint8_t value);
+
+    // Cycles per instruction are the platform's business; this counts
+    // retired instructions and the `mcycle` counter follows them.
+    std::uint64_t cycle_offset = 0;  // mcycle = instret + cycle_offset
+
+    // Traps taken (exceptions and interrupts), and the last one's cause.
+    std::uint64_t traps() const { return traps_; }
+    std::uint32_t last_cause() const { return mcause_; }
+
+private:
+    struct decoded {
+        std::uint16_t op = 0;  // 0: not decoded yet
+        std::uint8_t rd = 0, rs1 = 0, rs2 = 0, len = 4;
+        std::int32_t imm = 0;
+    };
+    struct code_region {
+        region mem;
+        std::vector<decoded> cache;  // one per halfword
+    };
+
+    void decode(decoded& d, std::uint32_t insn) const;
+    void decode_compressed(decoded& d, std::uint16_t insn) const;
+    bool fetch(std::uint32_t pc, std::uint32_t& insn);
+    code_region* region_of(std::uint32_t address);
+    void invalidate(std::uint32_t address, unsigned bytes);
+    bool load(std::uint32_t address, unsigned bytes, std::uint32_t& value);
+    bool store(std::uint32_t address, unsigned bytes, std::uint32_t value);
+    void trap(std::uint32_t cause, std::uint32_t tval);
+    bool take_interrupt();
+    bool csr_read(std::uint16_t number, std::uint32_t& value) const;
+    bool csr_write(std::uint16_t number, std::uint32_t value);
+
+    std::array<std::uint32_t, 33> x_{};  // x_[32]: writes to x0 land here
+    std::uint32_t pc_ = 0;
+    std::uint64_t instret_ = 0;
+    std::uint32_t mstatus_ = 0x1800, mie_ = 0, mip_ = 0, mtvec_ = 0, mscratch_ = 0, mepc_ = 0, mcause_ = 0, mtval_ = 0;
+    std::vector<code_region> regions_;
+    std::vector<std::uint32_t> breakpoints_;
+    std::uint64_t traps_ = 0;
+    bool mmio_stored_ = false;  // the last store went to the bus
+    bus bus_;
+};
+
+} // namespace trn3::mcu

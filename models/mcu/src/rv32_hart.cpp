@@ -1,0 +1,573 @@
+#include "trn3/mcu/rv32_hart.h"
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+
+namespace trn3::mcu {
+
+namespace {
+
+// Internal operations: every RV32IMC + Zicsr instruction decodes to one of
+// these (compressed ones to their 32-bit equivalents).
+enum op : std::uint16_t {
+    op_none = 0,
+    op_lui, op_auipc, op_jal, op_jalr,
+    op_beq, op_bne, op_blt, op_bge, op_bltu, op_bgeu,
+    op_lb, op_lh, op_lw, op_lbu, op_lhu, op_sb, op_sh, op_sw,
+    op_addi, op_slti, op_sltiu, op_xori, op_ori, op_andi, op_slli, op_srli, op_srai,
+    op_add, op_sub, op_sll, op_slt, op_sltu, op_xor, op_srl, op_sra, op_or, op_and,
+    op_fence, op_ecall, op_ebreak, op_mret, op_wfi,
+    op_csrrw, op_csrrs, op_csrrc, op_csrrwi, op_csrrsi, op_csrrci,
+    op_mul, op_mulh, op_mulhsu, op_mulhu, op_div, op_divu, op_rem, op_remu,
+    op_illegal,
+};
+
+constexpr std::uint32_t mstatus_mie = 1u << 3, mstatus_mpie = 1u << 7, mstatus_mpp = 3u << 11;
+constexpr std::uint32_t misa_value = (1u << 30) | (1u << 8) | (1u << 12) | (1u << 2);  // RV32 I M C
+constexpr std::uint32_t mie_mask = (1u << irq_software) | (1u << irq_timer) | (1u << irq_external);
+
+std::uint32_t bits(std::uint32_t v, unsigned hi, unsigned lo) { return (v >> lo) & ((1u << (hi - lo + 1)) - 1); }
+std::int32_t sext(std::uint32_t v, unsigned width) {
+    const std::uint32_t m = 1u << (width - 1);
+    return static_cast<std::int32_t>((v ^ m) - m);
+}
+
+} // namespace
+
+rv32_hart::rv32_hart() { reset(0); }
+
+void rv32_hart::reset(std::uint32_t pc) {
+    x_.fill(0);
+    pc_ = pc;
+    instret_ = 0;
+    cycle_offset = 0;
+    mstatus_ = mstatus_mpp;  // machine mode only: MPP reads 3
+    mie_ = mip_ = 0;
+    mtvec_ = mscratch_ = mepc_ = mcause_ = mtval_ = 0;
+    for (auto& r : regions_) std::fill(r.cache.begin(), r.cache.end(), decoded{});
+}
+
+void rv32_hart::add_region(const region& r) {
+    code_region cr;
+    cr.mem = r;
+    cr.cache.resize(r.size / 2);
+    regions_.push_back(std::move(cr));
+}
+
+rv32_hart::code_region* rv32_hart::region_of(std::uint32_t address) {
+    for (auto& r : regions_)
+        if (address - r.mem.base < r.mem.size) return &r;
+    return nullptr;
+}
+
+void rv32_hart::set_pending(std::uint32_t bit, bool level) {
+    if (level) mip_ |= 1u << bit;
+    else mip_ &= ~(1u << bit);
+}
+
+void rv32_hart::set_breakpoint(std::uint32_t address, bool on) {
+    auto it = std::find(breakpoints_.begin(), breakpoints_.end(), address);
+    if (on && it == breakpoints_.end()) breakpoints_.push_back(address);
+    if (!on && it != breakpoints_.end()) breakpoints_.erase(it);
+}
+
+// ---- memory -----------------------------------------------------------------
+
+void rv32_hart::invalidate(std::uint32_t address, unsigned bytes) {
+    code_region* r = region_of(address);
+    if (!r) return;
+    // The halfwords written, and the one before (a 32-bit instruction starting there).
+    const std::uint32_t first = (address - r->mem.base) / 2, last = (address + bytes - 1 - r->mem.base) / 2;
+    for (std::uint32_t h = first ? first - 1 : 0; h <= last && h < r->cache.size(); ++h) r->cache[h].op = op_none;
+}
+
+bool rv32_hart::load(std::uint32_t address, unsigned bytes, std::uint32_t& value) {
+    for (auto& r : regions_)
+        if (address - r.mem.base <= r.mem.size - bytes) {
+            value = 0;
+            std::memcpy(&value, r.mem.host + (address - r.mem.base), bytes);
+            return true;
+        }
+    return bus_.load && bus_.load(address, bytes, value);
+}
+
+bool rv32_hart::store(std::uint32_t address, unsigned bytes, std::uint32_t value) {
+    for (auto& r : regions_)
+        if (address - r.mem.base <= r.mem.size - bytes) {
+            if (!r.mem.writable) return false;
+            std::memcpy(r.mem.host + (address - r.mem.base), &value, bytes);
+            const std::uint32_t h = (address - r.mem.base) / 2;
+            // Drop decoded instructions the store overlaps (rarely any).
+            if (r.cache[h].op || (h && r.cache[h - 1].op) || (bytes == 4 && h + 1 < r.cache.size() && r.cache[h + 1].op))
+                invalidate(address, bytes);
+            return true;
+        }
+    mmio_stored_ = true;
+    return bus_.store && bus_.store(address, bytes, value);
+}
+
+bool rv32_hart::fetch(std::uint32_t pc, std::uint32_t& insn) {
+    code_region* r = region_of(pc);
+    if (!r || pc - r->mem.base > r->mem.size - 2) return false;
+    std::uint16_t lo;
+    std::memcpy(&lo, r->mem.host + (pc - r->mem.base), 2);
+    insn = lo;
+    if ((lo & 3) == 3) {
+        if (pc - r->mem.base > r->mem.size - 4) return false;
+        std::uint16_t hi;
+        std::memcpy(&hi, r->mem.host + (pc - r->mem.base) + 2, 2);
+        insn |= static_cast<std::uint32_t>(hi) << 16;
+    }
+    return true;
+}
+
+bool rv32_hart::debug_read(std::uint32_t address, std::uint8_t& value) {
+    std::uint32_t v;
+    if (!load(address, 1, v)) return false;
+    value = static_cast<std::uint8_t>(v);
+    return true;
+}
+
+bool rv32_hart::debug_write(std::uint32_t address, std::uint8_t value) {
+    code_region* r = region_of(address);
+    if (r) {  // a debugger may patch ROM too (software breakpoints)
+        r->mem.host[address - r->mem.base] = value;
+        invalidate(address, 1);
+        return true;
+    }
+    return store(address, 1, value);
+}
+
+// ---- decode -----------------------------------------------------------------
+
+void rv32_hart::decode(decoded& d, std::uint32_t insn) const {
+    d = decoded{};
+    if ((insn & 3) != 3) return decode_compressed(d, static_cast<std::uint16_t>(insn));
+    d.len = 4;
+    const std::uint32_t opcode = bits(insn, 6, 0), f3 = bits(insn, 14, 12), f7 = bits(insn, 31, 25);
+    const std::uint8_t rd = static_cast<std::uint8_t>(bits(insn, 11, 7));
+    d.rd = rd ? rd : 32;
+    d.rs1 = static_cast<std::uint8_t>(bits(insn, 19, 15));
+    d.rs2 = static_cast<std::uint8_t>(bits(insn, 24, 20));
+    const std::int32_t imm_i = sext(bits(insn, 31, 20), 12);
+    d.op = op_illegal;
+    switch (opcode) {
+    case 0x37: d.op = op_lui; d.imm = static_cast<std::int32_t>(insn & 0xfffff000u); break;
+    case 0x17: d.op = op_auipc; d.imm = static_cast<std::int32_t>(insn & 0xfffff000u); break;
+    case 0x6f:
+        d.op = op_jal;
+        d.imm = sext((bits(insn, 31, 31) << 20) | (bits(insn, 19, 12) << 12) | (bits(insn, 20, 20) << 11) |
+                         (bits(insn, 30, 21) << 1),
+                     21);
+        break;
+    case 0x67:
+        if (f3 == 0) { d.op = op_jalr; d.imm = imm_i; }
+        break;
+    case 0x63: {
+        static const std::uint16_t ops[8] = {op_beq, op_bne, op_illegal, op_illegal, op_blt, op_bge, op_bltu, op_bgeu};
+        d.op = ops[f3];
+        d.imm = sext((bits(insn, 31, 31) << 12) | (bits(insn, 7, 7) << 11) | (bits(insn, 30, 25) << 5) |
+                         (bits(insn, 11, 8) << 1),
+                     13);
+        break;
+    }
+    case 0x03: {
+        static const std::uint16_t ops[8] = {op_lb, op_lh, op_lw, op_illegal, op_lbu, op_lhu, op_illegal, op_illegal};
+        d.op = ops[f3];
+        d.imm = imm_i;
+        break;
+    }
+    case 0x23: {
+        static const std::uint16_t ops[8] = {op_sb, op_sh, op_sw, op_illegal, op_illegal, op_illegal, op_illegal, op_illegal};
+        d.op = ops[f3];
+        d.imm = sext((f7 << 5) | bits(insn, 11, 7), 12);
+        break;
+    }
+    case 0x13:
+        d.imm = imm_i;
+        switch (f3) {
+        case 0: d.op = op_addi; break;
+        case 2: d.op = op_slti; break;
+        case 3: d.op = op_sltiu; break;
+        case 4: d.op = op_xori; break;
+        case 6: d.op = op_ori; break;
+        case 7: d.op = op_andi; break;
+        case 1: if (f7 == 0) { d.op = op_slli; d.imm = static_cast<std::int32_t>(d.rs2); } break;
+        case 5:
+            if (f7 == 0) { d.op = op_srli; d.imm = static_cast<std::int32_t>(d.rs2); }
+            if (f7 == 0x20) { d.op = op_srai; d.imm = static_cast<std::int32_t>(d.rs2); }
+            break;
+        }
+        break;
+    case 0x33:
+        if (f7 == 0) {
+            static const std::uint16_t ops[8] = {op_add, op_sll, op_slt, op_sltu, op_xor, op_srl, op_or, op_and};
+            d.op = ops[f3];
+        } else if (f7 == 0x20) {
+            if (f3 == 0) d.op = op_sub;
+            if (f3 == 5) d.op = op_sra;
+        } else if (f7 == 1) {
+            static const std::uint16_t ops[8] = {op_mul, op_mulh, op_mulhsu, op_mulhu, op_div, op_divu, op_rem, op_remu};
+            d.op = ops[f3];
+        }
+        break;
+    case 0x0f:
+        if (f3 == 0 || f3 == 1) d.op = op_fence;  // fence, fence.i (decoded instructions follow stores already)
+        break;
+    case 0x73:
+        if (f3 == 0) {
+            if (insn == 0x00000073) d.op = op_ecall;
+            else if (insn == 0x00100073) d.op = op_ebreak;
+            else if (insn == 0x30200073) d.op = op_mret;
+            else if (insn == 0x10500073) d.op = op_wfi;
+        } else if (f3 != 4) {
+            static const std::uint16_t ops[8] = {op_illegal, op_csrrw, op_csrrs, op_csrrc, op_illegal, op_csrrwi, op_csrrsi, op_csrrci};
+            d.op = ops[f3];
+            d.imm = static_cast<std::int32_t>(bits(insn, 31, 20));  // CSR number
+        }
+        break;
+    default: break;
+    }
+}
+
+void rv32_hart::decode_compressed(decoded& d, std::uint16_t c) const {
+    d.len = 2;
+    d.op = op_illegal;
+    const std::uint32_t q = c & 3, f3 = bits(c, 15, 13);
+    const std::uint8_t r_hi = static_cast<std::uint8_t>(bits(c, 11, 7)), r_lo = static_cast<std::uint8_t>(bits(c, 6, 2));
+    const std::uint8_t rp_hi = static_cast<std::uint8_t>(bits(c, 9, 7) + 8), rp_lo = static_cast<std::uint8_t>(bits(c, 4, 2) + 8);
+    auto set = [&](std::uint16_t o, std::uint8_t rd, std::uint8_t rs1, std::uint8_t rs2, std::int32_t imm) {
+        d.op = o;
+        d.rd = rd ? rd : 32;
+        d.rs1 = rs1;
+        d.rs2 = rs2;
+        d.imm = imm;
+    };
+    const std::int32_t imm6 = sext((bits(c, 12, 12) << 5) | bits(c, 6, 2), 6);
+    const std::int32_t imm_j = sext((bits(c, 12, 12) << 11) | (bits(c, 11, 11) << 4) | (bits(c, 10, 9) << 8) |
+                                        (bits(c, 8, 8) << 10) | (bits(c, 7, 7) << 6) | (bits(c, 6, 6) << 7) |
+                                        (bits(c, 5, 3) << 1) | (bits(c, 2, 2) << 5),
+                                    12);
+    const std::int32_t imm_b = sext((bits(c, 12, 12) << 8) | (bits(c, 11, 10) << 3) | (bits(c, 6, 5) << 6) |
+                                        (bits(c, 4, 3) << 1) | (bits(c, 2, 2) << 5),
+                                    9);
+    const std::int32_t uimm_lw = static_cast<std::int32_t>((bits(c, 12, 10) << 3) | (bits(c, 6, 6) << 2) | (bits(c, 5, 5) << 6));
+    if (c == 0) return;  // the all-zero halfword is illegal
+    switch (q) {
+    case 0:
+        if (f3 == 0) {
+            const std::uint32_t nzuimm =
+                (bits(c, 12, 11) << 4) | (bits(c, 10, 7) << 6) | (bits(c, 6, 6) << 2) | (bits(c, 5, 5) << 3);
+            if (nzuimm) set(op_addi, rp_lo, 2, 0, static_cast<std::int32_t>(nzuimm));  // c.addi4spn
+        } else if (f3 == 2) {
+            set(op_lw, rp_lo, rp_hi, 0, uimm_lw);  // c.lw
+        } else if (f3 == 6) {
+            set(op_sw, 0, rp_hi, rp_lo, uimm_lw);  // c.sw
+            d.rd = 32;
+        }
+        break;
+    case 1:
+        switch (f3) {
+        case 0: set(op_addi, r_hi, r_hi, 0, imm6); break;  // c.addi (c.nop)
+        case 1: set(op_jal, 1, 0, 0, imm_j); break;        // c.jal
+        case 2: set(op_addi, r_hi, 0, 0, imm6); break;     // c.li
+        case 3:
+            if (r_hi == 2) {  // c.addi16sp
+                const std::int32_t nz = sext((bits(c, 12, 12) << 9) | (bits(c, 6, 6) << 4) | (bits(c, 5, 5) << 6) |
+                                                 (bits(c, 4, 3) << 7) | (bits(c, 2, 2) << 5),
+                                             10);
+                if (nz) set(op_addi, 2, 2, 0, nz);
+            } else if (imm6) {  // c.lui
+                set(op_lui, r_hi, 0, 0, static_cast<std::int32_t>(static_cast<std::uint32_t>(imm6) << 12));
+            }
+            break;
+        case 4: {
+            const std::uint32_t f2 = bits(c, 11, 10);
+            if (f2 == 0 && !bits(c, 12, 12)) set(op_srli, rp_hi, rp_hi, 0, static_cast<std::int32_t>(bits(c, 6, 2)));
+            else if (f2 == 1 && !bits(c, 12, 12)) set(op_srai, rp_hi, rp_hi, 0, static_cast<std::int32_t>(bits(c, 6, 2)));
+            else if (f2 == 2) set(op_andi, rp_hi, rp_hi, 0, imm6);
+            else if (f2 == 3 && !bits(c, 12, 12)) {
+                static const std::uint16_t ops[4] = {op_sub, op_xor, op_or, op_and};
+                set(ops[bits(c, 6, 5)], rp_hi, rp_hi, rp_lo, 0);
+            }
+            break;
+        }
+        case 5: set(op_jal, 0, 0, 0, imm_j); break;           // c.j
+        case 6: set(op_beq, 0, rp_hi, 0, imm_b); d.rd = 32; break;  // c.beqz
+        case 7: set(op_bne, 0, rp_hi, 0, imm_b); d.rd = 32; break;  // c.bnez
+        }
+        break;
+    case 2:
+        switch (f3) {
+        case 0:
+            if (!bits(c, 12, 12)) set(op_slli, r_hi, r_hi, 0, static_cast<std::int32_t>(bits(c, 6, 2)));  // c.slli
+            break;
+        case 2:
+            if (r_hi)  // c.lwsp
+                set(op_lw, r_hi, 2, 0,
+                    static_cast<std::int32_t>((bits(c, 12, 12) << 5) | (bits(c, 6, 4) << 2) | (bits(c, 3, 2) << 6)));
+            break;
+        case 4:
+            if (!bits(c, 12, 12)) {
+                if (r_lo == 0) {
+                    if (r_hi) set(op_jalr, 0, r_hi, 0, 0);  // c.jr
+                } else {
+                    set(op_add, r_hi, 0, r_lo, 0);  // c.mv
+                }
+            } else {
+                if (r_hi == 0 && r_lo == 0) set(op_ebreak, 0, 0, 0, 0);  // c.ebreak
+                else if (r_lo == 0) set(op_jalr, 1, r_hi, 0, 0);         // c.jalr
+                else set(op_add, r_hi, r_hi, r_lo, 0);                   // c.add
+            }
+            break;
+        case 6:  // c.swsp
+            set(op_sw, 0, 2, r_lo, static_cast<std::int32_t>((bits(c, 12, 9) << 2) | (bits(c, 8, 7) << 6)));
+            d.rd = 32;
+            break;
+        }
+        break;
+    }
+}
+
+// ---- CSRs and traps ---------------------------------------------------------
+
+bool rv32_hart::csr_read(std::uint16_t n, std::uint32_t& v) const {
+    const std::uint64_t cycles = instret_ + cycle_offset;
+    switch (n) {
+    case csr_mstatus: v = mstatus_; return true;
+    case csr_misa: v = misa_value; return true;
+    case csr_mie: v = mie_; return true;
+    case csr_mip: v = mip_; return true;
+    case csr_mtvec: v = mtvec_; return true;
+    case csr_mscratch: v = mscratch_; return true;
+    case csr_mepc: v = mepc_; return true;
+    case csr_mcause: v = mcause_; return true;
+    case csr_mtval: v = mtval_; return true;
+    case csr_mcycle: case csr_cycle: v = static_cast<std::uint32_t>(cycles); return true;
+    case csr_mcycleh: case csr_cycleh: v = static_cast<std::uint32_t>(cycles >> 32); return true;
+    case csr_minstret: case csr_instret: v = static_cast<std::uint32_t>(instret_); return true;
+    case csr_minstreth: case csr_instreth: v = static_cast<std::uint32_t>(instret_ >> 32); return true;
+    case csr_time: v = bus_.time ? static_cast<std::uint32_t>(bus_.time()) : 0; return true;
+    case csr_timeh: v = bus_.time ? static_cast<std::uint32_t>(bus_.time() >> 32) : 0; return true;
+    case csr_mvendorid: case csr_marchid: case csr_mimpid: case csr_mhartid: v = 0; return true;
+    default: return false;
+    }
+}
+
+std::uint32_t rv32_hart::csr(std::uint16_t number) const {
+    std::uint32_t v = 0;
+    csr_read(number, v);
+    return v;
+}
+
+bool rv32_hart::csr_write(std::uint16_t n, std::uint32_t v) {
+    if ((n >> 10) == 3) return false;  // read-only CSR
+    switch (n) {
+    case csr_mstatus: mstatus_ = (v & (mstatus_mie | mstatus_mpie)) | mstatus_mpp; return true;
+    case csr_misa: return true;  // WARL: fixed
+    case csr_mie: mie_ = v & mie_mask; return true;
+    case csr_mip: return true;  // the pending bits follow the platform's lines
+    case csr_mtvec: mtvec_ = (v & ~3u) | (v & 1u); return true;  // modes direct and vectored
+    case csr_mscratch: mscratch_ = v; return true;
+    case csr_mepc: mepc_ = v & ~1u; return true;
+    case csr_mcause: mcause_ = v; return true;
+    case csr_mtval: mtval_ = v; return true;
+    case csr_mcycle: cycle_offset = ((instret_ + cycle_offset) & ~0xffffffffull) + v - instret_; return true;
+    case csr_mcycleh:
+        cycle_offset = ((static_cast<std::uint64_t>(v) << 32) | ((instret_ + cycle_offset) & 0xffffffffull)) - instret_;
+        return true;
+    case csr_minstret: instret_ = (instret_ & ~0xffffffffull) | v; return true;
+    case csr_minstreth: instret_ = (instret_ & 0xffffffffull) | (static_cast<std::uint64_t>(v) << 32); return true;
+    default: return false;
+    }
+}
+
+void rv32_hart::trap(std::uint32_t cause, std::uint32_t tval) {
+    ++traps_;
+    mepc_ = pc_;
+    mcause_ = cause;
+    mtval_ = tval;
+    mstatus_ = (mstatus_ & mstatus_mie ? mstatus_mpie : 0) | mstatus_mpp;  // MPIE = MIE, MIE = 0
+    const bool vectored = (mtvec_ & 1) && (cause & 0x80000000u);
+    pc_ = (mtvec_ & ~3u) + (vectored ? 4 * (cause & 0x7fffffffu) : 0);
+}
+
+bool rv32_hart::take_interrupt() {
+    const std::uint32_t ready = mip_ & mie_;
+    if (!ready || !(mstatus_ & mstatus_mie)) return false;
+    // Priority: external, software, timer (privileged spec 3.1.9).
+    const std::uint32_t irq = ready & (1u << irq_external) ? irq_external : ready & (1u << irq_software) ? irq_software : irq_timer;
+    trap(0x80000000u | irq, 0);
+    return true;
+}
+
+// ---- the interpreter ----------------------------------------------------------
+
+rv32_hart::stop rv32_hart::run(std::uint64_t budget) {
+    take_interrupt();
+    code_region* cr = nullptr;
+    for (std::uint64_t done = 0; done < budget; ++done) {
+        if (!cr || pc_ - cr->mem.base >= cr->mem.size) cr = region_of(pc_);
+        if (!cr) {
+            trap(cause_fetch_fault, pc_);
+            continue;
+        }
+        decoded& d = cr->cache[(pc_ - cr->mem.base) >> 1];
+        if (d.op == op_none) {
+            std::uint32_t insn;
+            if (!fetch(pc_, insn)) {
+                trap(cause_fetch_fault, pc_);
+                cr = nullptr;
+                continue;
+            }
+            decode(d, insn);
+        }
+        if (!breakpoints_.empty() && std::find(breakpoints_.begin(), breakpoints_.end(), pc_) != breakpoints_.end() &&
+            done > 0)
+            return stop::breakpoint;
+        std::uint32_t* const x = x_.data();
+        const std::uint32_t a = x[d.rs1], b = x[d.rs2];
+        const std::uint32_t imm = static_cast<std::uint32_t>(d.imm);
+        std::uint32_t next = pc_ + d.len;
+        switch (d.op) {
+        case op_lui: x[d.rd] = imm; break;
+        case op_auipc: x[d.rd] = pc_ + imm; break;
+        case op_jal: x[d.rd] = next; next = pc_ + imm; break;
+        case op_jalr: next = (a + imm) & ~1u; x[d.rd] = pc_ + d.len; break;
+        case op_beq: if (a == b) next = pc_ + imm; break;
+        case op_bne: if (a != b) next = pc_ + imm; break;
+        case op_blt: if (static_cast<std::int32_t>(a) < static_cast<std::int32_t>(b)) next = pc_ + imm; break;
+        case op_bge: if (static_cast<std::int32_t>(a) >= static_cast<std::int32_t>(b)) next = pc_ + imm; break;
+        case op_bltu: if (a < b) next = pc_ + imm; break;
+        case op_bgeu: if (a >= b) next = pc_ + imm; break;
+        case op_lb: case op_lh: case op_lw: case op_lbu: case op_lhu: {
+            const unsigned size = d.op == op_lw ? 4 : (d.op == op_lh || d.op == op_lhu) ? 2 : 1;
+            const std::uint32_t addr = a + imm;
+            std::uint32_t v;
+            if (addr & (size - 1)) { trap(cause_load_misaligned, addr); cr = nullptr; continue; }
+            if (!load(addr, size, v)) { trap(cause_load_fault, addr); cr = nullptr; continue; }
+            if (d.op == op_lb) v = static_cast<std::uint32_t>(sext(v & 0xff, 8));
+            if (d.op == op_lh) v = static_cast<std::uint32_t>(sext(v & 0xffff, 16));
+            x[d.rd] = v;
+            break;
+        }
+        case op_sb: case op_sh: case op_sw: {
+            const unsigned size = d.op == op_sw ? 4 : d.op == op_sh ? 2 : 1;
+            const std::uint32_t addr = a + imm;
+            if (addr & (size - 1)) { trap(cause_store_misaligned, addr); cr = nullptr; continue; }
+            if (!store(addr, size, size == 4 ? b : b & ((1u << (8 * size)) - 1))) {
+                trap(cause_store_fault, addr);
+                cr = nullptr;
+                continue;
+            }
+            if (mmio_stored_) {  // a device register may have raised an interrupt
+                mmio_stored_ = false;
+                pc_ = next;
+                ++instret_;
+                take_interrupt();
+                cr = nullptr;
+                continue;
+            }
+            break;
+        }
+        case op_addi: x[d.rd] = a + imm; break;
+        case op_slti: x[d.rd] = static_cast<std::int32_t>(a) < d.imm; break;
+        case op_sltiu: x[d.rd] = a < imm; break;
+        case op_xori: x[d.rd] = a ^ imm; break;
+        case op_ori: x[d.rd] = a | imm; break;
+        case op_andi: x[d.rd] = a & imm; break;
+        case op_slli: x[d.rd] = a << imm; break;
+        case op_srli: x[d.rd] = a >> imm; break;
+        case op_srai: x[d.rd] = static_cast<std::uint32_t>(static_cast<std::int32_t>(a) >> imm); break;
+        case op_add: x[d.rd] = a + b; break;
+        case op_sub: x[d.rd] = a - b; break;
+        case op_sll: x[d.rd] = a << (b & 31); break;
+        case op_slt: x[d.rd] = static_cast<std::int32_t>(a) < static_cast<std::int32_t>(b); break;
+        case op_sltu: x[d.rd] = a < b; break;
+        case op_xor: x[d.rd] = a ^ b; break;
+        case op_srl: x[d.rd] = a >> (b & 31); break;
+        case op_sra: x[d.rd] = static_cast<std::uint32_t>(static_cast<std::int32_t>(a) >> (b & 31)); break;
+        case op_or: x[d.rd] = a | b; break;
+        case op_and: x[d.rd] = a & b; break;
+        case op_mul: x[d.rd] = a * b; break;
+        case op_mulh:
+            x[d.rd] = static_cast<std::uint32_t>((static_cast<std::int64_t>(static_cast<std::int32_t>(a)) *
+                                                  static_cast<std::int32_t>(b)) >> 32);
+            break;
+        case op_mulhsu:
+            x[d.rd] = static_cast<std::uint32_t>(
+                static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(a)) * static_cast<std::int64_t>(b)) >> 32);
+            break;
+        case op_mulhu: x[d.rd] = static_cast<std::uint32_t>((static_cast<std::uint64_t>(a) * b) >> 32); break;
+        case op_div: {
+            const auto sa = static_cast<std::int32_t>(a), sb = static_cast<std::int32_t>(b);
+            x[d.rd] = b == 0 ? 0xffffffffu
+                      : (sa == std::numeric_limits<std::int32_t>::min() && sb == -1) ? a
+                                                                                    : static_cast<std::uint32_t>(sa / sb);
+            break;
+        }
+        case op_divu: x[d.rd] = b == 0 ? 0xffffffffu : a / b; break;
+        case op_rem: {
+            const auto sa = static_cast<std::int32_t>(a), sb = static_cast<std::int32_t>(b);
+            x[d.rd] = b == 0 ? a : (sa == std::numeric_limits<std::int32_t>::min() && sb == -1) ? 0 : static_cast<std::uint32_t>(sa % sb);
+            break;
+        }
+        case op_remu: x[d.rd] = b == 0 ? a : a % b; break;
+        case op_fence: break;
+        case op_ecall: trap(cause_ecall_m, 0); cr = nullptr; continue;
+        case op_ebreak:
+            if (debugger_attached) return stop::ebreak_to_debugger;
+            trap(cause_breakpoint, pc_);
+            cr = nullptr;
+            continue;
+        case op_mret:
+            mstatus_ = (mstatus_ & mstatus_mpie ? mstatus_mie : 0) | mstatus_mpie | mstatus_mpp;
+            next = mepc_;
+            pc_ = next;
+            ++instret_;
+            take_interrupt();
+            cr = nullptr;
+            continue;
+        case op_wfi:
+            pc_ = next;
+            ++instret_;
+            if (!interrupt_waiting()) return stop::wfi;
+            take_interrupt();
+            cr = nullptr;
+            continue;
+        case op_csrrw: case op_csrrs: case op_csrrc: case op_csrrwi: case op_csrrsi: case op_csrrci: {
+            const auto n = static_cast<std::uint16_t>(d.imm);
+            const bool immediate = d.op >= op_csrrwi;
+            const std::uint32_t src = immediate ? d.rs1 : a;
+            const bool is_write = d.op == op_csrrw || d.op == op_csrrwi || d.rs1 != 0;
+            std::uint32_t old = 0;
+            const bool reads = !((d.op == op_csrrw || d.op == op_csrrwi) && d.rd == 32);
+            if ((reads || is_write) && !csr_read(n, old)) { trap(cause_illegal, 0); cr = nullptr; continue; }
+            // The instruction retires, then its write takes effect (a write
+            // to minstret or mcycle is what the next instruction reads).
+            ++instret_;
+            if (is_write) {
+                std::uint32_t v = src;
+                if (d.op == op_csrrs || d.op == op_csrrsi) v = old | src;
+                if (d.op == op_csrrc || d.op == op_csrrci) v = old & ~src;
+                if (!csr_write(n, v)) { --instret_; trap(cause_illegal, 0); cr = nullptr; continue; }
+            }
+            x[d.rd] = old;
+            pc_ = next;
+            take_interrupt();  // mstatus.MIE or mie may have just enabled one
+            cr = nullptr;
+            continue;
+        }
+        default:  // op_illegal
+            trap(cause_illegal, 0);
+            cr = nullptr;
+            continue;
+        }
+        pc_ = next;
+        ++instret_;
+    }
+    return stop::budget;
+}
+
+} // namespace trn3::mcu

@@ -1,0 +1,55 @@
+/* The management controller's memory map and registers: the programming
+ * model the MCU firmware (C), the host driver and the models share.
+ * docs/firmware.md describes it. Plain C (the firmware includes it).
+ *
+ * Every MMIO block sits on its own 4 KiB page, away from ROM and SRAM, so
+ * the hart's hot code and data never leave direct memory access.
+ */
+#ifndef TRN3_SPEC_MCU_H
+#define TRN3_SPEC_MCU_H
+
+/* Memories */
+#define TRN3_MCU_ROM_BASE 0x00000000u  /* boot ROM */
+#define TRN3_MCU_ROM_SIZE 0x00010000u  /* 64 KiB */
+#define TRN3_MCU_SRAM_BASE 0x20000000u /* firmware image, data, stack */
+#define TRN3_MCU_SRAM_SIZE 0x00040000u /* 256 KiB */
+
+/* UART: write a byte to TX; lines go to the simulator's log under the MCU's name. */
+#define TRN3_MCU_UART_BASE 0x10000000u
+#define TRN3_MCU_UART_TX 0x00u     /* W: one byte */
+#define TRN3_MCU_UART_STATUS 0x04u /* R: bit 0 TX ready (always 1) */
+
+/* Timer (RISC-V CLINT layout for one hart): mtime counts at the timebase
+ * frequency; MTIP = mtime >= mtimecmp; MSIP = msip bit 0. */
+#define TRN3_MCU_TIMER_BASE 0x10001000u
+#define TRN3_MCU_TIMER_MSIP 0x00u
+#define TRN3_MCU_TIMER_MTIMECMP 0x08u /* 64-bit: low word, then high word at +4 */
+#define TRN3_MCU_TIMER_MTIME 0x10u    /* 64-bit, read-only */
+#define TRN3_MCU_TIMER_FREQ 0x18u     /* R: timebase in Hz */
+
+/* Interrupt controller: level lines from chip blocks; MEIP = any pending & enabled. */
+#define TRN3_MCU_INTC_BASE 0x10002000u
+#define TRN3_MCU_INTC_PENDING 0x00u /* R: one bit per line */
+#define TRN3_MCU_INTC_ENABLE 0x04u  /* RW */
+#define TRN3_MCU_IRQ_MAILBOX 0u     /* the host rang the MCU's doorbell */
+#define TRN3_MCU_IRQ_WATCHDOG 1u    /* the watchdog expired once (it resets the MCU the second time) */
+
+/* System control: test exit, boot status, the provisioned firmware digest. */
+#define TRN3_MCU_SYSCTL_BASE 0x10003000u
+#define TRN3_MCU_SYSCTL_TOHOST 0x00u      /* W: 1 = pass, (n << 1) | 1 = fail with test n; stops the MCU */
+#define TRN3_MCU_SYSCTL_BOOT_STATUS 0x04u /* RW: TRN3_BOOT_* */
+#define TRN3_MCU_SYSCTL_FW_BASE 0x08u     /* R: where the firmware image lies (SRAM) */
+#define TRN3_MCU_SYSCTL_FW_SIZE 0x0cu     /* R: its size in bytes */
+#define TRN3_MCU_SYSCTL_FW_ENTRY 0x10u    /* R: its entry point */
+#define TRN3_MCU_SYSCTL_DIGEST 0x20u      /* R: 32 bytes, SHA-256 the chip was provisioned with (fuses) */
+
+#define TRN3_BOOT_RESET 0u       /* nothing run yet */
+#define TRN3_BOOT_CHECKING 1u    /* the boot ROM is hashing the image */
+#define TRN3_BOOT_VERIFIED 2u    /* digest matched: jumped to the firmware */
+#define TRN3_BOOT_REFUSED 3u     /* digest differs: the ROM stays in its safe loop */
+#define TRN3_BOOT_RUNNING 4u     /* the firmware has started */
+
+/* Window onto the chip's address space (HBM, blocks' registers) through the MCU's bus port. */
+#define TRN3_MCU_CHIP_BASE 0x40000000u
+
+#endif

@@ -1,0 +1,131 @@
+// The MCU: self-checking RV32IMC programs (tests/mcu/programs, built with the
+// RISC-V toolchain) run on the model and report through tohost; firmware ELF
+// files that cannot be loaded are refused with one line.
+#include <catch2/catch.hpp>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <iterator>
+#include <vector>
+
+#include "trn3/core/error.h"
+#include "trn3/core/param.h"
+#include "trn3/mcu/mcu.h"
+#include "trn3/spec/mcu.h"
+
+using namespace trn3;
+
+namespace {
+std::string program(const std::string& name) { return std::string(TRN3_MCU_PROGRAMS) + "/mcu_" + name + ".elf"; }
+
+// Runs a program to its tohost write (at most 10 ms of simulated time);
+// returns tohost, and on failure says where the hart was.
+std::uint32_t run_program(const std::string& name, mcu::mcu** out = nullptr) {
+    static mcu::mcu* m = nullptr;
+    m = new mcu::mcu("mcu0", {program(name), "", ""});
+    if (out) *out = m;
+    sc_core::sc_start(sc_core::SC_ZERO_TIME);
+    sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_MS));
+    if (m->tohost() != 1)
+        std::printf("%s: tohost %u (failed test %u), pc 0x%08x, %llu traps, last cause %u at 0x%08x (mtval 0x%08x), "
+                    "gp %u\n",
+                    name.c_str(), m->tohost(), m->tohost() >> 1, m->hart().pc(),
+                    static_cast<unsigned long long>(m->hart().traps()), m->hart().last_cause(),
+                    m->hart().csr(mcu::csr_mepc), m->hart().csr(mcu::csr_mtval), m->hart().reg(3));
+    return m->tohost();
+}
+
+std::vector<char> read_file(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+void write_file(const std::string& path, const std::vector<char>& bytes) {
+    std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+std::string refusal(const std::string& path) {
+    try {
+        mcu::mcu m("mcu0", {path, "", ""});
+    } catch (const config_error& e) {
+        return e.what();
+    }
+    return "";
+}
+} // namespace
+
+TEST_CASE("every RV32I instruction behaves as the ISA says") { CHECK(run_program("rv32i") == 1); }
+TEST_CASE("every RV32M instruction, division by zero and overflow included") { CHECK(run_program("rv32m") == 1); }
+TEST_CASE("every RV32C instruction expands to its RV32I equivalent") { CHECK(run_program("rv32c") == 1); }
+TEST_CASE("illegal instructions, misaligned and faulting accesses, ecall and ebreak trap with their causes") {
+    CHECK(run_program("traps") == 1);
+}
+TEST_CASE("CSR instructions, machine CSRs and counters, and illegal CSR accesses") { CHECK(run_program("csr") == 1); }
+TEST_CASE("timer and software interrupts, wfi, and vectored mtvec") {
+    mcu::mcu* m = nullptr;
+    CHECK(run_program("interrupts", &m) == 1);
+    CHECK(stats_registry::instance().find("mcu0.wfi_waits")->to_json().get<std::uint64_t>() >= 2);
+}
+
+TEST_CASE("a missing firmware file is refused with one line") {
+    CHECK(refusal("/nonexistent/fw.elf") == "firmware '/nonexistent/fw.elf': cannot open it");
+}
+
+TEST_CASE("a truncated firmware file is refused") {
+    auto bytes = read_file(program("rv32i"));
+    bytes.resize(bytes.size() / 3);
+    write_file("truncated.elf", bytes);
+    CHECK_THAT(refusal("truncated.elf"), Catch::StartsWith("firmware 'truncated.elf': truncated"));
+}
+
+TEST_CASE("a firmware for another architecture is refused") {
+    auto bytes = read_file(program("rv32i"));
+    bytes[18] = 62;  // e_machine: x86-64
+    bytes[19] = 0;
+    write_file("x86.elf", bytes);
+    CHECK(refusal("x86.elf") == "firmware 'x86.elf': not a RISC-V executable (e_machine 62)");
+    auto wide = read_file(program("rv32i"));
+    wide[4] = 2;  // ELFCLASS64
+    write_file("elf64.elf", wide);
+    CHECK(refusal("elf64.elf") == "firmware 'elf64.elf': not a 32-bit ELF file (the MCU is RV32)");
+}
+
+TEST_CASE("a firmware whose segments overlap is refused") {
+    // Two PT_LOAD headers at the same address: the first one, duplicated.
+    auto bytes = read_file(program("rv32i"));
+    std::uint32_t phoff;
+    std::uint16_t phnum;
+    std::memcpy(&phoff, &bytes[28], 4);
+    std::memcpy(&phnum, &bytes[44], 2);
+    REQUIRE(phnum >= 2);
+    std::uint32_t first_type;
+    std::memcpy(&first_type, &bytes[phoff], 4);
+    unsigned load = 0;
+    while (load < phnum) {
+        std::uint32_t type;
+        std::memcpy(&type, &bytes[phoff + 32 * load], 4);
+        if (type == 1) break;
+        ++load;
+    }
+    for (unsigned i = 0; i < phnum; ++i)
+        if (i != load) std::memcpy(&bytes[phoff + 32 * i], &bytes[phoff + 32 * load], 32);
+    write_file("overlap.elf", bytes);
+    CHECK_THAT(refusal("overlap.elf"), Catch::StartsWith("firmware 'overlap.elf': segments overlap at 0x20000000"));
+}
+
+TEST_CASE("a firmware segment outside SRAM is refused") {
+    auto bytes = read_file(program("rv32i"));
+    std::uint32_t phoff;
+    std::memcpy(&phoff, &bytes[28], 4);
+    std::uint16_t phnum;
+    std::memcpy(&phnum, &bytes[44], 2);
+    for (unsigned i = 0; i < phnum; ++i) {
+        std::uint32_t type;
+        std::memcpy(&type, &bytes[phoff + 32 * i], 4);
+        if (type != 1) continue;
+        const std::uint32_t paddr = 0x30000000;
+        std::memcpy(&bytes[phoff + 32 * i + 12], &paddr, 4);
+        break;
+    }
+    write_file("outside.elf", bytes);
+    CHECK_THAT(refusal("outside.elf"), Catch::Contains("lies outside the MCU's SRAM"));
+}

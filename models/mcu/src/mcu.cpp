@@ -85,8 +85,12 @@ void mcu::load(const elf_image& img, std::uint32_t base, std::vector<std::uint8_
 }
 
 void mcu::reset() {
+    // A warm reset: the hart restarts at its entry; SRAM keeps the image.
     hart_.reset(entry_);
+    sysctl0.reset();
+    batch_start_ = 0;
     state_ = state::running;
+    restart_.notify(sc_core::SC_ZERO_TIME);
 }
 
 bool mcu::mmio(tlm::tlm_command cmd, std::uint32_t address, unsigned bytes, std::uint32_t& value) {
@@ -127,7 +131,7 @@ void mcu::run() {
     const sc_core::sc_time period = clock_period();
     for (;;) {
         if (state_ != state::running) {
-            wait(sysctl0.tohost_written());  // stays stopped until reset
+            wait(restart_);  // stays stopped until reset
             continue;
         }
         update_interrupts();

@@ -51,8 +51,9 @@ void rv32_hart::reset(std::uint32_t pc) {
 void rv32_hart::add_region(const region& r) {
     code_region cr;
     cr.mem = r;
-    cr.cache.resize(r.size / 2);
+    cr.cache.resize(r.size / 2 + 1);  // + a sentinel: running off the end goes to the slow path
     regions_.push_back(std::move(cr));
+    last_data_ = nullptr;  // the vector may have moved
 }
 
 rv32_hart::code_region* rv32_hart::region_of(std::uint32_t address) {
@@ -79,7 +80,7 @@ void rv32_hart::invalidate(std::uint32_t address, unsigned bytes) {
     if (!r) return;
     // The halfwords written, and the one before (a 32-bit instruction starting there).
     const std::uint32_t first = (address - r->mem.base) / 2, last = (address + bytes - 1 - r->mem.base) / 2;
-    for (std::uint32_t h = first ? first - 1 : 0; h <= last && h < r->cache.size(); ++h) r->cache[h].op = op_none;
+    for (std::uint32_t h = first ? first - 1 : 0; h <= last && h + 1 < r->cache.size(); ++h) r->cache[h] = decoded{};
 }
 
 bool rv32_hart::load(std::uint32_t address, unsigned bytes, std::uint32_t& value) {
@@ -97,14 +98,28 @@ bool rv32_hart::store(std::uint32_t address, unsigned bytes, std::uint32_t value
         if (address - r.mem.base <= r.mem.size - bytes) {
             if (!r.mem.writable) return false;
             std::memcpy(r.mem.host + (address - r.mem.base), &value, bytes);
-            const std::uint32_t h = (address - r.mem.base) / 2;
             // Drop decoded instructions the store overlaps (rarely any).
-            if (r.cache[h].op || (h && r.cache[h - 1].op) || (bytes == 4 && h + 1 < r.cache.size() && r.cache[h + 1].op))
-                invalidate(address, bytes);
+            const std::uint32_t off = address - r.mem.base;
+            if (off + bytes + 2 > r.code_lo && off < r.code_hi) invalidate(address, bytes);
             return true;
         }
     mmio_stored_ = true;
     return bus_.store && bus_.store(address, bytes, value);
+}
+
+inline std::uint8_t* rv32_hart::direct(std::uint32_t address, unsigned bytes, bool write) {
+    code_region* r = last_data_;
+    if (!r || address - r->mem.base > r->mem.size - bytes) {
+        r = nullptr;
+        for (auto& c : regions_)
+            if (address - c.mem.base <= c.mem.size - bytes) r = &c;
+        if (!r) return nullptr;
+        last_data_ = r;
+    }
+    const std::uint32_t off = address - r->mem.base;
+    // Stores into ROM, or near decoded code, take the slow path.
+    if (write && (!r->mem.writable || (off + bytes + 2 > r->code_lo && off < r->code_hi))) return nullptr;
+    return r->mem.host + off;
 }
 
 bool rv32_hart::fetch(std::uint32_t pc, std::uint32_t& insn) {
@@ -404,170 +419,278 @@ bool rv32_hart::take_interrupt() {
 
 // ---- the interpreter ----------------------------------------------------------
 
+// The interpreter is direct-threaded: every operation's handler ends with its
+// own fetch and indirect jump to the next handler (GCC's labels as values),
+// so the branch predictor learns each handler's successors; one shared
+// switch would funnel every instruction through a single indirect branch.
+// Region changes, decoding and breakpoints leave the fast path for `slow`.
 rv32_hart::stop rv32_hart::run(std::uint64_t budget) {
     take_interrupt();
+    // The hot state lives in locals (a register write through x could alias
+    // a member); flush() writes it back before anything that reads the
+    // members (traps, CSRs, returns), reload() picks it up after.
+    std::uint32_t pc = pc_;
+    // done: steps taken; those past `accounted` are retired instructions not
+    // yet added to instret_ (traps and the instructions that update the
+    // members themselves are accounted for as they happen).
+    std::uint64_t done = 0, accounted = 0, limit = budget;
     code_region* cr = nullptr;
-    for (std::uint64_t done = 0; done < budget; ++done) {
-        if (!cr || pc_ - cr->mem.base >= cr->mem.size) cr = region_of(pc_);
+    std::uint32_t base = 1, size = 0;  // the current code region (none yet)
+    decoded* cache = nullptr;
+    std::uint32_t* const x = x_.data();
+    const bool watch = !breakpoints_.empty();
+    decoded* d = nullptr;
+    std::uint32_t a = 0, b = 0, imm = 0, next = 0;
+    auto flush = [&] {
+        pc_ = pc;
+        instret_ += done - accounted;
+        accounted = done;
+    };
+    auto reload = [&] { pc = pc_; };
+    auto fault = [&](std::uint32_t cause, std::uint32_t tval) {
+        flush();
+        trap(cause, tval);
+        reload();
+    };
+    static const void* const handlers[] = {
+        &&h_illegal, &&h_lui, &&h_auipc, &&h_jal, &&h_jalr, &&h_beq, &&h_bne, &&h_blt, &&h_bge, &&h_bltu, &&h_bgeu,
+        &&h_lb, &&h_lh, &&h_lw, &&h_lbu, &&h_lhu, &&h_sb, &&h_sh, &&h_sw,
+        &&h_addi, &&h_slti, &&h_sltiu, &&h_xori, &&h_ori, &&h_andi, &&h_slli, &&h_srli, &&h_srai,
+        &&h_add, &&h_sub, &&h_sll, &&h_slt, &&h_sltu, &&h_xor, &&h_srl, &&h_sra, &&h_or, &&h_and,
+        &&h_fence, &&h_ecall, &&h_ebreak, &&h_mret, &&h_wfi,
+        &&h_csr, &&h_csr, &&h_csr, &&h_csr, &&h_csr, &&h_csr,
+        &&h_mul, &&h_mulh, &&h_mulhsu, &&h_mulhu, &&h_div, &&h_divu, &&h_rem, &&h_remu,
+        &&h_illegal,
+    };
+    static_assert(sizeof handlers / sizeof handlers[0] == op_illegal + 1, "one handler per operation");
+
+// Retire the current instruction and go to the next one's handler.
+// Straight-line code cannot leave its region except into the sentinel.
+#define NEXT_SEQ                                                                                          \
+    do {                                                                                                  \
+        pc = next;                                                                                        \
+        if (++done == limit) goto slow;                                                                   \
+        d = &cache[(pc - base) >> 1];                                                                     \
+        if (!d->handler) goto slow;                                                                       \
+        a = x[d->rs1];                                                                                    \
+        b = x[d->rs2];                                                                                    \
+        imm = static_cast<std::uint32_t>(d->imm);                                                         \
+        next = pc + d->len;                                                                               \
+        goto *d->handler;                                                                                 \
+    } while (0)
+// After a jump or branch: the target may lie in another region.
+#define NEXT                                                                                              \
+    do {                                                                                                  \
+        if (next - base >= size) {                                                                        \
+            pc = next;                                                                                    \
+            ++done;                                                                                       \
+            goto slow;                                                                                    \
+        }                                                                                                 \
+        NEXT_SEQ;                                                                                         \
+    } while (0)
+// After a trap or a change of state through the members: on to the next.
+#define RESUME            \
+    do {                  \
+        accounted = ++done; \
+        goto slow;        \
+    } while (0)
+
+slow:
+    if (done >= budget) goto out;
+    limit = watch ? done + 1 : budget;  // with breakpoints set, every instruction comes through here
+    if (pc - base >= size) {
+        cr = region_of(pc);
         if (!cr) {
-            trap(cause_fetch_fault, pc_);
-            continue;
+            base = 1;
+            size = 0;
+            fault(cause_fetch_fault, pc);
+            RESUME;
         }
-        decoded& d = cr->cache[(pc_ - cr->mem.base) >> 1];
-        if (d.op == op_none) {
-            std::uint32_t insn;
-            if (!fetch(pc_, insn)) {
-                trap(cause_fetch_fault, pc_);
-                cr = nullptr;
-                continue;
-            }
-            decode(d, insn);
+        base = cr->mem.base;
+        size = cr->mem.size;
+        cache = cr->cache.data();
+    }
+    d = &cache[(pc - base) >> 1];
+    if (d->op == op_none) {
+        std::uint32_t insn;
+        if (!fetch(pc, insn)) {
+            fault(cause_fetch_fault, pc);
+            RESUME;
         }
-        if (!breakpoints_.empty() && std::find(breakpoints_.begin(), breakpoints_.end(), pc_) != breakpoints_.end() &&
-            done > 0)
-            return stop::breakpoint;
-        std::uint32_t* const x = x_.data();
-        const std::uint32_t a = x[d.rs1], b = x[d.rs2];
-        const std::uint32_t imm = static_cast<std::uint32_t>(d.imm);
-        std::uint32_t next = pc_ + d.len;
-        switch (d.op) {
-        case op_lui: x[d.rd] = imm; break;
-        case op_auipc: x[d.rd] = pc_ + imm; break;
-        case op_jal: x[d.rd] = next; next = pc_ + imm; break;
-        case op_jalr: next = (a + imm) & ~1u; x[d.rd] = pc_ + d.len; break;
-        case op_beq: if (a == b) next = pc_ + imm; break;
-        case op_bne: if (a != b) next = pc_ + imm; break;
-        case op_blt: if (static_cast<std::int32_t>(a) < static_cast<std::int32_t>(b)) next = pc_ + imm; break;
-        case op_bge: if (static_cast<std::int32_t>(a) >= static_cast<std::int32_t>(b)) next = pc_ + imm; break;
-        case op_bltu: if (a < b) next = pc_ + imm; break;
-        case op_bgeu: if (a >= b) next = pc_ + imm; break;
-        case op_lb: case op_lh: case op_lw: case op_lbu: case op_lhu: {
-            const unsigned size = d.op == op_lw ? 4 : (d.op == op_lh || d.op == op_lhu) ? 2 : 1;
-            const std::uint32_t addr = a + imm;
-            std::uint32_t v;
-            if (addr & (size - 1)) { trap(cause_load_misaligned, addr); cr = nullptr; continue; }
-            if (!load(addr, size, v)) { trap(cause_load_fault, addr); cr = nullptr; continue; }
-            if (d.op == op_lb) v = static_cast<std::uint32_t>(sext(v & 0xff, 8));
-            if (d.op == op_lh) v = static_cast<std::uint32_t>(sext(v & 0xffff, 16));
-            x[d.rd] = v;
-            break;
-        }
-        case op_sb: case op_sh: case op_sw: {
-            const unsigned size = d.op == op_sw ? 4 : d.op == op_sh ? 2 : 1;
-            const std::uint32_t addr = a + imm;
-            if (addr & (size - 1)) { trap(cause_store_misaligned, addr); cr = nullptr; continue; }
-            if (!store(addr, size, size == 4 ? b : b & ((1u << (8 * size)) - 1))) {
-                trap(cause_store_fault, addr);
-                cr = nullptr;
-                continue;
-            }
-            if (mmio_stored_) {  // a device register may have raised an interrupt
-                mmio_stored_ = false;
-                pc_ = next;
-                ++instret_;
-                take_interrupt();
-                cr = nullptr;
-                continue;
-            }
-            break;
-        }
-        case op_addi: x[d.rd] = a + imm; break;
-        case op_slti: x[d.rd] = static_cast<std::int32_t>(a) < d.imm; break;
-        case op_sltiu: x[d.rd] = a < imm; break;
-        case op_xori: x[d.rd] = a ^ imm; break;
-        case op_ori: x[d.rd] = a | imm; break;
-        case op_andi: x[d.rd] = a & imm; break;
-        case op_slli: x[d.rd] = a << imm; break;
-        case op_srli: x[d.rd] = a >> imm; break;
-        case op_srai: x[d.rd] = static_cast<std::uint32_t>(static_cast<std::int32_t>(a) >> imm); break;
-        case op_add: x[d.rd] = a + b; break;
-        case op_sub: x[d.rd] = a - b; break;
-        case op_sll: x[d.rd] = a << (b & 31); break;
-        case op_slt: x[d.rd] = static_cast<std::int32_t>(a) < static_cast<std::int32_t>(b); break;
-        case op_sltu: x[d.rd] = a < b; break;
-        case op_xor: x[d.rd] = a ^ b; break;
-        case op_srl: x[d.rd] = a >> (b & 31); break;
-        case op_sra: x[d.rd] = static_cast<std::uint32_t>(static_cast<std::int32_t>(a) >> (b & 31)); break;
-        case op_or: x[d.rd] = a | b; break;
-        case op_and: x[d.rd] = a & b; break;
-        case op_mul: x[d.rd] = a * b; break;
-        case op_mulh:
-            x[d.rd] = static_cast<std::uint32_t>((static_cast<std::int64_t>(static_cast<std::int32_t>(a)) *
-                                                  static_cast<std::int32_t>(b)) >> 32);
-            break;
-        case op_mulhsu:
-            x[d.rd] = static_cast<std::uint32_t>(
-                static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(a)) * static_cast<std::int64_t>(b)) >> 32);
-            break;
-        case op_mulhu: x[d.rd] = static_cast<std::uint32_t>((static_cast<std::uint64_t>(a) * b) >> 32); break;
-        case op_div: {
-            const auto sa = static_cast<std::int32_t>(a), sb = static_cast<std::int32_t>(b);
-            x[d.rd] = b == 0 ? 0xffffffffu
-                      : (sa == std::numeric_limits<std::int32_t>::min() && sb == -1) ? a
-                                                                                    : static_cast<std::uint32_t>(sa / sb);
-            break;
-        }
-        case op_divu: x[d.rd] = b == 0 ? 0xffffffffu : a / b; break;
-        case op_rem: {
-            const auto sa = static_cast<std::int32_t>(a), sb = static_cast<std::int32_t>(b);
-            x[d.rd] = b == 0 ? a : (sa == std::numeric_limits<std::int32_t>::min() && sb == -1) ? 0 : static_cast<std::uint32_t>(sa % sb);
-            break;
-        }
-        case op_remu: x[d.rd] = b == 0 ? a : a % b; break;
-        case op_fence: break;
-        case op_ecall: trap(cause_ecall_m, 0); cr = nullptr; continue;
-        case op_ebreak:
-            if (debugger_attached) return stop::ebreak_to_debugger;
-            trap(cause_breakpoint, pc_);
-            cr = nullptr;
-            continue;
-        case op_mret:
-            mstatus_ = (mstatus_ & mstatus_mpie ? mstatus_mie : 0) | mstatus_mpie | mstatus_mpp;
-            next = mepc_;
-            pc_ = next;
-            ++instret_;
-            take_interrupt();
-            cr = nullptr;
-            continue;
-        case op_wfi:
-            pc_ = next;
-            ++instret_;
-            if (!interrupt_waiting()) return stop::wfi;
-            take_interrupt();
-            cr = nullptr;
-            continue;
-        case op_csrrw: case op_csrrs: case op_csrrc: case op_csrrwi: case op_csrrsi: case op_csrrci: {
-            const auto n = static_cast<std::uint16_t>(d.imm);
-            const bool immediate = d.op >= op_csrrwi;
-            const std::uint32_t src = immediate ? d.rs1 : a;
-            const bool is_write = d.op == op_csrrw || d.op == op_csrrwi || d.rs1 != 0;
-            std::uint32_t old = 0;
-            const bool reads = !((d.op == op_csrrw || d.op == op_csrrwi) && d.rd == 32);
-            if ((reads || is_write) && !csr_read(n, old)) { trap(cause_illegal, 0); cr = nullptr; continue; }
-            // The instruction retires, then its write takes effect (a write
-            // to minstret or mcycle is what the next instruction reads).
-            ++instret_;
-            if (is_write) {
-                std::uint32_t v = src;
-                if (d.op == op_csrrs || d.op == op_csrrsi) v = old | src;
-                if (d.op == op_csrrc || d.op == op_csrrci) v = old & ~src;
-                if (!csr_write(n, v)) { --instret_; trap(cause_illegal, 0); cr = nullptr; continue; }
-            }
-            x[d.rd] = old;
-            pc_ = next;
-            take_interrupt();  // mstatus.MIE or mie may have just enabled one
-            cr = nullptr;
-            continue;
-        }
-        default:  // op_illegal
-            trap(cause_illegal, 0);
-            cr = nullptr;
-            continue;
-        }
+        decode(*d, insn);
+        d->handler = handlers[d->op];
+        const std::uint32_t off = pc - base;
+        cr->code_lo = std::min(cr->code_lo, off);
+        cr->code_hi = std::max(cr->code_hi, off + d->len);
+    }
+    if (watch && done > 0 && std::find(breakpoints_.begin(), breakpoints_.end(), pc) != breakpoints_.end()) {
+        flush();
+        return stop::breakpoint;
+    }
+    a = x[d->rs1];
+    b = x[d->rs2];
+    imm = static_cast<std::uint32_t>(d->imm);
+    next = pc + d->len;
+    goto *d->handler;
+
+h_lui: x[d->rd] = imm; NEXT_SEQ;
+h_auipc: x[d->rd] = pc + imm; NEXT_SEQ;
+h_jal: x[d->rd] = next; next = pc + imm; NEXT;
+h_jalr: { const std::uint32_t target = (a + imm) & ~1u; x[d->rd] = next; next = target; } NEXT;
+h_beq: if (a == b) next = pc + imm; NEXT;
+h_bne: if (a != b) next = pc + imm; NEXT;
+h_blt: if (static_cast<std::int32_t>(a) < static_cast<std::int32_t>(b)) next = pc + imm; NEXT;
+h_bge: if (static_cast<std::int32_t>(a) >= static_cast<std::int32_t>(b)) next = pc + imm; NEXT;
+h_bltu: if (a < b) next = pc + imm; NEXT;
+h_bgeu: if (a >= b) next = pc + imm; NEXT;
+h_lw: {
+    const std::uint32_t addr = a + imm;
+    if (addr & 3) { fault(cause_load_misaligned, addr); RESUME; }
+    std::uint32_t v;
+    if (const std::uint8_t* p = direct(addr, 4, false)) std::memcpy(&v, p, 4);
+    else if (!load(addr, 4, v)) { fault(cause_load_fault, addr); RESUME; }
+    x[d->rd] = v;
+    NEXT_SEQ;
+}
+h_lb: h_lh: h_lbu: h_lhu: {
+    const unsigned sz = (d->op == op_lh || d->op == op_lhu) ? 2 : 1;
+    const std::uint32_t addr = a + imm;
+    std::uint32_t v;
+    if (addr & (sz - 1)) { fault(cause_load_misaligned, addr); RESUME; }
+    if (!load(addr, sz, v)) { fault(cause_load_fault, addr); RESUME; }
+    if (d->op == op_lb) v = static_cast<std::uint32_t>(sext(v & 0xff, 8));
+    if (d->op == op_lh) v = static_cast<std::uint32_t>(sext(v & 0xffff, 16));
+    x[d->rd] = v;
+    NEXT_SEQ;
+}
+h_sw: {
+    const std::uint32_t addr = a + imm;
+    if (addr & 3) { fault(cause_store_misaligned, addr); RESUME; }
+    if (std::uint8_t* p = direct(addr, 4, true)) {
+        std::memcpy(p, &b, 4);
+        NEXT_SEQ;
+    }
+    goto store_slow;
+}
+h_sb: h_sh: store_slow: {
+    const unsigned sz = d->op == op_sw ? 4 : d->op == op_sh ? 2 : 1;
+    const std::uint32_t addr = a + imm;
+    if (addr & (sz - 1)) { fault(cause_store_misaligned, addr); RESUME; }
+    flush();  // a store may reach a device that reads the time (instret)
+    if (!store(addr, sz, sz == 4 ? b : b & ((1u << (8 * sz)) - 1))) {
+        trap(cause_store_fault, addr);
+        reload();
+        RESUME;
+    }
+    if (mmio_stored_) {  // a device register may have raised an interrupt
+        mmio_stored_ = false;
         pc_ = next;
         ++instret_;
+        take_interrupt();
+        reload();
+        RESUME;
     }
+    NEXT;
+}
+h_addi: x[d->rd] = a + imm; NEXT_SEQ;
+h_slti: x[d->rd] = static_cast<std::int32_t>(a) < d->imm; NEXT_SEQ;
+h_sltiu: x[d->rd] = a < imm; NEXT_SEQ;
+h_xori: x[d->rd] = a ^ imm; NEXT_SEQ;
+h_ori: x[d->rd] = a | imm; NEXT_SEQ;
+h_andi: x[d->rd] = a & imm; NEXT_SEQ;
+h_slli: x[d->rd] = a << imm; NEXT_SEQ;
+h_srli: x[d->rd] = a >> imm; NEXT_SEQ;
+h_srai: x[d->rd] = static_cast<std::uint32_t>(static_cast<std::int32_t>(a) >> imm); NEXT_SEQ;
+h_add: x[d->rd] = a + b; NEXT_SEQ;
+h_sub: x[d->rd] = a - b; NEXT_SEQ;
+h_sll: x[d->rd] = a << (b & 31); NEXT_SEQ;
+h_slt: x[d->rd] = static_cast<std::int32_t>(a) < static_cast<std::int32_t>(b); NEXT_SEQ;
+h_sltu: x[d->rd] = a < b; NEXT_SEQ;
+h_xor: x[d->rd] = a ^ b; NEXT_SEQ;
+h_srl: x[d->rd] = a >> (b & 31); NEXT_SEQ;
+h_sra: x[d->rd] = static_cast<std::uint32_t>(static_cast<std::int32_t>(a) >> (b & 31)); NEXT_SEQ;
+h_or: x[d->rd] = a | b; NEXT_SEQ;
+h_and: x[d->rd] = a & b; NEXT_SEQ;
+h_mul: x[d->rd] = a * b; NEXT_SEQ;
+h_mulh:
+    x[d->rd] = static_cast<std::uint32_t>((static_cast<std::int64_t>(static_cast<std::int32_t>(a)) * static_cast<std::int32_t>(b)) >> 32);
+    NEXT_SEQ;
+h_mulhsu:
+    x[d->rd] = static_cast<std::uint32_t>(
+        static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(a)) * static_cast<std::int64_t>(b)) >> 32);
+    NEXT_SEQ;
+h_mulhu: x[d->rd] = static_cast<std::uint32_t>((static_cast<std::uint64_t>(a) * b) >> 32); NEXT_SEQ;
+h_div: {
+    const auto sa = static_cast<std::int32_t>(a), sb = static_cast<std::int32_t>(b);
+    x[d->rd] = b == 0 ? 0xffffffffu
+               : (sa == std::numeric_limits<std::int32_t>::min() && sb == -1) ? a
+                                                                             : static_cast<std::uint32_t>(sa / sb);
+    NEXT_SEQ;
+}
+h_divu: x[d->rd] = b == 0 ? 0xffffffffu : a / b; NEXT_SEQ;
+h_rem: {
+    const auto sa = static_cast<std::int32_t>(a), sb = static_cast<std::int32_t>(b);
+    x[d->rd] = b == 0 ? a : (sa == std::numeric_limits<std::int32_t>::min() && sb == -1) ? 0 : static_cast<std::uint32_t>(sa % sb);
+    NEXT_SEQ;
+}
+h_remu: x[d->rd] = b == 0 ? a : a % b; NEXT_SEQ;
+h_fence: NEXT_SEQ;
+h_ecall: fault(cause_ecall_m, 0); RESUME;
+h_ebreak:
+    if (debugger_attached) {
+        flush();
+        return stop::ebreak_to_debugger;
+    }
+    fault(cause_breakpoint, pc);
+    RESUME;
+h_mret:
+    flush();
+    mstatus_ = (mstatus_ & mstatus_mpie ? mstatus_mie : 0) | mstatus_mpie | mstatus_mpp;
+    pc_ = mepc_;
+    ++instret_;
+    take_interrupt();
+    reload();
+    RESUME;
+h_wfi:
+    flush();
+    pc_ = next;
+    ++instret_;
+    if (!interrupt_waiting()) return stop::wfi;
+    take_interrupt();
+    reload();
+    RESUME;
+h_csr: {
+    flush();
+    const auto n = static_cast<std::uint16_t>(d->imm);
+    const bool immediate = d->op >= op_csrrwi;
+    const std::uint32_t src = immediate ? d->rs1 : a;
+    const bool is_write = d->op == op_csrrw || d->op == op_csrrwi || d->rs1 != 0;
+    std::uint32_t old = 0;
+    const bool reads = !((d->op == op_csrrw || d->op == op_csrrwi) && d->rd == 32);
+    if ((reads || is_write) && !csr_read(n, old)) { trap(cause_illegal, 0); reload(); RESUME; }
+    // The instruction retires, then its write takes effect (a write to
+    // minstret or mcycle is what the next instruction reads).
+    ++instret_;
+    if (is_write) {
+        std::uint32_t v = src;
+        if (d->op == op_csrrs || d->op == op_csrrsi) v = old | src;
+        if (d->op == op_csrrc || d->op == op_csrrci) v = old & ~src;
+        if (!csr_write(n, v)) { --instret_; trap(cause_illegal, 0); reload(); RESUME; }
+    }
+    x[d->rd] = old;
+    pc_ = next;
+    take_interrupt();  // mstatus.MIE or mie may have just enabled one
+    reload();
+    RESUME;
+}
+h_illegal: fault(cause_illegal, 0); RESUME;
+
+out:
+    flush();
     return stop::budget;
+#undef NEXT
+#undef NEXT_SEQ
+#undef RESUME
 }
 
 } // namespace trn3::mcu

@@ -14,6 +14,12 @@ sysctl::sysctl(const sc_core::sc_module_name& name) : reg_block(name, frequency{
     });
 }
 
+void sysctl::reset() {
+    tohost_value_ = 0;
+    tohost_.reset();
+    boot_status_.reset();
+}
+
 void sysctl::set_image(std::uint32_t base, std::uint32_t size, std::uint32_t entry) {
     fw_base_.set(base);
     fw_size_.set(size);

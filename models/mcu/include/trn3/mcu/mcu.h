@@ -84,7 +84,7 @@ private:
     sc_core::sc_time local_;  // time the hart is ahead of SystemC, at the start of the batch
     std::uint64_t batch_start_ = 0;  // instret + traps when the batch started
     state state_ = state::running;
-    sc_core::sc_event stopped_;
+    sc_core::sc_event stopped_, restart_;
     counter instructions_, mmio_accesses_, wfi_waits_, traps_;
 };
 

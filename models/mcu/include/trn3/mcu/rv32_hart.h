@@ -107,11 +107,18 @@ private:
         std::uint16_t op = 0;  // 0: not decoded yet
         std::uint8_t rd = 0, rs1 = 0, rs2 = 0, len = 4;
         std::int32_t imm = 0;
+        const void* handler = nullptr;  // the interpreter's code for op (set when it first runs)
     };
     struct code_region {
         region mem;
-        std::vector<decoded> cache;  // one per halfword
+        std::vector<decoded> cache;  // one per halfword, and one never-decoded sentinel past the end
+        // Byte offsets [code_lo, code_hi) hold every decoded instruction: a
+        // store outside them cannot change code.
+        std::uint32_t code_lo = ~0u, code_hi = 0;
     };
+    // Host pointer for an access of `bytes` at `address` in a fast region
+    // (writable ones only when storing), or null.
+    std::uint8_t* direct(std::uint32_t address, unsigned bytes, bool write);
 
     void decode(decoded& d, std::uint32_t insn) const;
     void decode_compressed(decoded& d, std::uint16_t insn) const;
@@ -130,6 +137,7 @@ private:
     std::uint64_t instret_ = 0;
     std::uint32_t mstatus_ = 0x1800, mie_ = 0, mip_ = 0, mtvec_ = 0, mscratch_ = 0, mepc_ = 0, mcause_ = 0, mtval_ = 0;
     std::vector<code_region> regions_;
+    code_region* last_data_ = nullptr;  // the region the last direct access hit
     std::vector<std::uint32_t> breakpoints_;
     std::uint64_t traps_ = 0;
     bool mmio_stored_ = false;  // the last store went to the bus

@@ -22,6 +22,8 @@ public:
     std::uint32_t tohost() const { return tohost_value_; }
     std::uint32_t boot_status() const { return static_cast<std::uint32_t>(boot_status_.value()); }
     const sc_core::sc_event& tohost_written() const { return tohost_event_; }
+    // tohost and the boot status back to zero (the image registers stay).
+    void reset() override;
 
 private:
     std::uint32_t tohost_value_ = 0;

@@ -285,3 +285,30 @@ TEST_CASE("an unknown Tensor engine back end is a user error") {
     expect_user_error("run --platform neuroncore -p neuroncore.nc0.tensor_engine.backend=verilog",
                       "neuroncore.nc0.tensor_engine.backend = 'verilog': must be model, rtl or check");
 }
+
+TEST_CASE("the mcu platform boots the verified firmware and the host's mailbox requests are answered") {
+    result r = trn3vp("run --platform mcu");
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("platform mcu: PASSED"));
+    CHECK_THAT(line_with(r.out, "boot status"), Catch::StartsWith("boot status running (4)"));
+    CHECK_THAT(r.out, Catch::Contains("mcu0 console: boot: firmware image verified"));
+    CHECK_THAT(r.out, Catch::Contains("mcu0 console: self-test passed"));
+    CHECK_THAT(line_with(r.out, "  firmware 0.1"), Catch::StartsWith("  firmware 0.1 'trn3vp mcu firmware', protocol 1"));
+    CHECK_THAT(line_with(r.out, "  mailbox command 30583"), Catch::StartsWith("  mailbox command 30583 answered with status 1"));
+}
+
+TEST_CASE("a firmware image that does not match the provisioned digest is refused and the run fails without hanging") {
+    result r = trn3vp("run --platform mcu -p mcu.mcu0.fuse_digest=" + std::string(64, '0'));
+    CHECK(r.code == 1);
+    CHECK_THAT(r.out, Catch::Contains("platform mcu: FAILED"));
+    CHECK_THAT(line_with(r.out, "boot status"), Catch::StartsWith("boot status refused (3)"));
+    CHECK_THAT(r.out, Catch::Contains("mcu0 console: boot: firmware image refused"));
+    CHECK_THAT(r.out, Catch::Contains("FAILED: command 1: no answer within 10 ms (boot status refused)"));
+}
+
+TEST_CASE("a missing firmware ELF or a malformed digest is a user error") {
+    expect_user_error("run --platform mcu -p mcu.mcu0.firmware=/nonexistent/fw.elf",
+                      "firmware '/nonexistent/fw.elf': cannot open it");
+    expect_user_error("run --platform mcu -p mcu.mcu0.fuse_digest=abc",
+                      "param mcu.mcu0.fuse_digest = 'abc': a SHA-256 is 64 hex digits");
+}

@@ -7,6 +7,7 @@
 
 #include "trn3/core/error.h"
 #include "trn3/core/payload.h"
+#include "trn3/spec/mailbox.h"
 #include "trn3/spec/mcu.h"
 
 namespace trn3::mcu {
@@ -31,7 +32,7 @@ mcu::mcu(const sc_core::sc_module_name& name, const images& defaults)
                   "SHA-256 of the firmware image the chip was provisioned with (64 hex digits)"),
       batch(this, "batch", 100000, "largest number of instructions run between interrupt checks",
             range<std::uint64_t>{1, {}}),
-      uart0("uart"), timer0("timer"), intc0("intc"), sysctl0("sysctl"), mmio_("mmio"),
+      uart0("uart"), timer0("timer"), intc0("intc"), sysctl0("sysctl"), mailbox0("mailbox"), mmio_("mmio"),
       rom_(TRN3_MCU_ROM_SIZE), sram_(TRN3_MCU_SRAM_SIZE),
       instructions_(this, "instructions", "instructions retired"),
       mmio_accesses_(this, "mmio_accesses", "loads and stores outside ROM and SRAM"),
@@ -42,6 +43,8 @@ mcu::mcu(const sc_core::sc_module_name& name, const images& defaults)
     bus_.map(timer0.in, TRN3_MCU_TIMER_BASE, 0x1000, "timer");
     bus_.map(intc0.in, TRN3_MCU_INTC_BASE, 0x1000, "intc");
     bus_.map(sysctl0.in, TRN3_MCU_SYSCTL_BASE, 0x1000, "sysctl");
+    bus_.map(mailbox0.in, TRN3_MCU_MAILBOX_BASE, 0x1000, "mailbox");
+    mailbox0.mcu_irq.on_change([this](bool level) { intc0.line(TRN3_MCU_IRQ_MAILBOX).set(level); });
 
     hart_.add_region({TRN3_MCU_ROM_BASE, TRN3_MCU_ROM_SIZE, rom_.data(), false});
     hart_.add_region({TRN3_MCU_SRAM_BASE, TRN3_MCU_SRAM_SIZE, sram_.data(), true});

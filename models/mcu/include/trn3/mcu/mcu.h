@@ -30,6 +30,7 @@
 #include "trn3/core/stats.h"
 #include "trn3/mcu/elf_image.h"
 #include "trn3/mcu/intc.h"
+#include "trn3/mcu/mailbox.h"
 #include "trn3/mcu/rv32_hart.h"
 #include "trn3/mcu/sysctl.h"
 #include "trn3/mcu/timer.h"
@@ -50,6 +51,7 @@ public:
     timer timer0;
     intc intc0;
     sysctl sysctl0;
+    mailbox mailbox0;  // its `host` socket and `host_irq` face the host
 
     struct images {
         std::string firmware, boot_rom, fuse_digest;

@@ -8,7 +8,7 @@ packages=(
   libsystemc-dev verilator catch2
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libbenchmark-dev libmpfr-dev time
-  gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf
+  gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf gdb-multiarch
 )
 
 missing=()

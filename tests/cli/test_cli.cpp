@@ -2,6 +2,7 @@
 #include <catch2/catch.hpp>
 
 #include <sys/wait.h>
+#include <unistd.h>
 
 #include <cstdlib>
 #include <fstream>
@@ -311,4 +312,34 @@ TEST_CASE("a missing firmware ELF or a malformed digest is a user error") {
                       "firmware '/nonexistent/fw.elf': cannot open it");
     expect_user_error("run --platform mcu -p mcu.mcu0.fuse_digest=abc",
                       "param mcu.mcu0.fuse_digest = 'abc': a SHA-256 is 64 hex digits");
+}
+
+TEST_CASE("gdb-multiarch debugs the firmware through the MCU's remote stub: breakpoint, step, registers, memory") {
+    const std::string port = std::to_string(20000 + getpid() % 20000);
+    const std::string out = temp_path("gdb-sim");
+    // The simulator waits for GDB before the MCU's first instruction.
+    const std::string sim = std::string(TRN3VP_BINARY) + " run --platform mcu -p mcu.mcu0.gdb_port=" + port + " >" + out +
+                            " 2>&1 &";
+    REQUIRE(std::system(sim.c_str()) == 0);
+    const std::string gdb_out = temp_path("gdb");
+    const std::string gdb = "timeout 60 gdb-multiarch -batch -nx -ex 'set architecture riscv:rv32' -ex 'file " +
+                            std::string(TRN3_FIRMWARE_ELF) + "' -ex 'target remote localhost:" + port +
+                            "' -ex 'info registers pc' -ex 'break main' -ex 'continue' -ex 'info registers pc' -ex "
+                            "'stepi' -ex 'info registers pc' -ex 'x/2xw 0x20000000' -ex 'kill' >" +
+                            gdb_out + " 2>&1";
+    // Retry the connection for a few seconds while the simulator starts.
+    std::string text;
+    for (int attempt = 0; attempt < 20; ++attempt) {
+        std::system(gdb.c_str());
+        text = slurp(gdb_out);
+        if (text.find("Breakpoint 1, main ()") != std::string::npos) break;
+        usleep(250000);
+    }
+    std::remove(gdb_out.c_str());
+    std::remove(out.c_str());
+    CHECK_THAT(line_with(text, "pc"), Catch::StartsWith("pc             0x0"));  // stopped before the boot ROM's first instruction
+    CHECK_THAT(text, Catch::Contains("Breakpoint 1, main ()"));
+    CHECK_THAT(text, Catch::Contains("<main>") && Catch::Contains("<main+2>"));  // stepi moved one (compressed) instruction
+    CHECK_THAT(text, Catch::Contains("0x20000000 <_start>:"));
+    CHECK_THAT(text, Catch::Contains("[Inferior 1 (Remote target) killed]"));
 }

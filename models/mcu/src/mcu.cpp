@@ -32,6 +32,8 @@ mcu::mcu(const sc_core::sc_module_name& name, const images& defaults)
                   "SHA-256 of the firmware image the chip was provisioned with (64 hex digits)"),
       batch(this, "batch", 100000, "largest number of instructions run between interrupt checks",
             range<std::uint64_t>{1, {}}),
+      gdb_port(this, "gdb_port", 0, "TCP port on localhost for a GDB remote stub (0: none)",
+               range<std::uint64_t>{0, 65535}),
       uart0("uart"), timer0("timer"), intc0("intc"), sysctl0("sysctl"), mailbox0("mailbox"), mmio_("mmio"),
       rom_(TRN3_MCU_ROM_SIZE), sram_(TRN3_MCU_SRAM_SIZE),
       instructions_(this, "instructions", "instructions retired"),
@@ -72,6 +74,7 @@ mcu::mcu(const sc_core::sc_module_name& name, const images& defaults)
         entry_ = rom.entry;
     }
     hart_.reset(entry_);
+    if (gdb_port.get()) gdb_ = std::make_unique<gdb_stub>(hart_, static_cast<std::uint16_t>(gdb_port.get()));
     SC_HAS_PROCESS(mcu);
     SC_THREAD(run);
 }
@@ -132,6 +135,11 @@ void mcu::update_interrupts() {
 
 void mcu::run() {
     const sc_core::sc_time period = clock_period();
+    if (gdb_) {
+        log().info("waiting for GDB on localhost:{}", gdb_port.get());
+        gdb_->accept();
+        gdb_action_ = gdb_->serve();
+    }
     for (;;) {
         if (state_ != state::running) {
             wait(restart_);  // stays stopped until reset
@@ -147,6 +155,9 @@ void mcu::run() {
             budget = std::min<std::uint64_t>(budget, static_cast<std::uint64_t>((deadline - now) / period) + 1);
         const std::uint64_t before = hart_.instret(), traps_before = hart_.traps();
         batch_start_ = before + traps_before;
+        const bool debugging = gdb_ && gdb_->connected();
+        if (debugging && gdb_action_ == gdb_stub::action::step) budget = 1;
+        if (debugging) budget = std::min<std::uint64_t>(budget, 10000);  // poll for Ctrl-C
         const rv32_hart::stop why = hart_.run(budget);
         const std::uint64_t retired = hart_.instret() - before, trapped = hart_.traps() - traps_before;
         instructions_ += retired;
@@ -154,6 +165,29 @@ void mcu::run() {
         // An instruction costs a cycle, and so does a trap (a trap loop still moves time on).
         local_ += period * static_cast<double>(std::max<std::uint64_t>(1, retired + trapped));
         batch_start_ = hart_.instret() + hart_.traps();
+        if (debugging) {
+            // Stop to GDB after a step, at a breakpoint or ebreak, on an
+            // exception, or when it interrupts.
+            const bool exception = hart_.traps() != traps_before && !(hart_.last_cause() & 0x80000000u);
+            int signal = 0;
+            if (gdb_action_ == gdb_stub::action::step || why == rv32_hart::stop::breakpoint ||
+                why == rv32_hart::stop::ebreak_to_debugger || exception)
+                signal = 5;  // SIGTRAP
+            else if (gdb_->interrupted())
+                signal = 2;  // SIGINT
+            if (signal) {
+                wait(local_);
+                local_ = sc_core::SC_ZERO_TIME;
+                batch_start_ = hart_.instret() + hart_.traps();
+                gdb_action_ = gdb_->stopped(signal);
+                if (gdb_action_ == gdb_stub::action::kill) {
+                    sc_core::sc_stop();
+                    return;
+                }
+                if (gdb_action_ == gdb_stub::action::detach) hart_.debugger_attached = false;
+                continue;
+            }
+        }
         if (sysctl0.tohost()) {
             state_ = sysctl0.tohost() == 1 ? state::passed : state::failed;
             wait(local_);

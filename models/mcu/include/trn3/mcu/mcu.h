@@ -15,6 +15,8 @@
 //          fuse_digest  SHA-256 of the firmware image the chip was provisioned
 //                       with (64 hex digits; empty: all zero, unprovisioned)
 //          batch        largest number of instructions run between checks
+//          gdb_port     TCP port on localhost for a GDB remote stub (0: none);
+//                       the MCU then waits for GDB before its first instruction
 // Platforms give the defaults of the first three (the build's images).
 #pragma once
 
@@ -29,6 +31,7 @@
 #include "trn3/core/router.h"
 #include "trn3/core/stats.h"
 #include "trn3/mcu/elf_image.h"
+#include "trn3/mcu/gdb_stub.h"
 #include "trn3/mcu/intc.h"
 #include "trn3/mcu/mailbox.h"
 #include "trn3/mcu/rv32_hart.h"
@@ -46,6 +49,7 @@ public:
     param<std::string> boot_rom;
     param<std::string> fuse_digest;
     param<std::uint64_t> batch;
+    param<std::uint64_t> gdb_port;  // 0: no debugger
 
     uart uart0;
     timer timer0;
@@ -82,6 +86,8 @@ private:
     router bus_{"bus"};
     std::vector<std::uint8_t> rom_, sram_;
     rv32_hart hart_;
+    std::unique_ptr<gdb_stub> gdb_;
+    gdb_stub::action gdb_action_ = gdb_stub::action::resume;
     std::uint32_t entry_ = 0;
     sc_core::sc_time local_;  // time the hart is ahead of SystemC, at the start of the batch
     std::uint64_t batch_start_ = 0;  // instret + traps when the batch started

@@ -440,7 +440,11 @@ rv32_hart::stop rv32_hart::run(std::uint64_t budget) {
     std::uint32_t* const x = x_.data();
     const bool watch = !breakpoints_.empty();
     decoded* d = nullptr;
-    std::uint32_t a = 0, b = 0, imm = 0, next = 0;
+    std::uint32_t next = 0;
+// Operands, read where a handler needs them (not for every instruction).
+#define a (x[d->rs1])
+#define b (x[d->rs2])
+#define IMM (static_cast<std::uint32_t>(d->imm))
     auto flush = [&] {
         pc_ = pc;
         instret_ += done - accounted;
@@ -472,9 +476,6 @@ rv32_hart::stop rv32_hart::run(std::uint64_t budget) {
         if (++done == limit) goto slow;                                                                   \
         d = &cache[(pc - base) >> 1];                                                                     \
         if (!d->handler) goto slow;                                                                       \
-        a = x[d->rs1];                                                                                    \
-        b = x[d->rs2];                                                                                    \
-        imm = static_cast<std::uint32_t>(d->imm);                                                         \
         next = pc + d->len;                                                                               \
         goto *d->handler;                                                                                 \
     } while (0)
@@ -527,24 +528,21 @@ slow:
         flush();
         return stop::breakpoint;
     }
-    a = x[d->rs1];
-    b = x[d->rs2];
-    imm = static_cast<std::uint32_t>(d->imm);
     next = pc + d->len;
     goto *d->handler;
 
-h_lui: x[d->rd] = imm; NEXT_SEQ;
-h_auipc: x[d->rd] = pc + imm; NEXT_SEQ;
-h_jal: x[d->rd] = next; next = pc + imm; NEXT;
-h_jalr: { const std::uint32_t target = (a + imm) & ~1u; x[d->rd] = next; next = target; } NEXT;
-h_beq: if (a == b) next = pc + imm; NEXT;
-h_bne: if (a != b) next = pc + imm; NEXT;
-h_blt: if (static_cast<std::int32_t>(a) < static_cast<std::int32_t>(b)) next = pc + imm; NEXT;
-h_bge: if (static_cast<std::int32_t>(a) >= static_cast<std::int32_t>(b)) next = pc + imm; NEXT;
-h_bltu: if (a < b) next = pc + imm; NEXT;
-h_bgeu: if (a >= b) next = pc + imm; NEXT;
+h_lui: x[d->rd] = IMM; NEXT_SEQ;
+h_auipc: x[d->rd] = pc + IMM; NEXT_SEQ;
+h_jal: x[d->rd] = next; next = pc + IMM; NEXT;
+h_jalr: { const std::uint32_t target = (a + IMM) & ~1u; x[d->rd] = next; next = target; } NEXT;
+h_beq: if (a == b) next = pc + IMM; NEXT;
+h_bne: if (a != b) next = pc + IMM; NEXT;
+h_blt: if (static_cast<std::int32_t>(a) < static_cast<std::int32_t>(b)) next = pc + IMM; NEXT;
+h_bge: if (static_cast<std::int32_t>(a) >= static_cast<std::int32_t>(b)) next = pc + IMM; NEXT;
+h_bltu: if (a < b) next = pc + IMM; NEXT;
+h_bgeu: if (a >= b) next = pc + IMM; NEXT;
 h_lw: {
-    const std::uint32_t addr = a + imm;
+    const std::uint32_t addr = a + IMM;
     if (addr & 3) { fault(cause_load_misaligned, addr); RESUME; }
     std::uint32_t v;
     if (const std::uint8_t* p = direct(addr, 4, false)) std::memcpy(&v, p, 4);
@@ -554,7 +552,7 @@ h_lw: {
 }
 h_lb: h_lh: h_lbu: h_lhu: {
     const unsigned sz = (d->op == op_lh || d->op == op_lhu) ? 2 : 1;
-    const std::uint32_t addr = a + imm;
+    const std::uint32_t addr = a + IMM;
     std::uint32_t v;
     if (addr & (sz - 1)) { fault(cause_load_misaligned, addr); RESUME; }
     if (!load(addr, sz, v)) { fault(cause_load_fault, addr); RESUME; }
@@ -564,7 +562,7 @@ h_lb: h_lh: h_lbu: h_lhu: {
     NEXT_SEQ;
 }
 h_sw: {
-    const std::uint32_t addr = a + imm;
+    const std::uint32_t addr = a + IMM;
     if (addr & 3) { fault(cause_store_misaligned, addr); RESUME; }
     if (std::uint8_t* p = direct(addr, 4, true)) {
         std::memcpy(p, &b, 4);
@@ -574,7 +572,7 @@ h_sw: {
 }
 h_sb: h_sh: store_slow: {
     const unsigned sz = d->op == op_sw ? 4 : d->op == op_sh ? 2 : 1;
-    const std::uint32_t addr = a + imm;
+    const std::uint32_t addr = a + IMM;
     if (addr & (sz - 1)) { fault(cause_store_misaligned, addr); RESUME; }
     flush();  // a store may reach a device that reads the time (instret)
     if (!store(addr, sz, sz == 4 ? b : b & ((1u << (8 * sz)) - 1))) {
@@ -592,15 +590,15 @@ h_sb: h_sh: store_slow: {
     }
     NEXT;
 }
-h_addi: x[d->rd] = a + imm; NEXT_SEQ;
+h_addi: x[d->rd] = a + IMM; NEXT_SEQ;
 h_slti: x[d->rd] = static_cast<std::int32_t>(a) < d->imm; NEXT_SEQ;
-h_sltiu: x[d->rd] = a < imm; NEXT_SEQ;
-h_xori: x[d->rd] = a ^ imm; NEXT_SEQ;
-h_ori: x[d->rd] = a | imm; NEXT_SEQ;
-h_andi: x[d->rd] = a & imm; NEXT_SEQ;
-h_slli: x[d->rd] = a << imm; NEXT_SEQ;
-h_srli: x[d->rd] = a >> imm; NEXT_SEQ;
-h_srai: x[d->rd] = static_cast<std::uint32_t>(static_cast<std::int32_t>(a) >> imm); NEXT_SEQ;
+h_sltiu: x[d->rd] = a < IMM; NEXT_SEQ;
+h_xori: x[d->rd] = a ^ IMM; NEXT_SEQ;
+h_ori: x[d->rd] = a | IMM; NEXT_SEQ;
+h_andi: x[d->rd] = a & IMM; NEXT_SEQ;
+h_slli: x[d->rd] = a << IMM; NEXT_SEQ;
+h_srli: x[d->rd] = a >> IMM; NEXT_SEQ;
+h_srai: x[d->rd] = static_cast<std::uint32_t>(static_cast<std::int32_t>(a) >> IMM); NEXT_SEQ;
 h_add: x[d->rd] = a + b; NEXT_SEQ;
 h_sub: x[d->rd] = a - b; NEXT_SEQ;
 h_sll: x[d->rd] = a << (b & 31); NEXT_SEQ;
@@ -690,6 +688,9 @@ out:
     return stop::budget;
 #undef NEXT
 #undef NEXT_SEQ
+#undef a
+#undef b
+#undef IMM
 #undef RESUME
 }
 

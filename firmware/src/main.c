@@ -100,20 +100,42 @@ static void serve(const volatile struct trn3_mbox_request* rq, volatile struct t
     if (status != TRN3_MBOX_STATUS_OK) ++state.errors;
 }
 
+/* The watchdog resets the MCU if the firmware stops kicking it: 10 ms,
+ * kicked every 5 ms by a timer wake-up in the idle loop. */
+static uint32_t watchdog_ticks;
+
+static void wake_in(uint32_t ticks) {
+    const uint64_t t = mtime() + ticks;
+    REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_MTIMECMP + 4) = 0xffffffffu; /* no early match while updating */
+    REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_MTIMECMP) = (uint32_t)t;
+    REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_MTIMECMP + 4) = (uint32_t)(t >> 32);
+}
+
+static void kick(void) { REG(TRN3_MCU_WDT_BASE, TRN3_MCU_WDT_KICK) = TRN3_MCU_WDT_KICK_KEY; }
+
 int main(void) {
     REG(TRN3_MCU_SYSCTL_BASE, TRN3_MCU_SYSCTL_BOOT_STATUS) = TRN3_BOOT_RUNNING;
     state.start = mtime();
     printf("trn3 mcu firmware %u.%u, mailbox protocol %u\n", FIRMWARE_VERSION >> 16, FIRMWARE_VERSION & 0xffff,
            TRN3_MBOX_PROTOCOL_VERSION);
     printf("self-test %s\n", self_test() ? "passed" : "FAILED");
-    /* The mailbox doorbell wakes wfi (mie.MEIE) without trapping (mstatus.MIE off). */
+    /* The mailbox doorbell (mie.MEIE) and the timer (mie.MTIE) wake wfi
+     * without trapping (mstatus.MIE off). */
     REG(TRN3_MCU_INTC_BASE, TRN3_MCU_INTC_ENABLE) = 1u << TRN3_MCU_IRQ_MAILBOX;
-    __asm__ volatile("csrci mstatus, 8\n csrw mie, %0" ::"r"(1u << 11));
-    printf("ready\n");
+    __asm__ volatile("csrci mstatus, 8\n csrw mie, %0" ::"r"((1u << 11) | (1u << 7)));
+    watchdog_ticks = REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_FREQ) / 100;
+    REG(TRN3_MCU_WDT_BASE, TRN3_MCU_WDT_TIMEOUT) = watchdog_ticks;
+    REG(TRN3_MCU_WDT_BASE, TRN3_MCU_WDT_CTRL) = 1;
+    printf("ready (watchdog %u ticks)\n", (unsigned)watchdog_ticks);
     const volatile struct trn3_mbox_request* rq = (const volatile void*)(TRN3_MCU_MAILBOX_BASE + TRN3_MBOX_REQUEST);
     volatile struct trn3_mbox_response* rs = (volatile void*)(TRN3_MCU_MAILBOX_BASE + TRN3_MBOX_RESPONSE);
     for (;;) {
-        while (!(REG(TRN3_MCU_MAILBOX_BASE, TRN3_MBOX_H2M_DOORBELL) & 1)) __asm__ volatile("wfi");
+        while (!(REG(TRN3_MCU_MAILBOX_BASE, TRN3_MBOX_H2M_DOORBELL) & 1)) {
+            wake_in(watchdog_ticks / 2);
+            __asm__ volatile("wfi");
+            kick();
+        }
+        kick();
         serve(rq, rs);
         REG(TRN3_MCU_MAILBOX_BASE, TRN3_MBOX_H2M_DOORBELL) = 1; /* taken */
         REG(TRN3_MCU_MAILBOX_BASE, TRN3_MBOX_M2H_DOORBELL) = 1; /* answered */

@@ -36,6 +36,8 @@ class mcu_platform final : public platform {
 public:
     param<sc_core::sc_time> timeout{this, "timeout", sc_core::sc_time(10, sc_core::SC_MS),
                                     "longest the host waits for one mailbox answer"};
+    param<sc_core::sc_time> idle{this, "idle", sc_core::SC_ZERO_TIME,
+                                 "time the host lets pass before its first request (the firmware idles, kicking its watchdog)"};
     tlm_utils::simple_initiator_socket<mcu_platform> host{"host"};
     mcu::mcu mcu0{"mcu0", {TRN3_FIRMWARE_ELF, TRN3_BOOT_ROM_ELF, build_digest()}};
 
@@ -48,11 +50,12 @@ public:
         SC_THREAD(driver);
     }
 
-    bool passed() const override { return failures_.empty() && exchanges_ == 4; }
+    bool passed() const override { return failures_.empty() && exchanges_ == 4 && mcu0.watchdog0.resets() == 0; }
 
     void report(std::ostream& os) const override {
-        os << fmt::format("boot status {} ({}), {} instructions, {} mailbox requests\n", boot_name(mcu0.boot_status()),
-                          mcu0.boot_status(), mcu0.instructions(), mcu0.mailbox0.requests());
+        os << fmt::format("boot status {} ({}), {} instructions, {} mailbox requests, {} watchdog resets\n",
+                          boot_name(mcu0.boot_status()), mcu0.boot_status(), mcu0.instructions(),
+                          mcu0.mailbox0.requests(), mcu0.watchdog0.resets());
         os << log_.str();
         std::istringstream console(mcu0.console());
         for (std::string line; std::getline(console, line);) os << "  mcu0 console: " << line << "\n";
@@ -107,6 +110,7 @@ private:
     }
 
     void driver() {
+        wait(idle.get());
         trn3_mbox_response rs{};
         if (exchange(TRN3_MBOX_CMD_VERSION, nullptr, 0, rs)) {
             trn3_mbox_version v;

@@ -343,3 +343,10 @@ TEST_CASE("gdb-multiarch debugs the firmware through the MCU's remote stub: brea
     CHECK_THAT(text, Catch::Contains("0x20000000 <_start>:"));
     CHECK_THAT(text, Catch::Contains("[Inferior 1 (Remote target) killed]"));
 }
+
+TEST_CASE("idle for 50 ms the firmware keeps kicking its 10 ms watchdog: no reset") {
+    result r = trn3vp("run --platform mcu -p mcu.idle=50ms");
+    CHECK(r.code == 0);
+    CHECK_THAT(line_with(r.out, "boot status"), Catch::EndsWith("4 mailbox requests, 0 watchdog resets"));
+    CHECK_THAT(line_with(r.out, "  firmware status"), Catch::Matches("  firmware status: uptime (4[89]|50)[0-9]{3} us, 2 commands served"));
+}

@@ -25,6 +25,7 @@ std::string program(const std::string& name) { return std::string(TRN3_MCU_PROGR
 // returns tohost, and on failure says where the hart was.
 std::uint32_t run_program(const std::string& name, mcu::mcu** out = nullptr) {
     static mcu::mcu* m = nullptr;
+    tlm::tlm_global_quantum::instance().set(sc_core::sc_time(1, sc_core::SC_US));  // as sim.quantum's default
     m = new mcu::mcu("mcu0", {program(name), "", ""});
     if (out) *out = m;
     sc_core::sc_start(sc_core::SC_ZERO_TIME);
@@ -77,6 +78,12 @@ TEST_CASE("an external interrupt from a chip block through the interrupt control
     });
     CHECK(run_program("external", &m) == 1);
     CHECK(sc_core::sc_time_stamp() >= sc_core::sc_time(2, sc_core::SC_US));
+}
+
+TEST_CASE("a watchdog never kicked warns by interrupt, then resets the MCU") {
+    mcu::mcu* m = nullptr;
+    CHECK(run_program("watchdog", &m) == 1);
+    CHECK(m->watchdog0.resets() == 1);
 }
 
 TEST_CASE("a missing firmware file is refused with one line") {

@@ -34,7 +34,7 @@ mcu::mcu(const sc_core::sc_module_name& name, const images& defaults)
             range<std::uint64_t>{1, {}}),
       gdb_port(this, "gdb_port", 0, "TCP port on localhost for a GDB remote stub (0: none)",
                range<std::uint64_t>{0, 65535}),
-      uart0("uart"), timer0("timer"), intc0("intc"), sysctl0("sysctl"), mailbox0("mailbox"), mmio_("mmio"),
+      uart0("uart"), timer0("timer"), intc0("intc"), sysctl0("sysctl"), mailbox0("mailbox"), watchdog0("watchdog", timer0), mmio_("mmio"),
       rom_(TRN3_MCU_ROM_SIZE), sram_(TRN3_MCU_SRAM_SIZE),
       instructions_(this, "instructions", "instructions retired"),
       mmio_accesses_(this, "mmio_accesses", "loads and stores outside ROM and SRAM"),
@@ -47,6 +47,13 @@ mcu::mcu(const sc_core::sc_module_name& name, const images& defaults)
     bus_.map(sysctl0.in, TRN3_MCU_SYSCTL_BASE, 0x1000, "sysctl");
     bus_.map(mailbox0.in, TRN3_MCU_MAILBOX_BASE, 0x1000, "mailbox");
     mailbox0.mcu_irq.on_change([this](bool level) { intc0.line(TRN3_MCU_IRQ_MAILBOX).set(level); });
+    bus_.map(watchdog0.in, TRN3_MCU_WDT_BASE, 0x1000, "watchdog");
+    watchdog0.warning.on_change([this](bool level) { intc0.line(TRN3_MCU_IRQ_WATCHDOG).set(level); });
+    watchdog0.reset_request = [this] {
+        log().warn("watchdog reset");
+        reset_pending_ = true;
+        restart_.notify(sc_core::SC_ZERO_TIME);
+    };
 
     hart_.add_region({TRN3_MCU_ROM_BASE, TRN3_MCU_ROM_SIZE, rom_.data(), false});
     hart_.add_region({TRN3_MCU_SRAM_BASE, TRN3_MCU_SRAM_SIZE, sram_.data(), true});
@@ -141,6 +148,13 @@ void mcu::run() {
         gdb_action_ = gdb_->serve();
     }
     for (;;) {
+        if (reset_pending_) {  // the watchdog's warm reset
+            reset_pending_ = false;
+            hart_.reset(entry_);
+            sysctl0.reset();
+            batch_start_ = 0;
+            state_ = state::running;
+        }
         if (state_ != state::running) {
             wait(restart_);  // stays stopped until reset
             continue;
@@ -203,9 +217,9 @@ void mcu::run() {
             if (!hart_.interrupt_waiting()) {
                 const sc_core::sc_time d = timer0.deadline(), t = sc_core::sc_time_stamp();
                 if (d != sc_core::sc_max_time() && d > t)
-                    wait(d - t, intc0.changed() | timer0.changed());
+                    wait(d - t, intc0.changed() | timer0.changed() | restart_);
                 else if (d == sc_core::sc_max_time())
-                    wait(intc0.changed() | timer0.changed());
+                    wait(intc0.changed() | timer0.changed() | restart_);
             }
             continue;
         }

@@ -49,6 +49,18 @@
 #define TRN3_BOOT_REFUSED 3u     /* digest differs: the ROM stays in its safe loop */
 #define TRN3_BOOT_RUNNING 4u     /* the firmware has started */
 
+/* Watchdog: counts timebase ticks from the last kick. The first expiry
+ * raises TRN3_MCU_IRQ_WATCHDOG (a warning) and starts over; a second one
+ * without a kick resets the MCU (warm: the boot ROM runs again, SRAM keeps
+ * its contents) and disables the watchdog. */
+#define TRN3_MCU_WDT_BASE 0x10005000u
+#define TRN3_MCU_WDT_CTRL 0x00u    /* RW: bit 0 enable */
+#define TRN3_MCU_WDT_TIMEOUT 0x04u /* RW: ticks of the timer's timebase */
+#define TRN3_MCU_WDT_KICK 0x08u    /* W: TRN3_MCU_WDT_KICK_KEY restarts the count and clears the warning */
+#define TRN3_MCU_WDT_STATUS 0x0cu  /* R: bit 0 warning raised */
+#define TRN3_MCU_WDT_RESETS 0x10u  /* R: resets the watchdog has caused */
+#define TRN3_MCU_WDT_KICK_KEY 0x5a5au
+
 /* Window onto the chip's address space (HBM, blocks' registers) through the MCU's bus port. */
 #define TRN3_MCU_CHIP_BASE 0x40000000u
 

@@ -38,6 +38,7 @@
 #include "trn3/mcu/sysctl.h"
 #include "trn3/mcu/timer.h"
 #include "trn3/mcu/uart.h"
+#include "trn3/mcu/watchdog.h"
 
 namespace trn3::mcu {
 
@@ -56,6 +57,7 @@ public:
     intc intc0;
     sysctl sysctl0;
     mailbox mailbox0;  // its `host` socket and `host_irq` face the host
+    watchdog watchdog0;
 
     struct images {
         std::string firmware, boot_rom, fuse_digest;
@@ -92,6 +94,7 @@ private:
     sc_core::sc_time local_;  // time the hart is ahead of SystemC, at the start of the batch
     std::uint64_t batch_start_ = 0;  // instret + traps when the batch started
     state state_ = state::running;
+    bool reset_pending_ = false;  // the watchdog asked for a reset
     sc_core::sc_event stopped_, restart_;
     counter instructions_, mmio_accesses_, wfi_waits_, traps_;
 };

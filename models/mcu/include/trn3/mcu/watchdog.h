@@ -1,0 +1,38 @@
+// The MCU's watchdog (spec/mcu.h): a kick restarts its count; the first
+// expiry raises a warning interrupt, a second one without a kick resets
+// the MCU through `reset_request`.
+#pragma once
+
+#include <functional>
+
+#include "trn3/core/irq.h"
+#include "trn3/core/reg_block.h"
+#include "trn3/core/stats.h"
+#include "trn3/mcu/timer.h"
+
+namespace trn3::mcu {
+
+class watchdog : public reg_block {
+public:
+    irq_line warning;                    // to the interrupt controller
+    std::function<void()> reset_request;  // the MCU's warm reset
+
+    watchdog(const sc_core::sc_module_name& name, const timer& timebase);
+
+    std::uint32_t resets() const { return static_cast<std::uint32_t>(resets_.value()); }
+
+private:
+    void run();
+    void restart();
+    const timer& timer_;
+    sc_core::sc_time kicked_at_;
+    sc_core::sc_event changed_;
+    counter expiries_;
+    reg ctrl_{regs, "ctrl", 0x00, 4, 0, access::rw, "bit 0: enable"};
+    reg timeout_{regs, "timeout", 0x04, 4, 0, access::rw, "ticks of the timer's timebase"};
+    reg kick_{regs, "kick", 0x08, 4, 0, access::wo, "write the kick key to restart the count"};
+    reg status_{regs, "status", 0x0c, 4, 0, access::ro, "bit 0: warning raised"};
+    reg resets_{regs, "resets", 0x10, 4, 0, access::ro, "resets caused"};
+};
+
+} // namespace trn3::mcu

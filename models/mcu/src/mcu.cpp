@@ -92,7 +92,7 @@ void mcu::load(const elf_image& img, std::uint32_t base, std::vector<std::uint8_
             throw config_error(fmt::format("firmware '{}': a segment at 0x{:08x} ({} bytes) lies outside the MCU's {} "
                                            "(0x{:08x}, {} KiB)",
                                            img.path, seg.address, seg.memory_size, what, base, mem.size() / 1024));
-        std::memcpy(mem.data() + (seg.address - base), seg.bytes.data(), seg.bytes.size());
+        if (!seg.bytes.empty()) std::memcpy(mem.data() + (seg.address - base), seg.bytes.data(), seg.bytes.size());
         std::memset(mem.data() + (seg.address - base) + seg.bytes.size(), 0, seg.memory_size - seg.bytes.size());
     }
 }

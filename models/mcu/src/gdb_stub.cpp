@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -68,9 +69,17 @@ bool gdb_stub::read_packet(std::string& packet) {
         }
     }
     packet.clear();
-    while (::recv(client_, &c, 1, 0) == 1 && c != '#') packet += c;
-    char sum[2];
-    if (::recv(client_, sum, 2, MSG_WAITALL) != 2) return false;
+    unsigned sum = 0;
+    while (::recv(client_, &c, 1, 0) == 1 && c != '#') {
+        packet += c;
+        sum += static_cast<unsigned char>(c);
+    }
+    char given[3] = {};
+    if (::recv(client_, given, 2, MSG_WAITALL) != 2) return false;
+    if (std::strtoul(given, nullptr, 16) != (sum & 0xff)) {  // corrupted: ask again
+        ::send(client_, "-", 1, 0);
+        return read_packet(packet);
+    }
     ::send(client_, "+", 1, 0);
     return true;
 }
@@ -82,6 +91,13 @@ void gdb_stub::send(const std::string& payload) {
     ::send(client_, frame.data(), frame.size(), 0);
     char ack;
     ::recv(client_, &ack, 1, 0);  // '+' (or '-': a retransmission request we do not expect on TCP)
+}
+
+void gdb_stub::disconnect() {
+    if (client_ >= 0) ::close(client_);
+    client_ = -1;
+    hart_.debugger_attached = false;
+    hart_.step_over_breakpoint = false;
 }
 
 bool gdb_stub::interrupted() {
@@ -101,12 +117,17 @@ gdb_stub::action gdb_stub::serve() {
     while (read_packet(packet)) {
         action act = action::resume;
         bool done = false;
-        const std::string reply = handle(packet, act, done);
+        std::string reply;
+        try {
+            reply = handle(packet, act, done);
+        } catch (const std::exception&) {  // a malformed packet: an error reply, never the end of the simulation
+            reply = "E01";
+        }
+        if (done && (act == action::detach || act == action::kill)) disconnect();
         if (done) return act;
         send(reply);
     }
-    client_ = -1;
-    hart_.debugger_attached = false;
+    disconnect();
     return action::detach;  // the connection closed
 }
 

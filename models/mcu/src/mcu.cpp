@@ -101,7 +101,7 @@ void mcu::reset() {
     // A warm reset: the hart restarts at its entry; SRAM keeps the image.
     hart_.reset(entry_);
     sysctl0.reset();
-    batch_start_ = 0;
+    batch_start_ = hart_.instret() + hart_.traps();
     state_ = state::running;
     restart_.notify(sc_core::SC_ZERO_TIME);
 }
@@ -146,13 +146,14 @@ void mcu::run() {
         log().info("waiting for GDB on localhost:{}", gdb_port.get());
         gdb_->accept();
         gdb_action_ = gdb_->serve();
+        hart_.step_over_breakpoint = true;
     }
     for (;;) {
         if (reset_pending_) {  // the watchdog's warm reset
             reset_pending_ = false;
             hart_.reset(entry_);
             sysctl0.reset();
-            batch_start_ = 0;
+            batch_start_ = hart_.instret() + hart_.traps();
             state_ = state::running;
         }
         if (state_ != state::running) {
@@ -167,7 +168,8 @@ void mcu::run() {
         const sc_core::sc_time deadline = timer0.deadline();
         if (deadline > now && deadline != sc_core::sc_max_time())
             budget = std::min<std::uint64_t>(budget, static_cast<std::uint64_t>((deadline - now) / period) + 1);
-        const std::uint64_t before = hart_.instret(), traps_before = hart_.traps();
+        const std::uint64_t before = hart_.instret(), traps_before = hart_.traps(),
+                            exceptions_before = hart_.exceptions();
         batch_start_ = before + traps_before;
         const bool debugging = gdb_ && gdb_->connected();
         if (debugging && gdb_action_ == gdb_stub::action::step) budget = 1;
@@ -182,7 +184,7 @@ void mcu::run() {
         if (debugging) {
             // Stop to GDB after a step, at a breakpoint or ebreak, on an
             // exception, or when it interrupts.
-            const bool exception = hart_.traps() != traps_before && !(hart_.last_cause() & 0x80000000u);
+            const bool exception = hart_.exceptions() != exceptions_before;
             int signal = 0;
             if (gdb_action_ == gdb_stub::action::step || why == rv32_hart::stop::breakpoint ||
                 why == rv32_hart::stop::ebreak_to_debugger || exception)
@@ -194,6 +196,7 @@ void mcu::run() {
                 local_ = sc_core::SC_ZERO_TIME;
                 batch_start_ = hart_.instret() + hart_.traps();
                 gdb_action_ = gdb_->stopped(signal);
+                hart_.step_over_breakpoint = true;
                 if (gdb_action_ == gdb_stub::action::kill) {
                     sc_core::sc_stop();
                     return;
@@ -206,6 +209,7 @@ void mcu::run() {
             state_ = sysctl0.tohost() == 1 ? state::passed : state::failed;
             wait(local_);
             local_ = sc_core::SC_ZERO_TIME;
+            stopped_at_ = sc_core::sc_time_stamp();
             stopped_.notify(sc_core::SC_ZERO_TIME);
             continue;
         }

@@ -42,6 +42,8 @@ void rv32_hart::reset(std::uint32_t pc) {
     pc_ = pc;
     instret_ = 0;
     cycle_offset = 0;
+    minstret_offset_ = 0;
+    step_over_breakpoint = false;
     mstatus_ = mstatus_mpp;  // machine mode only: MPP reads 3
     mie_ = mip_ = 0;
     mtvec_ = mscratch_ = mepc_ = mcause_ = mtval_ = 0;
@@ -90,6 +92,7 @@ bool rv32_hart::load(std::uint32_t address, unsigned bytes, std::uint32_t& value
             std::memcpy(&value, r.mem.host + (address - r.mem.base), bytes);
             return true;
         }
+    value = 0;
     return bus_.load && bus_.load(address, bytes, value);
 }
 
@@ -361,8 +364,8 @@ bool rv32_hart::csr_read(std::uint16_t n, std::uint32_t& v) const {
     case csr_mtval: v = mtval_; return true;
     case csr_mcycle: case csr_cycle: v = static_cast<std::uint32_t>(cycles); return true;
     case csr_mcycleh: case csr_cycleh: v = static_cast<std::uint32_t>(cycles >> 32); return true;
-    case csr_minstret: case csr_instret: v = static_cast<std::uint32_t>(instret_); return true;
-    case csr_minstreth: case csr_instreth: v = static_cast<std::uint32_t>(instret_ >> 32); return true;
+    case csr_minstret: case csr_instret: v = static_cast<std::uint32_t>(instret_ + minstret_offset_); return true;
+    case csr_minstreth: case csr_instreth: v = static_cast<std::uint32_t>((instret_ + minstret_offset_) >> 32); return true;
     case csr_time: v = bus_.time ? static_cast<std::uint32_t>(bus_.time()) : 0; return true;
     case csr_timeh: v = bus_.time ? static_cast<std::uint32_t>(bus_.time() >> 32) : 0; return true;
     case csr_mvendorid: case csr_marchid: case csr_mimpid: case csr_mhartid: v = 0; return true;
@@ -392,14 +395,25 @@ bool rv32_hart::csr_write(std::uint16_t n, std::uint32_t v) {
     case csr_mcycleh:
         cycle_offset = ((static_cast<std::uint64_t>(v) << 32) | ((instret_ + cycle_offset) & 0xffffffffull)) - instret_;
         return true;
-    case csr_minstret: instret_ = (instret_ & ~0xffffffffull) | v; return true;
-    case csr_minstreth: instret_ = (instret_ & 0xffffffffull) | (static_cast<std::uint64_t>(v) << 32); return true;
+    // Software sees minstret through an offset: the count the platform times
+    // the hart by (instret_) never goes back.
+    case csr_minstret: {
+        const std::uint64_t seen = instret_ + minstret_offset_;
+        minstret_offset_ = ((seen & ~0xffffffffull) | v) - instret_;
+        return true;
+    }
+    case csr_minstreth: {
+        const std::uint64_t seen = instret_ + minstret_offset_;
+        minstret_offset_ = ((seen & 0xffffffffull) | (static_cast<std::uint64_t>(v) << 32)) - instret_;
+        return true;
+    }
     default: return false;
     }
 }
 
 void rv32_hart::trap(std::uint32_t cause, std::uint32_t tval) {
     ++traps_;
+    if (!(cause & 0x80000000u)) ++exceptions_;
     mepc_ = pc_;
     mcause_ = cause;
     mtval_ = tval;
@@ -524,10 +538,15 @@ slow:
         cr->code_lo = std::min(cr->code_lo, off);
         cr->code_hi = std::max(cr->code_hi, off + d->len);
     }
-    if (watch && done > 0 && std::find(breakpoints_.begin(), breakpoints_.end(), pc) != breakpoints_.end()) {
-        flush();
-        return stop::breakpoint;
+    if (watch && std::find(breakpoints_.begin(), breakpoints_.end(), pc) != breakpoints_.end()) {
+        if (step_over_breakpoint && done == 0) {
+            step_over_breakpoint = false;  // the debugger resumes from this one
+        } else {
+            flush();
+            return stop::breakpoint;
+        }
     }
+    step_over_breakpoint = false;
     next = pc + d->len;
     goto *d->handler;
 
@@ -545,8 +564,12 @@ h_lw: {
     const std::uint32_t addr = a + IMM;
     if (addr & 3) { fault(cause_load_misaligned, addr); RESUME; }
     std::uint32_t v;
-    if (const std::uint8_t* p = direct(addr, 4, false)) std::memcpy(&v, p, 4);
-    else if (!load(addr, 4, v)) { fault(cause_load_fault, addr); RESUME; }
+    if (const std::uint8_t* p = direct(addr, 4, false)) {
+        std::memcpy(&v, p, 4);
+    } else {
+        flush();  // a device may read the time (instret)
+        if (!load(addr, 4, v)) { fault(cause_load_fault, addr); RESUME; }
+    }
     x[d->rd] = v;
     NEXT_SEQ;
 }
@@ -555,7 +578,13 @@ h_lb: h_lh: h_lbu: h_lhu: {
     const std::uint32_t addr = a + IMM;
     std::uint32_t v;
     if (addr & (sz - 1)) { fault(cause_load_misaligned, addr); RESUME; }
-    if (!load(addr, sz, v)) { fault(cause_load_fault, addr); RESUME; }
+    if (const std::uint8_t* p = direct(addr, sz, false)) {
+        v = 0;
+        std::memcpy(&v, p, sz);
+    } else {
+        flush();  // a device may read the time (instret)
+        if (!load(addr, sz, v)) { fault(cause_load_fault, addr); RESUME; }
+    }
     if (d->op == op_lb) v = static_cast<std::uint32_t>(sext(v & 0xff, 8));
     if (d->op == op_lh) v = static_cast<std::uint32_t>(sext(v & 0xffff, 16));
     x[d->rd] = v;

@@ -126,6 +126,13 @@ _start:
     EXPECT a2, 0x772211bb
     lw a3, -4(a0)        /* negative offsets */
     EXPECT a3, 0xcafef00d
+    li t0, TRN3_MCU_UART_BASE   /* narrow loads from a device register: zero-extended */
+    lbu a0, TRN3_MCU_UART_STATUS(t0)
+    EXPECT a0, 1
+    lhu a1, TRN3_MCU_UART_STATUS(t0)
+    EXPECT a1, 1
+    lb a2, TRN3_MCU_UART_STATUS(t0)
+    EXPECT a2, 1
     TEST 9      /* fence, fence.i are accepted */
     fence
     fence.i

@@ -37,6 +37,7 @@ public:
 
 private:
     bool read_packet(std::string& packet);
+    void disconnect();
     void send(const std::string& payload);
     std::string handle(const std::string& packet, action& act, bool& done);
 

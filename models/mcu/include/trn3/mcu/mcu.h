@@ -72,8 +72,9 @@ public:
     const std::string& console() const { return uart0.console(); }
     rv32_hart& hart() { return hart_; }
     std::uint64_t instructions() const { return hart_.instret(); }
-    // Notified when the MCU stops (tohost written).
+    // Notified when the MCU stops (tohost written), and when that was.
     const sc_core::sc_event& stopped() const { return stopped_; }
+    const sc_core::sc_time& stopped_at() const { return stopped_at_; }
     void reset() override;
 
 private:
@@ -96,6 +97,7 @@ private:
     state state_ = state::running;
     bool reset_pending_ = false;  // the watchdog asked for a reset
     sc_core::sc_event stopped_, restart_;
+    sc_core::sc_time stopped_at_;
     counter instructions_, mmio_accesses_, wfi_waits_, traps_;
 };
 

@@ -80,6 +80,9 @@ public:
     // ebreak stops to the debugger instead of trapping.
     void set_breakpoint(std::uint32_t address, bool on);
     bool debugger_attached = false;
+    // Set when the debugger resumes: a breakpoint at the current pc does not
+    // stop the first instruction (the one the debugger stopped at).
+    bool step_over_breakpoint = false;
     // Runs exactly one instruction (or takes a pending interrupt).
     stop step() { return run(1); }
 
@@ -88,6 +91,8 @@ public:
     void set_reg(unsigned i, std::uint32_t v) { if (i) x_[i] = v; }
     std::uint32_t pc() const { return pc_; }
     void set_pc(std::uint32_t v) { pc_ = v; }
+    // Instructions retired since reset, as the platform times them (software
+    // writes to minstret change what it reads, not this).
     std::uint64_t instret() const { return instret_; }
     std::uint32_t csr(std::uint16_t number) const;
     // Debugger memory access: fast regions directly, else the bus; false on a fault.
@@ -100,6 +105,7 @@ public:
 
     // Traps taken (exceptions and interrupts), and the last one's cause.
     std::uint64_t traps() const { return traps_; }
+    std::uint64_t exceptions() const { return exceptions_; }
     std::uint32_t last_cause() const { return mcause_; }
 
 private:
@@ -139,7 +145,8 @@ private:
     std::vector<code_region> regions_;
     code_region* last_data_ = nullptr;  // the region the last direct access hit
     std::vector<std::uint32_t> breakpoints_;
-    std::uint64_t traps_ = 0;
+    std::uint64_t traps_ = 0, exceptions_ = 0;
+    std::uint64_t minstret_offset_ = 0;  // minstret = instret_ + this
     bool mmio_stored_ = false;  // the last store went to the bus
     bus bus_;
 };

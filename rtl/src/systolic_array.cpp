@@ -48,7 +48,9 @@ unsigned systolic_array::rows() { return R; }
 unsigned systolic_array::cols() { return C; }
 
 std::uint64_t systolic_array::pass_cycles(unsigned N, unsigned cadence) {
-    return R + static_cast<std::uint64_t>(N) * cadence + (R + C - 2);
+    // Weights, then a column every `cadence` cycles (the last one's result
+    // leaves R + C - 2 cycles after it went in).
+    return R + (static_cast<std::uint64_t>(N) - 1) * cadence + 1 + (R + C - 2);
 }
 
 void systolic_array::trace_next_run(const std::string& path) { impl_->vcd_path = path; }
@@ -116,8 +118,9 @@ array_result systolic_array::run(const array_job& job) {
             // Moving columns, with cadence - 1 idle cycles after each; results
             // come back in order.
             unsigned fed = 0, received = 0;
+            const std::uint64_t pass_start = x.cycles;
             while (received < job.N) {
-                if (fed < job.N && (x.cycles - start) % cadence == 0) {
+                if (fed < job.N && x.cycles - pass_start == static_cast<std::uint64_t>(fed) * cadence) {
                     top.in_valid = 1;
                     top.in_bank = 0;
                     top.in_select = job.select;

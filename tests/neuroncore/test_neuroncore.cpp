@@ -158,10 +158,10 @@ TEST_CASE("a matmul takes one cycle per moving column, the fill when idle, and t
     t.halt();
     const sc_core::sc_time took = r.run(p);
     // Fill 2 R + C - 2 = 382 cycles, then 512, 512 back to back; 64; then
-    // 512 + 63: the 64-column pass hid only 64 of the C - 1 = 127 cycles the
-    // next weights need. At 2.4 GHz, each rounded to 1 ps.
+    // 512 + 64: the 64-column pass hid only 64 of the R = 128 cycles the next
+    // weights take through the one weight port. At 2.4 GHz, each rounded to 1 ps.
     auto at = [](unsigned cycles) { return sc_core::sc_time(cycles / 2.4e9, sc_core::SC_SEC); };
-    CHECK(took == at(382 + 512) + at(512) + at(64) + at(512 + 63));
+    CHECK(took == at(382 + 512) + at(512) + at(64) + at(512 + 64));
 }
 
 TEST_CASE("activation, tensor_tensor and reduce compute in fp32 and round to the destination type") {

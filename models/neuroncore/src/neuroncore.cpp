@@ -483,12 +483,13 @@ std::uint64_t neuroncore::tensor_fill() const {
 }
 
 sc_time neuroncore::tensor_time(engine_state& es, std::uint64_t cycles) const {
-    // The next pass's weights load into the other bank row by row behind the
-    // last column of the pass before: hidden when that pass streamed for at
-    // least C - 1 cycles (docs/rtl.md).
+    // The next pass's R rows of weights load through the array's one weight
+    // port, a row per cycle, into the other bank while the pass before
+    // streams: hidden when that pass streamed for at least R cycles; a
+    // shorter one leaves the difference to wait (docs/rtl.md).
     const std::uint64_t pass = cycles;
     if (!back_to_back(es)) cycles += tensor_fill();
-    else if (es.last_pass_cycles + 1 < partitions.get()) cycles += partitions.get() - 1 - es.last_pass_cycles;
+    else if (es.last_pass_cycles < partitions.get()) cycles += partitions.get() - es.last_pass_cycles;
     es.last_pass_cycles = pass;
     return cycles_at(cycles, tensor_clock);
 }

@@ -38,7 +38,7 @@ program gemm(const gemm_shape& s, const gemm_addresses& at) {
     const std::uint64_t panel_bytes = KT * b_tile_bytes;
     const std::uint64_t b_panel[2] = {8192, 8192 + panel_bytes};
     const std::uint64_t sb_panel[2] = {8192 + 2 * panel_bytes, 8192 + 2 * panel_bytes + KT * 512ull};
-    const std::uint64_t sbuf_used = sb_panel[1] + (s.mx ? KT * 512ull : 0);
+    const std::uint64_t sbuf_used = s.mx ? sb_panel[1] + KT * 512ull : b_panel[1] + panel_bytes;
     if (sbuf_used > gemm_sbuf_bytes)
         throw std::invalid_argument("gemm: K = " + std::to_string(s.K) + " needs " + std::to_string(sbuf_used) +
                                     " bytes per SBUF partition for two resident B panels (at most " +

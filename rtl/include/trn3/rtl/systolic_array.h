@@ -52,8 +52,8 @@ public:
     // The verilated size (TRN3_RTL_FULL: 128 x 128; otherwise 32 x 32).
     static unsigned rows();
     static unsigned cols();
-    // Cycles the RTL takes for one pass of N moving columns (weights R,
-    // stream N x cadence, drain R + C - 2): the formula docs/rtl.md derives.
+    // Cycles the RTL takes for one pass of N moving columns: weights R, the
+    // columns (N - 1) x cadence + 1, drain R + C - 2 (docs/rtl.md).
     static std::uint64_t pass_cycles(unsigned N, unsigned cadence = 1);
 
     array_result run(const array_job& job);

@@ -64,7 +64,7 @@ public:
     };
     explicit mcu(const sc_core::sc_module_name& name, const images& defaults = {});
 
-    enum class state { running, passed, failed, wfi_forever };
+    enum class state { running, passed, failed };
     state status() const { return state_; }
     // tohost's value once written (1 pass; (n << 1) | 1: failed test n).
     std::uint32_t tohost() const { return sysctl0.tohost(); }

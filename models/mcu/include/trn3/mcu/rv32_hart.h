@@ -83,8 +83,6 @@ public:
     // Set when the debugger resumes: a breakpoint at the current pc does not
     // stop the first instruction (the one the debugger stopped at).
     bool step_over_breakpoint = false;
-    // Runs exactly one instruction (or takes a pending interrupt).
-    stop step() { return run(1); }
 
     // State, as a debugger sees it.
     std::uint32_t reg(unsigned i) const { return i == 0 ? 0 : x_[i]; }

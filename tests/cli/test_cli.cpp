@@ -352,3 +352,47 @@ TEST_CASE("idle for 50 ms the firmware keeps kicking its 10 ms watchdog: no rese
     CHECK_THAT(line_with(r.out, "boot status"), Catch::EndsWith("4 mailbox requests, 0 watchdog resets"));
     CHECK_THAT(line_with(r.out, "  firmware status"), Catch::Matches("  firmware status: uptime (4[89]|50)[0-9]{3} us, 2 commands served"));
 }
+
+TEST_CASE("the pcie platform enumerates its switch tree and passes its fabric checks") {
+    const result r = trn3vp("run --platform pcie");
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    // The listing: the root port, a switch's ports, an endpoint with its BARs and link.
+    CHECK_THAT(r.out, Catch::Contains("00:00.0 [1d0f:7f00] PCI bridge (root port) bus 01-0a"));
+    CHECK_THAT(r.out, Catch::Contains("02:01.0 [1d0f:7f11] PCI bridge (downstream) bus 07-0a"));
+    CHECK_THAT(r.out, Catch::Contains("05:00.0 [1d0f:7ff0] accelerator BAR0 0x4000000000 [64-bit 1M] BAR2 0x4040000000 "
+                                      "[64-bit pref 1G] BAR4 0x4080000000 [64-bit 64K] MSI-X 32  Gen6 64GT/s x8"));
+    CHECK_THAT(r.out, Catch::Contains("ok: peer to peer ep0 -> ep2 through three switches"));
+    CHECK_THAT(r.out, Catch::Contains("ok: ACS request redirect"));
+    CHECK_THAT(r.out, Catch::Contains("platform pcie: PASSED"));
+}
+
+TEST_CASE("enumeration retries configuration requests while a link below is still training") {
+    // sw0 -> sw1 equalises for 400 us: its endpoints answer CRS until then.
+    const result r = trn3vp("run --platform pcie -p pcie.sw0_sw1.eq_phase2=200us -p pcie.sw0_sw1.eq_phase3=200us");
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("retried while links trained"));
+    CHECK_THAT(r.out, !Catch::Contains(", 0 retried while links trained"));
+    CHECK_THAT(r.out, Catch::Contains("platform pcie: PASSED"));
+}
+
+TEST_CASE("a lane fault on a switch link shows in the listing as a narrower link") {
+    const result r = trn3vp("run --platform pcie -p pcie.ep2_link.failed_lanes=4");
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("09:00.0 [1d0f:7ff0] accelerator BAR0 0x4100100000 [64-bit 1M] BAR2 0x4140000000 "
+                                      "[64-bit pref 1G] BAR4 0x4180000000 [64-bit 64K] MSI-X 32  Gen6 64GT/s x4 (max Gen6 64GT/s x8)"));
+}
+
+TEST_CASE("bad fabric params are user errors") {
+    const result lanes = trn3vp("run --platform pcie -p pcie.ep0_link.failed_lanes=3,x");
+    CHECK(lanes.code == 2);
+    CHECK_THAT(lanes.err, Catch::Contains("'x' is not a lane number"));
+    const result preset = trn3vp("run --platform pcie -p pcie.sw1.preset=gen9");
+    CHECK(preset.code == 2);
+    CHECK_THAT(preset.err, Catch::Contains("unknown switch 'gen9'"));
+    const result gen = trn3vp("run --platform pcie -p pcie.up_link.generation=gen7");
+    CHECK(gen.code == 2);
+    CHECK_THAT(gen.err, Catch::Contains("unknown link generation 'gen7'"));
+}

@@ -61,7 +61,7 @@ message_link::message_link(const sc_core::sc_module_name& name, delivery_queue& 
       latency(this, "latency", default_latency, "time from the last bit leaving to the message arriving",
               range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_PS), {}}),
       rate(this, "bandwidth", default_rate, "bandwidth per direction"),
-      queue_(queue), a_(a), b_(b),
+      queue_(queue), a_(a), b_(b), rate_now_(rate.get()),
       messages_ab_(this, "messages_ab", "messages sent from port a to port b"),
       messages_ba_(this, "messages_ba", "messages sent from port b to port a"),
       bytes_ab_(this, "bytes_ab", "bytes sent from port a to port b"),
@@ -79,10 +79,12 @@ sc_core::sc_time message_link::transmit(message_port& from, message&& m, const s
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     const sc_core::sc_time sent = send_time < now ? now : send_time;
     const sc_core::sc_time start = sent < wire_free_[dir] ? wire_free_[dir] : sent;
-    wire_free_[dir] = start + rate.get().transfer_time(m.bytes);
+    wire_free_[dir] = start + rate_now_.transfer_time(m.bytes);
     m.dst_port = to.id();
     m.sent = sent;
-    m.delivered = wire_free_[dir] + latency.get();
+    const sc_core::sc_time tail = wire_free_[dir] + latency.get();
+    const sc_core::sc_time earliest = sent + latency.get();  // the lookahead a cut needs
+    m.delivered = m.train_span > tail - earliest ? earliest : tail - m.train_span;
     (dir == 0 ? messages_ab_ : messages_ba_) += 1;
     (dir == 0 ? bytes_ab_ : bytes_ba_) += m.bytes;
     const sc_core::sc_time delivered = m.delivered;

@@ -5,6 +5,10 @@
 // a bandwidth per direction: a message reserves the wire for
 // bytes / bandwidth, starting when the wire is free, and is delivered at
 //     start + bytes / bandwidth + latency,  start = max(send time, wire free).
+// A message that stands for a train of smaller ones (an aggregate) sets
+// `train_span`, the time between the train's first and last arrival: it is
+// delivered when its first unit arrives, train_span before the time above,
+// and the receiver accounts for the rest.
 // Deliveries go through a delivery_queue, which hands simultaneous messages to
 // their receivers in a fixed key order
 //     (delivery time, destination port id, source port id, per-source sequence)
@@ -35,6 +39,7 @@ struct message {
     sc_core::sc_time sent;
     sc_core::sc_time delivered;
     std::uint64_t bytes = 0;           // size on the wire: what the timing charges
+    sc_core::sc_time train_span;       // aggregates: first to last unit arrival (delivered at the first)
     std::uint32_t kind = 0;            // protocol-defined (TLP type, packet type, ...)
     std::vector<std::uint8_t> data;    // payload; empty in timing-only mode
 };
@@ -107,6 +112,10 @@ public:
 
     // Time the wire from `from` is next free.
     sc_core::sc_time wire_free(const message_port& from) const { return wire_free_[&from == &a_ ? 0 : 1]; }
+    // The rate from now on (a link that retrains to another width); the
+    // param is the rate at power-on.
+    void set_rate(bandwidth r) { rate_now_ = r; }
+    bandwidth current_rate() const { return rate_now_; }
 
 private:
     friend class message_port;
@@ -116,6 +125,7 @@ private:
     message_port& a_;
     message_port& b_;
     sc_core::sc_time wire_free_[2];
+    bandwidth rate_now_;
     counter messages_ab_, messages_ba_, bytes_ab_, bytes_ba_;
 };
 

@@ -15,7 +15,7 @@ namespace trn3 {
 
 class reg_block : public component {
 public:
-    tlm_utils::simple_target_socket<reg_block> in;
+    tlm_utils::simple_target_socket_optional<reg_block> in;  // may stay unbound (a link no one manages)
 
     reg_block(const sc_core::sc_module_name& name, frequency default_clock);
 

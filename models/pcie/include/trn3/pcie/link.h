@@ -1,0 +1,199 @@
+// A PCIe / NeuronLink / UALink link: lanes x rate, flits, retimers, link
+// training (LTSSM), lane faults and sparing, replay across a retrain.
+//
+//   end a ══ [retimer 0] ══ ... ══ [retimer n-1] ══ end b
+//
+// The devices at its two ends hold a `link_end` each: send() a TLP, receive
+// TLPs through the handler they install. Underneath is one message_link (the
+// only place a platform may be cut), so a TLP costs one delivery per link.
+//
+// Timing of a TLP (or a train of them) sent at t from one end:
+//   start     = max(t, wire free)
+//   flits     the TLP's bytes fill the open flit's free TLP space, then new
+//             flits (flit mode); an idle wire pads and closes the open flit,
+//             so a lone TLP costs a whole flit
+//   wire      new flits x flit_bytes / (width x lane rate)   (gen5: bytes incl. framing)
+//   arrival   start + wire + phy_latency + fec_latency (flit mode) + retimer latencies
+// A receiver holds the whole flit before checking it, so arrival is the end
+// of the TLP's last flit: the flit accumulation delay is in the wire term.
+//
+// Training (LTSSM), as a state machine in simulated time:
+//   Detect (detect_time; fails if no lane or a retimer is dead)
+//   Polling (polling_time)
+//   Configuration (config_time; the width is chosen: phy.h choose_width)
+//   Recovery.Equalization phases 0..3 (eq_phase0..3; phases 2 and 3 once per
+//     segment: retimers + 1), straight to the target rate (the equalisation
+//     bypass to highest rate that PCIe 5.0 introduced)
+//   L0
+// A retrain (CONTROL.RETRAIN, or lanes failing in L0) goes L0 -> Recovery
+// (recovery_time) -> Configuration (new width) -> L0, without equalising.
+// While the link is not in L0, TLPs sent on it wait in its replay buffer;
+// TLPs on the wire when a retrain starts are replayed after it. Nothing is
+// lost; every replay is counted.
+//
+// params:  generation, lanes, spare_lanes, retimers, failed_lanes, fault_time,
+//          phy_latency, fec_latency, auto_train, detect_time, polling_time,
+//          config_time, eq_phase0..3, recovery_time  (documented below)
+// sockets: regs (target): training and status registers, spec/link.h
+// irq:     irq, raised while (EVENTS & EVENT_MASK) != 0
+// stats:   tlps_ab, tlps_ba, payload_bytes_ab, payload_bytes_ba, flits_ab, flits_ba,
+//          replayed, trainings
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <set>
+#include <vector>
+
+#include "trn3/core/irq.h"
+#include "trn3/core/message_link.h"
+#include "trn3/core/reg_block.h"
+#include "trn3/pcie/phy.h"
+#include "trn3/pcie/retimer.h"
+#include "trn3/pcie/tlp.h"
+
+namespace trn3::pcie {
+
+class link;
+
+// One end of a link, as the device attached there sees it.
+class link_end {
+public:
+    using handler = std::function<void(tlp&)>;  // called at the TLP's arrival time (sc_time_stamp())
+
+    void on_receive(handler h) { handler_ = std::move(h); }
+    // Sends at `when` (>= now). Returns the time the last byte of the TLP
+    // (or train) arrives at the other end, or when it was queued while the
+    // link trains, the time it was queued.
+    sc_core::sc_time send(tlp&& t, const sc_core::sc_time& when);
+    // Forwards a TLP that arrived now on another link (a switch or bridge,
+    // `latency` from ingress to egress): an aggregate starts when its first
+    // TLP is ready and its tail never leaves before it arrived.
+    sc_core::sc_time forward(tlp&& t, const sc_core::sc_time& latency);
+    // Time to serialise n TLPs like t back to back at the current width.
+    sc_core::sc_time train_time(const tlp& t, std::uint64_t n) const;
+    // When the wire leaving this end is next free.
+    sc_core::sc_time wire_free() const;
+
+    link& owner() const { return *link_; }
+    bool up() const;
+    unsigned width() const;
+
+private:
+    friend class link;
+    link* link_ = nullptr;
+    int dir_ = 0;  // 0: a -> b
+    handler handler_;
+};
+
+struct link_config {
+    generation gen = generation::gen6;
+    unsigned lanes = 16;
+    unsigned spare_lanes = 0;
+    unsigned retimers = 0;
+    bool auto_train = true;
+};
+
+class link : public reg_block {
+public:
+    param<std::string> generation_name;
+    param<std::uint64_t> lanes;
+    param<std::uint64_t> spare_lanes;
+    param<std::uint64_t> retimer_count;
+    param<std::string> failed_lanes;
+    param<sc_core::sc_time> fault_time;
+    param<sc_core::sc_time> phy_latency;
+    param<sc_core::sc_time> fec_latency;
+    param<bool> auto_train;
+    param<sc_core::sc_time> detect_time, polling_time, config_time, recovery_time;
+    param<sc_core::sc_time> eq_phase0, eq_phase1, eq_phase2, eq_phase3;
+
+    irq_line irq;
+
+    // Port ids of the two ends come from the platform's topology (the
+    // message_link delivery order, architecture decision 3).
+    link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint64_t port_id_a,
+         std::uint64_t port_id_b, const link_config& defaults);
+    ~link() override;
+
+    link_end& a() { return end_[0]; }
+    link_end& b() { return end_[1]; }
+
+    // State, for models and reports.
+    unsigned state() const { return state_; }  // TRN3_LTSSM_*
+    bool up() const;
+    unsigned width() const { return width_; }
+    bool training_failed() const { return failed_training_; }
+    unsigned spares_used() const { return spares_used_; }
+    const std::set<unsigned>& failed() const { return failed_; }
+    const phy_spec& phy() const { return spec_of(gen_); }
+    // Per direction, after training: TLP bytes per second the width carries
+    // (flit payload share of the raw rate; gen5: line rate).
+    double raw_bytes_per_second() const;
+    sc_core::sc_time latency() const;  // phy + fec + retimers: what the wire adds after the last flit
+    sc_core::sc_time trained_at() const { return trained_at_; }
+    std::uint64_t replayed() const { return replayed_.value(); }
+    retimer& retimer_at(unsigned i) { return *retimers_[i]; }
+    // Fails lanes now (a fault injected by a test or a platform); a link in
+    // L0 retrains.
+    void fail_lanes(const std::set<unsigned>& lanes);
+    // Starts training (what CONTROL.ENABLE does).
+    void start_training();
+
+private:
+    friend class link_end;
+    sc_core::sc_time transmit(int dir, tlp&& t, const sc_core::sc_time& when);
+    void receive(int dir, message& m);
+    void step();  // the LTSSM: one state's time has passed
+    void enter(unsigned state, unsigned eq_phase, const sc_core::sc_time& stay);
+    void reach_l0();
+    void retrain();
+    void apply_fault();
+    void raise(std::uint32_t events);
+    void update_status();
+    void flush_held();
+
+    generation gen_;
+    std::vector<std::unique_ptr<retimer>> retimers_;
+    message_port port_a_, port_b_;
+    std::unique_ptr<message_link> wire_;
+    link_end end_[2];
+
+    struct held {
+        std::uint64_t order;  // replays keep their original order, before anything sent later
+        tlp t;
+    };
+    std::vector<held> held_[2];
+    std::uint64_t next_order_ = std::uint64_t(1) << 62;
+    unsigned fill_[2] = {0, 0};  // TLP bytes used in the open flit, per direction
+
+    unsigned state_ = 0;
+    unsigned eq_phase_ = 0;
+    unsigned eq_segment_ = 0;
+    unsigned width_ = 0;
+    unsigned spares_used_ = 0;
+    bool retraining_ = false;
+    bool failed_training_ = false;
+    std::set<unsigned> failed_;
+    std::set<unsigned> pending_faults_;
+    sc_core::sc_time retrain_started_ = sc_core::SC_ZERO_TIME;
+    bool ever_retrained_ = false;
+    sc_core::sc_time trained_at_;
+    sc_core::sc_event step_event_, fault_event_;
+
+    counter tlps_[2], payload_bytes_[2], flits_[2], replayed_, trainings_;
+
+    reg control_{regs, "control", 0x00, 4, 0, access::rw, "bit 0 enable (train), bit 1 retrain (write 1)"};
+    reg status_{regs, "status", 0x04, 4, 0, access::ro, "LTSSM state, eq phase, speed, width, up/flit/degraded/failed"};
+    reg lanes_{regs, "lanes", 0x08, 4, 0, access::ro, "configured, spare, spares used, failed lane counts"};
+    reg failed0_{regs, "failed0", 0x10, 4, 0, access::ro, "failed lanes 0-31"};
+    reg failed1_{regs, "failed1", 0x14, 4, 0, access::ro, "failed lanes 32-63"};
+    reg failed2_{regs, "failed2", 0x18, 4, 0, access::ro, "failed lanes 64-95"};
+    reg events_{regs, "events", 0x20, 4, 0, access::w1c, "up, down, degraded, failed (write 1 to clear)"};
+    reg event_mask_{regs, "event_mask", 0x24, 4, 0, access::rw, "events that raise the interrupt"};
+    reg trainings_reg_{regs, "trainings", 0x28, 4, 0, access::ro, "trainings and retrains completed"};
+    reg replayed_reg_{regs, "replayed", 0x2c, 4, 0, access::ro, "TLPs replayed after a retrain"};
+};
+
+} // namespace trn3::pcie

@@ -1,0 +1,88 @@
+#include "trn3/pcie/phy.h"
+
+#include <algorithm>
+#include <vector>
+
+#include <fmt/format.h>
+
+#include "trn3/core/error.h"
+
+namespace trn3::pcie {
+
+const phy_spec& spec_of(generation g) {
+    static const phy_spec gen5{"Gen5", 32e9 * 128.0 / 130.0 / 8.0, false, 0, 0, 8, 5, 32};
+    static const phy_spec gen6{"Gen6", 64e9 / 8.0, true, 256, 236, 0, 6, 64};
+    static const phy_spec ualink{"UALink", 200e9 / 8.0, true, 640, 616, 0, 7, 200};
+    switch (g) {
+    case generation::gen5: return gen5;
+    case generation::gen6: return gen6;
+    case generation::ualink: return ualink;
+    }
+    return gen6;
+}
+
+generation parse_generation(const std::string& text, const std::string& what) {
+    if (text == "gen5") return generation::gen5;
+    if (text == "gen6") return generation::gen6;
+    if (text == "ualink") return generation::ualink;
+    throw config_error(fmt::format("{}: unknown link generation '{}' (gen5, gen6, ualink)", what, text));
+}
+
+std::set<unsigned> parse_lanes(const std::string& text, unsigned lane_count, const std::string& what) {
+    std::set<unsigned> lanes;
+    std::size_t pos = 0;
+    while (pos < text.size()) {
+        std::size_t end = text.find(',', pos);
+        if (end == std::string::npos) end = text.size();
+        const std::string item = text.substr(pos, end - pos);
+        pos = end + 1;
+        if (item.empty()) continue;
+        unsigned first = 0, last = 0;
+        try {
+            const std::size_t dash = item.find('-');
+            std::size_t used = 0;
+            first = static_cast<unsigned>(std::stoul(item.substr(0, dash), &used));
+            if (used != (dash == std::string::npos ? item.size() : dash)) throw std::invalid_argument(item);
+            last = first;
+            if (dash != std::string::npos) {
+                const std::string tail = item.substr(dash + 1);
+                last = static_cast<unsigned>(std::stoul(tail, &used));
+                if (used != tail.size()) throw std::invalid_argument(item);
+            }
+        } catch (const std::logic_error&) {
+            throw config_error(fmt::format("{}: '{}' is not a lane number or range (e.g. 3,17,40-55)", what, item));
+        }
+        if (last < first || last >= lane_count)
+            throw config_error(fmt::format("{}: lanes '{}' are outside 0-{}", what, item, lane_count - 1));
+        for (unsigned l = first; l <= last; ++l) lanes.insert(l);
+    }
+    return lanes;
+}
+
+width_choice choose_width(unsigned lanes, unsigned spare_lanes, const std::set<unsigned>& failed) {
+    std::vector<unsigned> widths{1, 2, 4, 8, 16, 32};
+    for (unsigned w = 8; w <= lanes; w += 8) widths.push_back(w);
+    widths.push_back(lanes);
+    std::sort(widths.begin(), widths.end(), std::greater<>());
+    const unsigned physical = lanes + spare_lanes;
+    unsigned bad = 0;
+    for (unsigned l : failed)
+        if (l < physical) ++bad;
+    if (spare_lanes > 0) {
+        const unsigned healthy = physical - bad;
+        if (healthy >= lanes) return {lanes, bad};
+        for (unsigned w : widths)
+            if (w <= healthy) return {w, 0};
+        return {0, 0};
+    }
+    auto healthy_run = [&](unsigned first, unsigned n) {
+        for (unsigned l = first; l < first + n; ++l)
+            if (failed.count(l)) return false;
+        return true;
+    };
+    for (unsigned w : widths)
+        if (w <= lanes && (healthy_run(0, w) || healthy_run(lanes - w, w))) return {w, 0};
+    return {0, 0};
+}
+
+} // namespace trn3::pcie

@@ -288,6 +288,7 @@ void endpoint::dma_transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
             t.address = p.address;
             t.length = p.length;
             t.count = p.count;
+            t.data.reserve(std::uint64_t(p.length) * p.count + 64);  // room for the link's envelope: no copy per hop
             t.data.assign(data + p.offset, data + p.offset + std::uint64_t(p.length) * p.count);
             writes_out_ += p.count;
             end_->send(std::move(t), when);

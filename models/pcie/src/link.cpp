@@ -306,9 +306,10 @@ sc_time link::transmit(int dir, tlp&& t, const sc_time& when) {
     m.bytes = bytes;
     m.kind = static_cast<std::uint32_t>(t.type);
     m.train_span = t.train_span;
-    m.data = encode(t);
+    m.data = encode(std::move(t));
+    const sc_time span = m.train_span;
     const sc_time head = from.send(std::move(m), sent);
-    return head + t.train_span;
+    return head + span;
 }
 
 void link::receive(int dir, message& m) {
@@ -318,7 +319,7 @@ void link::receive(int dir, message& m) {
     if (state_ != TRN3_LTSSM_L0 || hit_by_retrain) {
         // Corrupted or cut off by the retrain: the sender's replay buffer
         // sends it again once the link is back in L0, in its original order.
-        tlp t = decode(m.data);
+        tlp t = decode(std::move(m.data));
         replayed_ += t.count;
         held_[dir].push_back({m.seq, std::move(t)});
         update_status();
@@ -327,7 +328,7 @@ void link::receive(int dir, message& m) {
     }
     (void)now;
     if (!end_[dir == 0 ? 1 : 0].handler_) return;
-    tlp t = decode(m.data);
+    tlp t = decode(std::move(m.data));
     end_[dir == 0 ? 1 : 0].handler_(t);
 }
 

@@ -48,7 +48,7 @@ std::vector<tlp> data_completions(const tlp& request, const std::vector<std::uin
 
 namespace {
 
-// Envelope: fixed fields, little-endian, then the data.
+// Envelope: the data, then fixed fields, little-endian.
 constexpr std::size_t envelope_bytes = 40;
 
 template <typename T>
@@ -66,9 +66,12 @@ T get(const std::uint8_t*& p) {
 
 } // namespace
 
-std::vector<std::uint8_t> encode(const tlp& t) {
-    std::vector<std::uint8_t> out(envelope_bytes + t.data.size());
-    std::uint8_t* p = out.data();
+std::vector<std::uint8_t> encode(tlp t) {
+    std::vector<std::uint8_t> out = std::move(t.data);
+    const std::size_t n = out.size();
+    if (out.capacity() < n + envelope_bytes) out.reserve(n + envelope_bytes + 64);
+    out.resize(n + envelope_bytes);
+    std::uint8_t* p = out.data() + n;
     put<std::uint8_t>(p, static_cast<std::uint8_t>(t.type));
     put<std::uint8_t>(p, static_cast<std::uint8_t>(t.poisoned ? 1 : 0));
     put<std::uint8_t>(p, static_cast<std::uint8_t>(t.status));
@@ -82,14 +85,14 @@ std::vector<std::uint8_t> encode(const tlp& t) {
     put<std::uint32_t>(p, t.byte_count);
     put<std::uint64_t>(p, t.address);
     put<std::uint64_t>(p, t.train_span.value());  // in the kernel's time resolution
-    if (!t.data.empty()) std::memcpy(p, t.data.data(), t.data.size());
     return out;
 }
 
-tlp decode(const std::vector<std::uint8_t>& bytes) {
+tlp decode(std::vector<std::uint8_t> bytes) {
     tlp t;
     if (bytes.size() < envelope_bytes) return t;  // cannot happen: links carry what encode() made
-    const std::uint8_t* p = bytes.data();
+    const std::size_t n = bytes.size() - envelope_bytes;
+    const std::uint8_t* p = bytes.data() + n;
     t.type = static_cast<tlp_type>(get<std::uint8_t>(p));
     t.poisoned = get<std::uint8_t>(p) != 0;
     t.status = static_cast<cpl_status>(get<std::uint8_t>(p));
@@ -103,7 +106,8 @@ tlp decode(const std::vector<std::uint8_t>& bytes) {
     t.byte_count = get<std::uint32_t>(p);
     t.address = get<std::uint64_t>(p);
     t.train_span = sc_core::sc_time::from_value(get<std::uint64_t>(p));
-    t.data.assign(bytes.begin() + envelope_bytes, bytes.end());
+    bytes.resize(n);  // keeps the capacity: the next hop's envelope fits
+    t.data = std::move(bytes);
     return t;
 }
 

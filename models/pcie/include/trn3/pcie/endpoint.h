@@ -53,7 +53,7 @@ class endpoint : public component {
 public:
     tlm_utils::simple_initiator_socket<endpoint> bar0{"bar0"};
     tlm_utils::simple_initiator_socket<endpoint> bar2{"bar2"};
-    tlm_utils::simple_target_socket<endpoint> dma{"dma"};
+    tlm_utils::simple_target_socket_optional<endpoint> dma{"dma"};  // may stay unbound (no DMA engine)
 
     param<std::uint64_t> device_id;
     param<std::uint64_t> class_code;

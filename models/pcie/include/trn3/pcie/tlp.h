@@ -82,8 +82,10 @@ tlp completion_for(const tlp& request, cpl_status status, std::uint16_t complete
 std::vector<tlp> data_completions(const tlp& request, const std::vector<std::uint8_t>& data, unsigned max_payload,
                                   std::uint16_t completer);
 
-std::vector<std::uint8_t> encode(const tlp& t);
-tlp decode(const std::vector<std::uint8_t>& bytes);
+// The envelope goes after the data, so a TLP's data moves from hop to hop
+// without being copied (pass rvalues).
+std::vector<std::uint8_t> encode(tlp t);
+tlp decode(std::vector<std::uint8_t> bytes);
 
 const char* type_name(tlp_type t);
 std::string describe(const tlp& t);  // "MRd 0x4000001000 len 512 x4 req 03:00.0 tag 7"

@@ -11,13 +11,11 @@ sc_core::sc_time message_port::send(message m, const sc_core::sc_time& send_time
     return link_->transmit(*this, std::move(m), send_time);
 }
 
-bool delivery_queue::later::operator()(const pending& a, const pending& b) const {
-    // priority_queue pops the largest: "a comes after b" is the order.
-    const message& x = a.msg;
-    const message& y = b.msg;
+bool delivery_queue::later::operator()(const key& x, const key& y) const {
+    // priority_queue pops the largest: "x comes after y" is the order.
     if (x.delivered != y.delivered) return x.delivered > y.delivered;
-    if (x.dst_port != y.dst_port) return x.dst_port > y.dst_port;
-    if (x.src_port != y.src_port) return x.src_port > y.src_port;
+    if (x.dst != y.dst) return x.dst > y.dst;
+    if (x.src != y.src) return x.src > y.src;
     return x.seq > y.seq;
 }
 
@@ -27,9 +25,20 @@ delivery_queue::delivery_queue(const sc_core::sc_module_name& name) : sc_core::s
 }
 
 void delivery_queue::schedule(message&& m, message_port* dst) {
-    const bool earliest = queue_.empty() || m.delivered < queue_.top().msg.delivered;
-    queue_.push({std::move(m), dst});
-    if (earliest) wake_.notify(queue_.top().msg.delivered - sc_core::sc_time_stamp());
+    std::uint32_t slot;
+    if (free_slots_.empty()) {
+        slot = static_cast<std::uint32_t>(slots_.size());
+        slots_.emplace_back();
+    } else {
+        slot = free_slots_.back();
+        free_slots_.pop_back();
+    }
+    const key k{m.delivered.value(), m.dst_port, m.src_port, m.seq, slot};
+    slots_[slot].msg = std::move(m);
+    slots_[slot].dst = dst;
+    const bool earliest = queue_.empty() || k.delivered < queue_.top().delivered;
+    queue_.push(k);
+    if (earliest) wake_.notify(sc_core::sc_time::from_value(k.delivered) - sc_core::sc_time_stamp());
 }
 
 void delivery_queue::run() {
@@ -38,19 +47,22 @@ void delivery_queue::run() {
             wait(wake_);
             continue;
         }
-        const sc_core::sc_time now = sc_core::sc_time_stamp();
-        const sc_core::sc_time next = queue_.top().msg.delivered;
+        const std::uint64_t now = sc_core::sc_time_stamp().value();
+        const std::uint64_t next = queue_.top().delivered;
         if (next > now) {
-            wait(next - now, wake_);
+            wait(sc_core::sc_time::from_value(next - now), wake_);
             continue;
         }
         // Everything due now, in key order. A handler may send; with a
         // non-zero latency its message is due later, never in this batch.
-        while (!queue_.empty() && queue_.top().msg.delivered <= now) {
-            pending p = std::move(const_cast<pending&>(queue_.top()));
+        while (!queue_.empty() && queue_.top().delivered <= now) {
+            const std::uint32_t slot = queue_.top().slot;
             queue_.pop();
+            message msg = std::move(slots_[slot].msg);
+            message_port* dst = slots_[slot].dst;
+            free_slots_.push_back(slot);
             ++delivered_;
-            if (p.dst->handler_) p.dst->handler_(p.msg);
+            if (dst->handler_) dst->handler_(msg);
         }
     }
 }

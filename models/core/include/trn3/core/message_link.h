@@ -84,16 +84,25 @@ public:
     std::uint64_t delivered() const { return delivered_; }
 
 private:
-    struct pending {
-        message msg;
-        message_port* dst;
+    // The heap holds small keys; the messages wait in slots (moving a
+    // message through a heap of thousands costs more than the delivery).
+    struct key {
+        std::uint64_t delivered;  // sc_time value
+        std::uint64_t dst, src, seq;
+        std::uint32_t slot;
     };
     struct later {
-        bool operator()(const pending& a, const pending& b) const;
+        bool operator()(const key& a, const key& b) const;
+    };
+    struct parked {
+        message msg;
+        message_port* dst = nullptr;
     };
     void run();
 
-    std::priority_queue<pending, std::vector<pending>, later> queue_;
+    std::priority_queue<key, std::vector<key>, later> queue_;
+    std::vector<parked> slots_;
+    std::vector<std::uint32_t> free_slots_;
     sc_core::sc_event wake_;
     std::uint64_t delivered_ = 0;
 };

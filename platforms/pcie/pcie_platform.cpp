@@ -255,15 +255,20 @@ private:
         const driver::pci_function& ep0_port = fns[static_cast<std::size_t>(ep[0]->parent)];
         const driver::pci_function& sw1_up = fns[static_cast<std::size_t>(ep0_port.parent)];
         const driver::pci_function& sw0_port = fns[static_cast<std::size_t>(sw1_up.parent)];
+        // ep1's completions are redirected too, so they come back through the root as well.
+        const driver::pci_function& ep1_port = fns[static_cast<std::size_t>(ep[1]->parent)];
         cfg.write(ep0_port.bdf, TRN3_PCI_ACS_CAP + TRN3_ACS_CONTROL, 2, TRN3_ACS_REQUEST_REDIRECT);
+        cfg.write(ep1_port.bdf, TRN3_PCI_ACS_CAP + TRN3_ACS_CONTROL, 2, TRN3_ACS_COMPLETION_REDIRECT);
         cfg.write(sw0_port.bdf, TRN3_PCI_ACS_CAP + TRN3_ACS_CONTROL, 2, TRN3_ACS_UPSTREAM_FORWARDING);
         const std::uint64_t before = rc.reflected();
         std::uint64_t tag = 0xACE5ACE5ACE5ACE5ull;
         io(*engines[0], tlm::TLM_WRITE_COMMAND, bar(*ep[1], 2) + 0x40, &tag, 8);
         std::uint64_t got = 0;
         io(*engines[0], tlm::TLM_READ_COMMAND, bar(*ep[1], 2) + 0x40, &got, 8);
-        expect(got == tag && rc.reflected() > before, "ACS request redirect: ep0 -> ep1 goes up to the root and back");
+        expect(got == tag && rc.reflected() >= before + 3,
+               "ACS request and completion redirect: ep0 -> ep1 (write, read, completion) through the root and back");
         cfg.write(ep0_port.bdf, TRN3_PCI_ACS_CAP + TRN3_ACS_CONTROL, 2, 0);
+        cfg.write(ep1_port.bdf, TRN3_PCI_ACS_CAP + TRN3_ACS_CONTROL, 2, 0);
         // Device DMA into host memory.
         const auto hw = io(*engines[3], tlm::TLM_WRITE_COMMAND, 0x100000, data.data(), n);
         wait(sc_time(10, sc_core::SC_US));  // posted: let the last TLPs land

@@ -349,13 +349,14 @@ TEST_CASE("lanes failing under traffic: the link retrains narrower, the TLPs in 
     CHECK(l.trained_at() > sc_time(60, SC_US));
 }
 
-TEST_CASE("latency chip -> retimer -> switch -> retimer -> chip equals the documented budget") {
+namespace {
+
+// chip ══ link ══ switch ══ link ══ chip: the time a 64-B write sent at
+// 100 us takes to arrive.
+sc_time one_hop(const link_config& cfg, const std::string& preset) {
     delivery_queue q("q");
-    link_config cfg;
-    cfg.lanes = 8;
-    cfg.retimers = 1;
     link l0("l0", q, 1, 2, cfg), l1("l1", q, 3, 4, cfg);
-    pcie_switch sw("sw", "gen1-160", -1);
+    pcie_switch sw("sw", preset, -1);
     sw.attach(0, l0.b());
     sw.attach(1, l1.a());
     rig::route(sw, 1, 0x2000000000ull, 1ull << 34, 2);
@@ -366,9 +367,17 @@ TEST_CASE("latency chip -> retimer -> switch -> retimer -> chip equals the docum
         l0.a().send(mwr(0x2040000000ull, 64), sc_core::sc_time_stamp());
     });
     sc_core::sc_start(sc_time(200, SC_US));
-    REQUIRE(rx.head.size() == 1);
+    return rx.head.size() == 1 ? rx.head[0] - sc_time(100, SC_US) : sc_core::SC_ZERO_TIME;
+}
+
+} // namespace
+
+TEST_CASE("latency chip -> retimer -> switch -> retimer -> chip equals the documented budget") {
+    link_config cfg;
+    cfg.lanes = 8;
+    cfg.retimers = 1;
     // Per link: one flit at x8 (4 ns) + phy 5 + FEC/CRC 2 + retimer 10 = 21 ns; the switch 120 ns.
-    CHECK(rx.head[0] - sc_time(100, SC_US) == sc_time(21 + 120 + 21, SC_NS));
+    CHECK(one_hop(cfg, "gen1-160") == sc_time(21 + 120 + 21, SC_NS));
 }
 
 namespace {
@@ -486,4 +495,89 @@ TEST_CASE("poisoned data is flagged end to end: the completer's error reaches th
     CHECK(st == tlm::TLM_GENERIC_ERROR_RESPONSE);
     CHECK((s.d0.ep.config().get(TRN3_PCI_AER_CAP + TRN3_AER_UNCOR_STATUS, 4) & TRN3_AER_POISONED_TLP) != 0);
     CHECK((s.d0.ep.config().get(TRN3_PCI_STATUS, 2) & TRN3_PCI_STATUS_DETECTED_PARITY) != 0);
+}
+
+TEST_CASE("firmware trains a link through CONTROL.ENABLE, retrains it through CONTROL.RETRAIN, and sees the events") {
+    delivery_queue q("q");
+    link_config cfg;
+    cfg.lanes = 16;
+    cfg.auto_train = false;
+    link l("l", q, 1, 2, cfg);
+    rig::reg_port regs("regs");
+    regs.out.bind(l.in);
+    std::uint32_t before = 0, after_enable = 0, events = 0, events_cleared = 0, trainings = 0;
+    bool irq_seen = false;
+    l.irq.on_change([&](bool level) { irq_seen = irq_seen || level; });
+    script s("s", [&] {
+        wait(sc_time(100, SC_US));
+        before = regs.read(TRN3_LINK_STATUS);
+        regs.write(TRN3_LINK_EVENT_MASK, TRN3_LINK_EVENT_UP | TRN3_LINK_EVENT_DOWN);
+        regs.write(TRN3_LINK_CONTROL, TRN3_LINK_CONTROL_ENABLE);
+        wait(sc_time(100, SC_US));
+        after_enable = regs.read(TRN3_LINK_STATUS);
+        regs.write(TRN3_LINK_CONTROL, TRN3_LINK_CONTROL_ENABLE | TRN3_LINK_CONTROL_RETRAIN);
+        wait(sc_time(100, SC_US));
+        events = regs.read(TRN3_LINK_EVENTS);
+        regs.write(TRN3_LINK_EVENTS, events);  // write 1 to clear
+        events_cleared = regs.read(TRN3_LINK_EVENTS);
+        trainings = regs.read(TRN3_LINK_TRAININGS);
+    });
+    sc_core::sc_start(sc_time(400, SC_US));
+    CHECK(TRN3_LINK_STATUS_STATE(before) == TRN3_LTSSM_DISABLED);
+    CHECK(TRN3_LINK_STATUS_STATE(after_enable) == TRN3_LTSSM_L0);
+    CHECK(l.trained_at() == sc_time(200 + 2 + 2, SC_US));  // retrain written at 200 us: recovery 2 + configuration 2
+    CHECK(events == (TRN3_LINK_EVENT_UP | TRN3_LINK_EVENT_DOWN));
+    CHECK(events_cleared == 0);
+    CHECK(trainings == 2);
+    CHECK(irq_seen);
+    CHECK_FALSE(l.irq.level());
+}
+
+TEST_CASE("a UALink-style switch: 200 Gb/s lanes, 640-B flits, 150 ns port to port") {
+    {
+        pcie_switch sw("sw72", "ualink-72", -1);
+        CHECK(sw.port_count() == 72);
+        CHECK(sw.total_lanes() == 288);
+        CHECK_THROWS_WITH(pcie_switch("big", "ualink-72", -1, 80, 4), Catch::Contains("need 320 lanes"));
+    }
+    link_config cfg;
+    cfg.gen = generation::ualink;
+    cfg.lanes = 4;
+    // One 640-B flit at 4 x 25 GB/s = 6.4 ns, + 5 + 2 per link; 150 ns in the switch.
+    CHECK(one_hop(cfg, "ualink-72") == sc_time(2 * (6.4 + 5 + 2) + 150, SC_NS));
+}
+
+TEST_CASE("a retrain under a TLP stream: every TLP arrives exactly once and in the order it was sent") {
+    delivery_queue q("q");
+    link_config cfg;
+    cfg.lanes = 16;
+    link l("l", q, 1, 2, cfg);
+    std::vector<std::uint64_t> order;
+    l.b().on_receive([&](tlp& t) { order.push_back(t.address); });
+    script s("s", [&] {
+        wait(sc_time(50, SC_US));
+        // 2000 x 4 KiB TLPs take about 130 us on x16; lane 9 fails 20 us in.
+        for (unsigned i = 0; i < 1000; ++i) l.a().send(mwr(high + 4096ull * i, 4096), sc_core::sc_time_stamp());
+        wait(sc_time(20, SC_US));
+        l.fail_lanes({9});
+        for (unsigned i = 1000; i < 2000; ++i) l.a().send(mwr(high + 4096ull * i, 4096), sc_core::sc_time_stamp());
+    });
+    sc_core::sc_start(sc_time(2, sc_core::SC_MS));
+    REQUIRE(order.size() == 2000);
+    for (unsigned i = 0; i < 2000; ++i) CHECK(order[i] == high + 4096ull * i);
+    CHECK(l.width() == 8);
+    CHECK(l.replayed() > 0);
+}
+
+TEST_CASE("lanes failing while the link trains: it retrains on reaching L0 and reports the narrower width") {
+    param_registry::instance().set_pending_text("l.failed_lanes", "9", "test");
+    param_registry::instance().set_pending_text("l.fault_time", "10us", "test");  // after Configuration (7 us)
+    delivery_queue q("q");
+    link_config cfg;
+    cfg.lanes = 16;
+    link l("l", q, 1, 2, cfg);
+    sc_core::sc_start(sc_time(100, SC_US));
+    CHECK(l.up());
+    CHECK(l.width() == 8);
+    CHECK(l.trained_at() == sc_time(29 + 2 + 2, SC_US));  // trained at 29 us, then Recovery and Configuration
 }

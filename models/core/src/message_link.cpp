@@ -85,6 +85,11 @@ message_link::message_link(const sc_core::sc_module_name& name, delivery_queue& 
     b.link_ = this;
 }
 
+void message_link::abort(const message_port& from) {
+    sc_core::sc_time& free = wire_free_[&from == &a_ ? 0 : 1];
+    if (free > sc_core::sc_time_stamp()) free = sc_core::sc_time_stamp();
+}
+
 sc_core::sc_time message_link::transmit(message_port& from, message&& m, const sc_core::sc_time& send_time) {
     const int dir = &from == &a_ ? 0 : 1;
     message_port& to = dir == 0 ? b_ : a_;

@@ -67,10 +67,10 @@ endpoint::endpoint(const sc_core::sc_module_name& name, unsigned default_device_
             config_.set_link_status(l.phy().speed_code, l.width(), l.up(), l.phy().flit_mode);
         }
     });
-    config_.on_write([this](std::uint16_t offset, unsigned) {
-        if (offset == TRN3_PCI_MSIX_CAP + TRN3_MSIX_CONTROL || offset == TRN3_PCI_MSIX_CAP)
-            for (unsigned v = 0; v < msix_vectors.get(); ++v)
-                if (msix_pending(v)) send_msix(v);
+    config_.on_write([this](std::uint16_t, unsigned) {
+        // MSI-X enabled, the function unmasked, bus mastering on: pending vectors go out.
+        for (unsigned v = 0; v < msix_vectors.get(); ++v)
+            if (msix_pending(v)) send_msix(v);
     });
     msix_table_.assign(msix_vectors.get() * TRN3_MSIX_ENTRY_SIZE, 0);
     for (unsigned v = 0; v < msix_vectors.get(); ++v) msix_table_[v * TRN3_MSIX_ENTRY_SIZE + TRN3_MSIX_ENTRY_CONTROL] = 1;
@@ -328,7 +328,9 @@ void endpoint::dma_transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
     };
     std::size_t next_to_collect = 0;
     for (const piece& p : split(tx.get_address(), bytes, static_cast<unsigned>(max_read_request.get()))) {
-        if (requests_.outstanding() == tags.get()) collect(open[next_to_collect++]);
+        // Out of tags: collect our oldest read first (another thread may hold
+        // the rest; then open() waits for one of theirs).
+        if (requests_.outstanding() == tags.get() && next_to_collect < open.size()) collect(open[next_to_collect++]);
         const std::uint64_t n = std::uint64_t(p.length) * p.count;
         tlp t;
         t.type = tlp_type::mem_read;
@@ -336,7 +338,7 @@ void endpoint::dma_transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
         t.address = p.address;
         t.length = p.length;
         t.count = p.count;
-        t.tag = requests_.open(n);
+        t.tag = requests_.open(n, bdf_);
         open.push_back({t.tag, p.offset, n});
         reads_out_ += p.count;
         end_->send(std::move(t), sc_core::sc_time_stamp());

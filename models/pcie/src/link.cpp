@@ -178,6 +178,7 @@ void link::step() {
         const width_choice w = choose_width(lanes.get(), spare_lanes.get(), failed_);
         width_ = w.width;
         spares_used_ = w.spares_used;
+        failures_at_config_ = failed_.size();
         if (width_ == 0) {
             failed_training_ = true;
             update_status();
@@ -223,20 +224,33 @@ void link::reach_l0() {
         log().debug("trained {} x{} ({} spare lanes in use)", phy().name, width_, spares_used_);
     }
     raise(events);
+    if (failed_.size() != failures_at_config_) {
+        retrain();  // lanes failed after the width was chosen
+        return;
+    }
     flush_held();
 }
 
 void link::retrain() {
     if (state_ != TRN3_LTSSM_L0) return;
     retraining_ = true;
-    retrain_started_ = sc_core::sc_time_stamp();
-    ever_retrained_ = true;
+    // What is on the wire now will be replayed; the wire stops.
+    for (int dir = 0; dir < 2; ++dir) {
+        awaiting_replay_[dir] = in_flight_[dir];
+        replay_below_[dir] = wire_sends_[dir];
+    }
+    wire_->abort(port_a_);
+    wire_->abort(port_b_);
+    fill_[0] = fill_[1] = 0;
     raise(TRN3_LINK_EVENT_DOWN);
     enter(TRN3_LTSSM_RECOVERY, 0, recovery_time.get());
 }
 
 void link::fail_lanes(const std::set<unsigned>& l) {
-    failed_.insert(l.begin(), l.end());
+    const unsigned physical = static_cast<unsigned>(lanes.get() + spare_lanes.get());
+    for (unsigned lane : l)
+        if (lane < physical) failed_.insert(lane);
+        else log().warn("lane {} does not exist (lanes 0-{})", lane, physical - 1);
     update_status();
     if (state_ == TRN3_LTSSM_L0) retrain();
 }
@@ -272,10 +286,11 @@ void link::update_status() {
 
 sc_time link::transmit(int dir, tlp&& t, const sc_time& when) {
     const sc_time now = sc_core::sc_time_stamp();
-    if (state_ != TRN3_LTSSM_L0) {
+    if (state_ != TRN3_LTSSM_L0 || awaiting_replay_[dir] > 0) {
         held_[dir].push_back({next_order_++, std::move(t)});
         return when < now ? now : when;
     }
+    if (t.count == 0) t.count = 1;
     const phy_spec& p = phy();
     const std::uint64_t w = tlp_wire_bytes(t);
     const std::uint64_t n = t.count;
@@ -307,26 +322,28 @@ sc_time link::transmit(int dir, tlp&& t, const sc_time& when) {
     m.kind = static_cast<std::uint32_t>(t.type);
     m.train_span = t.train_span;
     m.data = encode(std::move(t));
+    ++in_flight_[dir];
+    ++wire_sends_[dir];
     const sc_time span = m.train_span;
     const sc_time head = from.send(std::move(m), sent);
     return head + span;
 }
 
 void link::receive(int dir, message& m) {
-    const sc_time now = sc_core::sc_time_stamp();
-    const sc_time tail = m.delivered + m.train_span;
-    const bool hit_by_retrain = ever_retrained_ && retrain_started_ > m.sent && retrain_started_ < tail;
+    --in_flight_[dir];
+    // On the wire when a retrain started (or arriving while the link is down).
+    const bool hit_by_retrain = m.seq < replay_below_[dir];
     if (state_ != TRN3_LTSSM_L0 || hit_by_retrain) {
         // Corrupted or cut off by the retrain: the sender's replay buffer
         // sends it again once the link is back in L0, in its original order.
         tlp t = decode(std::move(m.data));
         replayed_ += t.count;
         held_[dir].push_back({m.seq, std::move(t)});
+        if (awaiting_replay_[dir] > 0) --awaiting_replay_[dir];
         update_status();
         if (state_ == TRN3_LTSSM_L0) flush_held();
         return;
     }
-    (void)now;
     if (!end_[dir == 0 ? 1 : 0].handler_) return;
     tlp t = decode(std::move(m.data));
     end_[dir == 0 ? 1 : 0].handler_(t);
@@ -334,7 +351,8 @@ void link::receive(int dir, message& m) {
 
 void link::flush_held() {
     for (int dir = 0; dir < 2; ++dir) {
-        if (held_[dir].empty()) continue;
+        // Wait until everything from before the retrain is back, then send in order.
+        if (held_[dir].empty() || awaiting_replay_[dir] > 0) continue;
         std::vector<held> batch = std::move(held_[dir]);
         held_[dir].clear();
         std::stable_sort(batch.begin(), batch.end(), [](const held& x, const held& y) { return x.order < y.order; });

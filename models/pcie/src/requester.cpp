@@ -7,7 +7,7 @@ namespace trn3::pcie {
 
 requester::requester(unsigned tags, sc_core::sc_time timeout) : slots_(tags), timeout_(timeout) {}
 
-std::uint16_t requester::open(std::uint64_t bytes) {
+std::uint16_t requester::open(std::uint64_t bytes, std::uint16_t requester_id) {
     while (outstanding_ == slots_.size()) sc_core::wait(freed_);
     while (slots_[next_].busy) next_ = (next_ + 1) % slots_.size();
     const unsigned tag = next_;
@@ -16,6 +16,8 @@ std::uint16_t requester::open(std::uint64_t bytes) {
     s.busy = true;
     s.done = false;
     s.expected = bytes;
+    s.requester_id = requester_id;
+    s.deadline = sc_core::sc_time_stamp() + timeout_;
     s.received = 0;
     s.tail = sc_core::SC_ZERO_TIME;
     s.r = result{};
@@ -25,7 +27,9 @@ std::uint16_t requester::open(std::uint64_t bytes) {
 }
 
 bool requester::complete(const tlp& cpl) {
-    if (cpl.tag >= slots_.size() || !slots_[cpl.tag].busy || slots_[cpl.tag].done) return false;
+    if (cpl.tag >= slots_.size() || !slots_[cpl.tag].busy || slots_[cpl.tag].done ||
+        slots_[cpl.tag].requester_id != cpl.requester)
+        return false;
     slot& s = slots_[cpl.tag];
     const sc_core::sc_time tail = sc_core::sc_time_stamp() + cpl.train_span;
     if (tail > s.tail) s.tail = tail;
@@ -45,7 +49,7 @@ bool requester::complete(const tlp& cpl) {
 
 requester::result requester::wait(std::uint16_t tag) {
     slot& s = slots_[tag];
-    const sc_core::sc_time deadline = sc_core::sc_time_stamp() + timeout_;
+    const sc_core::sc_time deadline = s.deadline;
     while (!s.done) {
         const sc_core::sc_time now = sc_core::sc_time_stamp();
         if (now >= deadline) {

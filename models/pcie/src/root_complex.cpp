@@ -79,7 +79,7 @@ int root_complex::port_for_address(std::uint64_t a) const {
 }
 
 requester::result root_complex::round_trip(port_state& p, tlp&& t, std::uint64_t bytes) {
-    const std::uint16_t tag = requests_.open(bytes);
+    const std::uint16_t tag = requests_.open(bytes, root_bdf);
     t.tag = tag;
     p.end->send(std::move(t), sc_core::sc_time_stamp());
     requester::result res = requests_.wait(tag);
@@ -122,6 +122,8 @@ void root_complex::ecam_transport(tlm::tlm_generic_payload& tx, sc_time& delay) 
         return answer(0xFFFFFFFFu);
     }
     port_state& p = ports_[static_cast<unsigned>(r)];
+    // Only device 0 lives below a root port.
+    if (bus == p.config.secondary_bus() && TRN3_PCI_BDF_DEV(bdf) != 0) return answer(0xFFFFFFFFu);
     // A blocking request from the CPU: synchronise, then wait for the answer.
     sc_core::wait(delay);
     delay = sc_core::SC_ZERO_TIME;
@@ -221,6 +223,13 @@ void root_complex::complete_to_device(unsigned port, const tlp& req, const std::
 
 void root_complex::receive(unsigned port, tlp& t) {
     if (!t.is_request()) {
+        // A device's completion coming back up (peer to peer through the root) goes down again.
+        const int down = TRN3_PCI_BDF_BUS(t.requester) != 0 ? port_for_bus(TRN3_PCI_BDF_BUS(t.requester)) : -1;
+        if (down >= 0 && ports_[static_cast<unsigned>(down)].end) {
+            reflected_ += t.count;
+            ports_[static_cast<unsigned>(down)].end->forward(std::move(t), latency.get());
+            return;
+        }
         if (!requests_.complete(t)) {
             ports_[port].config.report_error(TRN3_AER_UNEXPECTED_COMPLETION);
             log().debug("unexpected completion: {}", describe(t));
@@ -254,10 +263,10 @@ void root_complex::receive(unsigned port, tlp& t) {
         if (!t.posted()) complete_to_device(port, t, {}, cpl_status::unsupported, sc_core::SC_ZERO_TIME);
         return;
     }
-    // Host memory.
+    // Host memory. An aggregate is complete when its tail has arrived.
     const std::uint64_t bytes = t.total_bytes();
     tlm::tlm_generic_payload tx;
-    sc_time delay = sc_core::SC_ZERO_TIME;
+    sc_time delay = t.train_span;
     std::vector<std::uint8_t> buffer;
     tx.set_address(a);
     tx.set_data_length(static_cast<unsigned>(bytes));

@@ -186,11 +186,14 @@ private:
             if (is64) ++i;  // the upper half takes the next slot
             if (size == 0) continue;
 
-            const std::uint64_t base = allocate(is64 ? mem64_ : mem32_, size,
+            // Only a 64-bit prefetchable BAR can live above 4 GiB: a bridge's
+            // non-prefetchable window is 32-bit, so every other BAR comes from mem32.
+            const bool prefetchable = (lo & TRN3_PCI_BAR_PREFETCH) != 0;
+            const std::uint64_t base = allocate(is64 && prefetchable ? mem64_ : mem32_, size,
                                                 fmt::format("BAR{} of {}", index, bdf_name(bdf)));
             write32(bdf, off, static_cast<std::uint32_t>(base));
             if (is64) write32(bdf, off + 4, static_cast<std::uint32_t>(base >> 32));
-            f.bars.push_back({static_cast<int>(index), base, size, is64, (lo & TRN3_PCI_BAR_PREFETCH) != 0});
+            f.bars.push_back({static_cast<int>(index), base, size, is64, prefetchable});
         }
     }
 

@@ -124,6 +124,10 @@ public:
     // The rate from now on (a link that retrains to another width); the
     // param is the rate at power-on.
     void set_rate(bandwidth r) { rate_now_ = r; }
+    // The wire from `from` stops now (a link going into recovery): time it
+    // had reserved beyond now is free again. Messages already on it are still
+    // delivered; the link above decides what they mean.
+    void abort(const message_port& from);
     bandwidth current_rate() const { return rate_now_; }
 
 private:

@@ -26,7 +26,9 @@
 // its TLPs are on the wire (writes, which are posted) or when its
 // completions are in (reads); UR -> TLM_ADDRESS_ERROR_RESPONSE, poisoned data
 // or completion timeout -> TLM_GENERIC_ERROR_RESPONSE, both logged in AER.
-// Use the dma socket from a thread.
+// Use the dma socket from a thread. The targets behind bar0 and bar2 are
+// called from the link's delivery: they annotate their time and must not
+// wait() (sparse_memory, register blocks, HBM do not).
 //
 // raise_msix(v): sends the vector's message (a 4-byte MWr of the table
 // entry's data to its address) if MSI-X is enabled and neither the function

@@ -28,8 +28,12 @@
 // A retrain (CONTROL.RETRAIN, or lanes failing in L0) goes L0 -> Recovery
 // (recovery_time) -> Configuration (new width) -> L0, without equalising.
 // While the link is not in L0, TLPs sent on it wait in its replay buffer;
-// TLPs on the wire when a retrain starts are replayed after it. Nothing is
-// lost; every replay is counted.
+// TLPs on the wire when a retrain starts are replayed after it, in their
+// order and before anything sent later (a direction stays held until its
+// last TLP from before the retrain has come back). Nothing is lost; every
+// replay is counted. An aggregate whose first TLP arrived before the retrain
+// completes as if uncut (send TLP by TLP to see each one replayed).
+// Lanes that fail while the link trains make it retrain on reaching L0.
 //
 // params:  generation, lanes, spare_lanes, retimers, failed_lanes, fault_time,
 //          phy_latency, fec_latency, auto_train, detect_time, polling_time,
@@ -166,6 +170,11 @@ private:
     };
     std::vector<held> held_[2];
     std::uint64_t next_order_ = std::uint64_t(1) << 62;
+    std::uint64_t in_flight_[2] = {0, 0};        // on the wire, per direction
+    std::uint64_t awaiting_replay_[2] = {0, 0};  // of those, sent before the last retrain
+    std::uint64_t wire_sends_[2] = {0, 0};       // = the next message's seq on that direction's port
+    std::uint64_t replay_below_[2] = {0, 0};     // messages with a seq below this are replayed
+    std::size_t failures_at_config_ = 0;
     unsigned fill_[2] = {0, 0};  // TLP bytes used in the open flit, per direction
 
     unsigned state_ = 0;
@@ -177,8 +186,6 @@ private:
     bool failed_training_ = false;
     std::set<unsigned> failed_;
     std::set<unsigned> pending_faults_;
-    sc_core::sc_time retrain_started_ = sc_core::SC_ZERO_TIME;
-    bool ever_retrained_ = false;
     sc_core::sc_time trained_at_;
     sc_core::sc_event step_event_, fault_event_;
 

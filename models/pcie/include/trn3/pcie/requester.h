@@ -31,9 +31,12 @@ public:
 
     requester(unsigned tags, sc_core::sc_time timeout);
 
-    // Thread context: a free tag for a request expecting `bytes` of data.
-    std::uint16_t open(std::uint64_t bytes);
-    // Delivery context: a completion arrived (false: no request has its tag).
+    // Thread context: a free tag for a request of `requester` expecting
+    // `bytes` of data; the completion timeout runs from now.
+    std::uint16_t open(std::uint64_t bytes, std::uint16_t requester_id);
+    // Delivery context: a completion arrived (false: no open request has its
+    // tag and requester id; a completion arriving after its request timed out
+    // and the tag was reused is taken for the new request, as in hardware).
     bool complete(const tlp& cpl);
     // Thread context: waits until the request is answered or times out
     // (then until its last completion's tail has arrived), frees the tag.
@@ -46,7 +49,8 @@ private:
         bool busy = false;
         bool done = false;
         std::uint64_t expected = 0, received = 0;
-        sc_core::sc_time tail;
+        std::uint16_t requester_id = 0;
+        sc_core::sc_time tail, deadline;
         result r;
         sc_core::sc_event answered;
     };

@@ -21,6 +21,9 @@
 // through the root (reflected down when `p2p` is on, else unsupported);
 // everything else goes to host memory, whose address errors become
 // Unsupported Requests. Reads are answered in completions of `max_payload`.
+// Host memory is called from the link's delivery: it annotates its time and
+// must not wait(). CPU MMIO accesses go as one TLP each (a CPU issues at
+// most a cache line).
 //
 // params: root_ports, generation, lanes, mmio_base, latency, completion_timeout,
 //         crs_retry, max_payload, p2p

@@ -7,8 +7,10 @@
 //   1. reads the IDs, class and header type and walks the capability list for
 //      the PCI Express capability (port type, link) and MSI-X (table size);
 //   2. turns memory decoding off, sizes every memory BAR (write all ones, read
-//      back, restore) and assigns it from the address pools: 32-bit BARs from
-//      mem32, 64-bit BARs from mem64, each aligned to its size;
+//      back, restore) and assigns it from the address pools: 64-bit
+//      prefetchable BARs from mem64, all others (32-bit, and 64-bit
+//      non-prefetchable, which a bridge's 32-bit non-prefetchable window must
+//      hold) from mem32, each aligned to its size;
 //   3. for a bridge (header type 1): writes primary = this bus, secondary = the
 //      next free bus and subordinate = 0xFF (so type-1 configuration requests
 //      reach everything below during the scan), aligns both pool cursors to
@@ -78,8 +80,8 @@ struct address_pool {
 
 // Depth-first walk from bus 0: assigns bus numbers to bridges (primary,
 // secondary, subordinate), sizes every BAR (write all ones, read back, restore)
-// and assigns it from the pool (32-bit BARs from mem32, 64-bit BARs from mem64,
-// each aligned to its size), programs each bridge's non-prefetchable and
+// and assigns it from the pool (64-bit prefetchable BARs from mem64, the others
+// from mem32, each aligned to its size), programs each bridge's non-prefetchable and
 // prefetchable windows to cover what is below it (1 MiB granularity; a window
 // with nothing behind it is programmed closed: base > limit), sets Memory Space
 // and Bus Master in every function's command register. Throws

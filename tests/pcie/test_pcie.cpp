@@ -581,3 +581,30 @@ TEST_CASE("lanes failing while the link trains: it retrains on reaching L0 and r
     CHECK(l.width() == 8);
     CHECK(l.trained_at() == sc_time(29 + 2 + 2, SC_US));  // trained at 29 us, then Recovery and Configuration
 }
+
+TEST_CASE("two flows into one switch port share its egress link: each gets half, together the port's bandwidth") {
+    switched s;
+    const std::uint64_t n = 8 << 20;
+    const std::vector<std::uint8_t> data = rig::pattern(n, 5);
+    sc_time end[2];
+    auto flow = [&](rig::device& d, unsigned which) {
+        d.job = [&, which](rig::device& self) {
+            sc_core::wait(sc_time(100, SC_US));
+            std::vector<std::uint8_t> buf = data;
+            REQUIRE(self.access(tlm::TLM_WRITE_COMMAND, switched::bar2(1) + which * n, buf.data(), n) == tlm::TLM_OK_RESPONSE);
+            std::uint8_t flush[4];
+            REQUIRE(self.access(tlm::TLM_READ_COMMAND, switched::bar2(1), flush, 4) == tlm::TLM_OK_RESPONSE);
+            end[which] = sc_core::sc_time_stamp();
+        };
+    };
+    flow(s.d0, 0);
+    flow(s.d2, 1);
+    sc_core::sc_start(sc_time(5, sc_core::SC_MS));
+    const double bound = 64.0 * 236 / 256 * 256 / 272;
+    const double last = (std::max(end[0], end[1]) - sc_time(100, SC_US)).to_seconds();
+    const double first = (std::min(end[0], end[1]) - sc_time(100, SC_US)).to_seconds();
+    CHECK(2.0 * n / last / 1e9 == Approx(bound).epsilon(0.02));  // together: the one x8 egress
+    CHECK(double(n) / first / 1e9 < 0.6 * bound);                 // neither flow had the port to itself
+    CHECK(std::memcmp(s.d1.mem.data() + (1 << 30) * 0, data.data(), n) == 0);
+    CHECK(std::memcmp(s.d1.mem.data() + n, data.data(), n) == 0);
+}

@@ -38,13 +38,6 @@ namespace {
 
 using sc_core::sc_time;
 
-pcie::link_config gen(pcie::generation g, unsigned lanes, unsigned retimers) {
-    pcie::link_config c;
-    c.gen = g;
-    c.lanes = lanes;
-    c.retimers = retimers;
-    return c;
-}
 
 class pcie_platform final : public platform {
 public:
@@ -97,10 +90,10 @@ private:
     // 160-lane switches with only the ports the tree uses: sw0 with x16 ports
     // (its upstream link is x16), sw1 and sw2 with x8 ports.
     pcie::pcie_switch sw0{"sw0", "gen1-160", 0, 3, 16}, sw1{"sw1", "gen1-160", 0, 3, 8}, sw2{"sw2", "gen1-160", 0, 3, 8};
-    pcie::link host_link{"host_link", queue, 1, 2, gen(pcie::generation::gen5, 16, 0)};
-    pcie::link up_link{"up_link", queue, 3, 4, gen(pcie::generation::gen6, 16, 2)};
-    pcie::link l_sw1{"sw0_sw1", queue, 5, 6, gen(pcie::generation::gen6, 8, 1)};
-    pcie::link l_sw2{"sw0_sw2", queue, 7, 8, gen(pcie::generation::gen6, 8, 1)};
+    pcie::link host_link{"host_link", queue, 1, 2, pcie::link_of(pcie::generation::gen5, 16, 0)};
+    pcie::link up_link{"up_link", queue, 3, 4, pcie::link_of(pcie::generation::gen6, 16, 2)};
+    pcie::link l_sw1{"sw0_sw1", queue, 5, 6, pcie::link_of(pcie::generation::gen6, 8, 1)};
+    pcie::link l_sw2{"sw0_sw2", queue, 7, 8, pcie::link_of(pcie::generation::gen6, 8, 1)};
     std::vector<std::unique_ptr<pcie::link>> ep_links = make_links();
     std::vector<std::unique_ptr<pcie::endpoint>> eps = make<pcie::endpoint>("ep");
     std::vector<std::unique_ptr<sparse_memory>> regs = make_memories("regs", 1 << 20);
@@ -112,7 +105,7 @@ private:
         std::vector<std::unique_ptr<pcie::link>> v;
         for (unsigned i = 0; i < 4; ++i)
             v.push_back(std::make_unique<pcie::link>(fmt::format("ep{}_link", i).c_str(), q, 10 + 2 * i, 11 + 2 * i,
-                                                     gen(pcie::generation::gen6, 8, 1)));
+                                                     pcie::link_of(pcie::generation::gen6, 8, 1)));
         return v;
     }
     std::vector<std::unique_ptr<pcie::link>> make_links() { return make_links_impl(queue); }

@@ -399,3 +399,37 @@ TEST_CASE("bad fabric params are user errors") {
     CHECK(gen.code == 2);
     CHECK_THAT(gen.err, Catch::Contains("unknown link generation 'gen7'"));
 }
+
+TEST_CASE("trn3-dev: power-on, firmware, driver and runtime run the reference kernels to verified results") {
+    const std::string trace = temp_path("trn3dev.json");
+    const result r = trn3vp("run --platform trn3-dev --timeline " + trace);
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    for (const char* step : {"root port link up (Gen5 x16)", "enumerated (2 functions)", "driver probed the chip",
+                             "firmware running (boot ROM verified the image)", "mailbox handshake (firmware 0.1",
+                             "first verified kernel result", "all kernels verified"})
+        CHECK_THAT(r.out, Catch::Contains(step));
+    CHECK_THAT(r.out, Catch::Contains("nc0: gemm bf16 512x1024x512"));
+    CHECK_THAT(r.out, Catch::Contains("nc4+nc5 (LNC=2): gemm bf16 256x512x256 each"));
+    CHECK_THAT(r.out, Catch::Contains("ok: a kernel with an illegal instruction: NRT_EXEC_ERROR, engine error 1 (illegal)"));
+    CHECK_THAT(r.out, Catch::Contains("ok: the driver reset the core; the next kernel on it ran and verified"));
+    CHECK_THAT(r.out, Catch::Contains("ok: DMA read of host memory outside the IOMMU's mappings"));
+    CHECK_THAT(r.out, Catch::Contains("ok: DMA write to host memory outside the mappings: dropped by the IOMMU"));
+    CHECK_THAT(r.out, Catch::Contains("01:00.0 [1d0f:7364] accelerator BAR0 0xe0000000 [64-bit 16M]"));
+    CHECK_THAT(r.out, Catch::Contains("/sys/bus/pci/devices/0000:01:00.0/neuron/iommu_faults: 2"));
+    CHECK_THAT(r.out, Catch::Contains("platform trn3-dev: PASSED"));
+    // The timeline has engines, DMA queues, the mailbox and interrupts.
+    const std::string t = slurp(trace);
+    std::remove(trace.c_str());
+    for (const char* track : {"\"tensor\"", "\"dma0.q0\"", "\"chip0.mailbox\"", "\"host0.interrupts\"", "\"control.notify\""})
+        CHECK_THAT(t, Catch::Contains(track));
+    CHECK_THAT(t, Catch::Contains("response (MCU rang)"));
+}
+
+TEST_CASE("trn3-dev: a firmware image that fails its boot check is reported clearly, without a hang") {
+    const result r = trn3vp("run --platform trn3-dev -p trn3dev.chip0.mcu0.fuse_digest=" + std::string(64, '0'));
+    INFO(r.out << r.err);
+    CHECK(r.code == 1);
+    CHECK_THAT(r.out, Catch::Contains("FAILED: firmware: the boot ROM refused the firmware image"));
+    CHECK_THAT(r.out, Catch::Contains("firmware image refused"));
+}

@@ -234,6 +234,10 @@ std::string neuroncore::blocked_report() const {
 }
 
 void neuroncore::reset() {
+    // Engines blocked on a semaphore or inside an instruction abandon their
+    // streams (a reset may stop a hung kernel).
+    ++epoch_;
+    semaphore_changed_.notify(sc_core::SC_ZERO_TIME);
     semaphores_.fill(0);
     pending_signals_.clear();
     for (engine_state& es : engines_) {
@@ -249,6 +253,7 @@ void neuroncore::reset() {
 void neuroncore::start(engine e, std::uint64_t pc) {
     engine_state& es = engines_[static_cast<unsigned>(e)];
     es.start_pc = pc;
+    ++es.starts;
     es.status = engine_status::running;
     es.error = err_none;
     es.start_event.notify(sc_core::SC_ZERO_TIME);
@@ -958,11 +963,15 @@ void neuroncore::run_engine(unsigned e) {
         if (ins.reg_a >= registers) throw fault{err_illegal, fmt::format("register r{} of {}", ins.reg_a, registers)};
         return es.regs[ins.reg_a];
     };
+    std::uint64_t served = 0;
     for (;;) {
-        sc_core::wait(es.start_event);
+        // A start while the thread was still leaving an aborted stream is not lost.
+        while (es.starts == served) sc_core::wait(es.start_event);
+        served = es.starts;
+        const std::uint64_t epoch = epoch_;
         std::uint32_t index = 0;
         es.regs.fill(0);
-        while (es.status == engine_status::running) {
+        while (es.status == engine_status::running && epoch_ == epoch && es.starts == served) {
             instruction ins;
             if (!fetch(es.start_pc + static_cast<std::uint64_t>(index) * instruction_bytes, ins)) {
                 stop_on_error(es, index, {err_memory, "instruction fetch failed"});
@@ -978,8 +987,9 @@ void neuroncore::run_engine(unsigned e) {
                 es.waiting_sem = ins.wait_sem;
                 es.waiting_value = ins.wait_value;
                 es.waiting_pc = index;
-                while (semaphores_[ins.wait_sem] < ins.wait_value) sc_core::wait(semaphore_changed_);
+                while (semaphores_[ins.wait_sem] < ins.wait_value && epoch_ == epoch) sc_core::wait(semaphore_changed_);
                 es.waiting_sem = -1;
+                if (epoch_ != epoch) break;  // the core was reset: abandon the stream
             }
             ++instructions_;
             std::uint32_t next = index + 1;

@@ -6,6 +6,7 @@
 
 #include "trn3/core/error.h"
 #include "trn3/core/log.h"
+#include "trn3/core/payload.h"
 #include "trn3/spec/pci.h"
 
 namespace trn3::pcie {
@@ -17,14 +18,15 @@ namespace {
 bool power_of_two(std::uint64_t v) { return v >= 16 && (v & (v - 1)) == 0; }
 } // namespace
 
-endpoint::endpoint(const sc_core::sc_module_name& name, unsigned default_device_id)
+endpoint::endpoint(const sc_core::sc_module_name& name, unsigned default_device_id, std::uint64_t default_bar0,
+                   std::uint64_t default_bar2)
     : component(name, frequency{1e9}),
       device_id(this, "device_id", default_device_id, "PCI device id (vendor is Amazon's 0x1D0F)",
                 range<std::uint64_t>{0, 0xFFFF}),
       class_code(this, "class_code", TRN3_PCI_CLASS_ACCELERATOR, "PCI class code (base, sub, interface)",
                  range<std::uint64_t>{0, 0xFFFFFF}),
-      bar0_size(this, "bar0_size", byte_count{1 << 20}, "BAR0 (registers), a power of two"),
-      bar2_size(this, "bar2_size", byte_count{1ull << 30}, "BAR2 (memory window, prefetchable), a power of two"),
+      bar0_size(this, "bar0_size", byte_count{default_bar0}, "BAR0 (registers), a power of two"),
+      bar2_size(this, "bar2_size", byte_count{default_bar2}, "BAR2 (memory window, prefetchable), a power of two"),
       msix_vectors(this, "msix_vectors", 32, "MSI-X table entries", range<std::uint64_t>{1, 2048}),
       max_payload(this, "max_payload", 256, "bytes per MWr / CplD (Max_Payload_Size)", range<std::uint64_t>{128, 4096}),
       max_read_request(this, "max_read_request", 512, "bytes per MRd (Max_Read_Request_Size)",
@@ -158,14 +160,8 @@ void endpoint::serve_request(tlp& t) {
     std::vector<std::uint8_t> buffer;
     const bool write = t.type == tlp_type::mem_write;
     if (!write) buffer.resize(bytes);
-    tx.set_command(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND);
-    tx.set_address(offset);
-    tx.set_data_ptr(write ? t.data.data() : buffer.data());
-    tx.set_data_length(static_cast<unsigned>(bytes));
-    tx.set_streaming_width(static_cast<unsigned>(bytes));
-    tx.set_byte_enable_ptr(nullptr);
-    tx.set_dmi_allowed(false);
-    tx.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    set_access(tx, write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, offset, write ? t.data.data() : buffer.data(),
+               static_cast<unsigned>(bytes));
     // An aggregate is complete when its tail has arrived.
     sc_time delay = t.train_span;
     (bar == 0 ? bar0 : bar2)->b_transport(tx, delay);

@@ -5,7 +5,9 @@
 #include <fmt/format.h>
 
 #include "trn3/core/error.h"
+#include "trn3/pcie/requester_id.h"
 #include "trn3/core/log.h"
+#include "trn3/core/payload.h"
 #include "trn3/spec/pci.h"
 
 namespace trn3::pcie {
@@ -268,27 +270,23 @@ void root_complex::receive(unsigned port, tlp& t) {
     tlm::tlm_generic_payload tx;
     sc_time delay = t.train_span;
     std::vector<std::uint8_t> buffer;
-    tx.set_address(a);
-    tx.set_data_length(static_cast<unsigned>(bytes));
-    tx.set_streaming_width(static_cast<unsigned>(bytes));
-    tx.set_byte_enable_ptr(nullptr);
-    tx.set_dmi_allowed(false);
-    tx.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
     if (t.type == tlp_type::mem_write) {
         dma_writes_ += t.count;
         if (t.poisoned) {
             ports_[port].config.report_error(TRN3_AER_POISONED_TLP, TRN3_PCI_STATUS_DETECTED_PARITY);
             return;
         }
-        tx.set_command(tlm::TLM_WRITE_COMMAND);
-        tx.set_data_ptr(t.data.data());
+        set_access(tx, tlm::TLM_WRITE_COMMAND, a, t.data.data(), static_cast<unsigned>(bytes));
     } else {
         dma_reads_ += t.count;
         buffer.resize(bytes);
-        tx.set_command(tlm::TLM_READ_COMMAND);
-        tx.set_data_ptr(buffer.data());
+        set_access(tx, tlm::TLM_READ_COMMAND, a, buffer.data(), static_cast<unsigned>(bytes));
     }
+    requester_id id;
+    id.bdf = t.requester;
+    tx.set_extension(&id);
     host_mem->b_transport(tx, delay);
+    tx.clear_extension(&id);
     if (tx.get_response_status() != tlm::TLM_OK_RESPONSE) {
         ++unsupported_;
         ports_[port].config.report_error(TRN3_AER_UNSUPPORTED_REQUEST);

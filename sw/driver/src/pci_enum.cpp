@@ -8,15 +8,16 @@
 #include <stdexcept>
 
 namespace trn3::driver {
+
+std::string bdf_name(std::uint16_t bdf) {
+    return fmt::format("{:02x}:{:02x}.{:x}", TRN3_PCI_BDF_BUS(bdf), TRN3_PCI_BDF_DEV(bdf), TRN3_PCI_BDF_FN(bdf));
+}
+
 namespace {
 
 constexpr std::uint64_t window_granule = 1ull << 20;  // bridge windows decode in 1 MiB units
 constexpr unsigned max_capabilities = 48;               // (256 - 0x40) / 4: more means a loop
 constexpr unsigned max_bus = 0xFF;
-
-std::string bdf_name(std::uint16_t bdf) {
-    return fmt::format("{:02x}:{:02x}.{:x}", TRN3_PCI_BDF_BUS(bdf), TRN3_PCI_BDF_DEV(bdf), TRN3_PCI_BDF_FN(bdf));
-}
 
 // x rounded up to a multiple of `align` (a power of two), or nothing if that
 // does not fit in 64 bits.

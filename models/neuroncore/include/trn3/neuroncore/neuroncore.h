@@ -109,8 +109,9 @@ public:
     std::string blocked_report() const;
     // Check mode: array jobs whose RTL result differed from the model's.
     std::uint64_t rtl_mismatches() const { return rtl_mismatches_.value(); }
-    // Between kernels (all engines stopped): semaphores, registers and engine
-    // states back to reset. SBUF and PSUM keep their contents, as on the device.
+    // Semaphores, registers and engine states back to reset; engines still
+    // running (blocked on a semaphore, or a hung kernel) abandon their streams.
+    // SBUF and PSUM keep their contents, as on the device.
     void reset() override;
 
     unsigned char* sbuf(unsigned partition) { return sbuf_.data() + partition * sbuf_partition_size.get().bytes; }
@@ -120,6 +121,7 @@ private:
     struct engine_state {
         isa::engine id;
         std::uint64_t start_pc = 0;
+        std::uint64_t starts = 0;  // start() calls so far
         engine_status status = engine_status::idle;
         std::uint32_t error = err_none;
         std::uint32_t error_pc = 0;
@@ -138,6 +140,7 @@ private:
     };
 
     void run_engine(unsigned e);
+    std::uint64_t epoch_ = 0;  // counts resets: a stream started before one stops
     bool fetch(std::uint64_t address, isa::instruction& out);
     // Executes one instruction's work; returns its engine time, or throws fault.
     sc_core::sc_time execute(engine_state& es, const isa::instruction& ins);

@@ -98,6 +98,15 @@ struct link_config {
     unsigned retimers = 0;
     bool auto_train = true;
 };
+// A builder's shorthand: link_of(generation::gen6, 16, 2) is Gen6 x16 with two retimers.
+inline link_config link_of(generation g, unsigned lanes, unsigned retimers = 0, unsigned spare_lanes = 0) {
+    link_config c;
+    c.gen = g;
+    c.lanes = lanes;
+    c.spare_lanes = spare_lanes;
+    c.retimers = retimers;
+    return c;
+}
 
 class link : public reg_block {
 public:

@@ -100,5 +100,7 @@ std::vector<pci_function> enumerate(config_access& cfg, const address_pool& pool
 //           MSI-X 32  Gen6 64GT/s x16 (max Gen6 64GT/s x16) flit
 // (each entry is one line; wrapped here).
 std::string lspci(const std::vector<pci_function>& functions);
+// "03:00.0"
+std::string bdf_name(std::uint16_t bdf);
 
 } // namespace trn3::driver

@@ -1,0 +1,77 @@
+// The chip's control block (BAR0 + 0, spec/device.h): identity, the MCU's
+// boot status, the logical core size, per-core reset and launch, error
+// causes with their interrupt, and the notification queue that tells the
+// host each NeuronCore that stopped.
+//
+// Launch: the driver writes each engine's start address into LAUNCH_PC(e)
+// and then core and engine mask into LAUNCH; the chip starts those engines
+// of that core at the same instant and watches the core. When every started
+// engine has stopped (or one stopped on an error) it writes a notification
+// (spec/device.h: core, status, error, sequence) into the host ring through
+// `host` and raises the notify vector; a core that stopped on an error also
+// sets its ERR_STATUS bit.
+//
+// sockets: in (target, registers), host (initiator: notification writes)
+// params:  version
+#pragma once
+
+#include <array>
+#include <functional>
+
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "trn3/core/irq.h"
+#include "trn3/core/reg_block.h"
+#include "trn3/core/stats.h"
+#include "trn3/core/timeline.h"
+#include "trn3/neuroncore/neuroncore.h"
+#include "trn3/spec/device.h"
+
+namespace trn3::chip {
+
+class chip_control : public reg_block {
+public:
+    tlm_utils::simple_initiator_socket<chip_control> host{"host"};
+    irq_line error_irq;  // (ERR_STATUS & ERR_ENABLE) != 0
+
+    std::function<std::uint32_t()> boot_status;       // the MCU's
+    std::function<void(unsigned vector)> raise_msix;  // the endpoint's
+
+    chip_control(const sc_core::sc_module_name& name, std::array<neuroncore::neuroncore*, TRN3_DEV_CORES> cores);
+
+    // Error causes from other blocks (DMA queues, HBM).
+    void report_error(std::uint32_t cause);
+    std::uint32_t lnc() const { return static_cast<std::uint32_t>(lnc_.value()); }
+
+private:
+    void launch(unsigned core, unsigned engine_mask);
+    void watch();  // a core's engine stopped
+    void notify(unsigned core, std::uint32_t status, std::uint32_t error);
+    void update_irq();
+
+    std::array<neuroncore::neuroncore*, TRN3_DEV_CORES> cores_;
+    std::array<bool, TRN3_DEV_CORES> running_{};
+    std::array<unsigned, TRN3_DEV_CORES> launched_mask_{};
+    std::uint32_t sequence_ = 0;
+    sc_core::sc_event launched_;
+    counter launches_, notifications_;
+    timeline::track track_;
+
+    reg id_{regs, "id", TRN3_CHIP_ID, 4, TRN3_CHIP_ID_VALUE, access::ro, "0x1D0F7364"};
+    reg version_{regs, "version", TRN3_CHIP_VERSION, 4, 0x00010000, access::ro, "model version 1.0"};
+    reg boot_{regs, "boot_status", TRN3_CHIP_BOOT_STATUS, 4, 0, access::ro, "the MCU's boot status"};
+    reg lnc_{regs, "lnc", TRN3_CHIP_LNC, 4, 1, access::rw, "logical core size: 1 or 2"};
+    reg core_reset_{regs, "core_reset", TRN3_CHIP_CORE_RESET, 4, 0, access::wo, "bit c: reset NeuronCore c"};
+    reg err_status_{regs, "err_status", TRN3_CHIP_ERR_STATUS, 4, 0, access::w1c, "error causes"};
+    reg err_enable_{regs, "err_enable", TRN3_CHIP_ERR_ENABLE, 4, 0xFFFFFFFF, access::rw, "causes that interrupt"};
+    reg core_state_{regs, "core_state", TRN3_CHIP_CORE_STATE, 4, 0, access::ro, "2 bits per core: idle, running, error"};
+    reg launch_{regs, "launch", TRN3_CHIP_LAUNCH, 4, 0, access::wo, "bits 4:0 engine mask, bits 11:8 core"};
+    reg notify_base_{regs, "notify_base", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_BASE, 8, 0, access::rw, "notification ring (host)"};
+    reg notify_size_{regs, "notify_size", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_SIZE, 4, 0, access::rw, "entries (a power of two)"};
+    reg notify_head_{regs, "notify_head", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_HEAD, 4, 0, access::ro, "entries written"};
+    reg notify_tail_{regs, "notify_tail", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_TAIL, 4, 0, access::rw, "entries the host has read"};
+    reg notify_control_{regs, "notify_control", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_CONTROL, 4, 0, access::rw, "bit 0 enable"};
+    std::array<std::unique_ptr<reg>, 5> launch_pc_;
+};
+
+} // namespace trn3::chip

@@ -1,0 +1,55 @@
+// A Trainium3 chip: 8 NeuronCores, 4 HBM3E stacks, the DMA engine, the
+// management controller and the PCIe endpoint, on the device address map
+// of spec/device.h (docs/device.md).
+//
+//   PCIe link ══ ep (endpoint 1d0f:7364)
+//                 bar0 ── bar0_bus: control (+0), mailbox (+0x10000), nc c (+0x100000 + c x 0x10000), dma (+0x200000)
+//                 bar2 ── noc: hbm s at s x 64 GiB
+//                 dma  <── to_host <── dma.host, control.host   (device requests into host memory)
+//   nc0..nc7.mem ── noc          dma.device ── noc
+//   mcu0: boot ROM, firmware; its mailbox's host side on bar0_bus; host_irq -> MSI-X 0
+//   errors: NeuronCore stops, DMA queue stops, HBM uncorrectable errors -> control ERR_STATUS -> MSI-X 1
+//   kernels done -> notification ring -> MSI-X 2; DMA descriptors -> MSI-X 8 + q
+//
+// LNC=2 (control LNC) pairs cores 2i and 2i+1 as one logical core: the
+// runtime launches both halves of a program together and waits for both.
+#pragma once
+
+#include <array>
+#include <memory>
+
+#include "trn3/chip/chip_control.h"
+#include "trn3/core/router.h"
+#include "trn3/core/timeline.h"
+#include "trn3/dma/dma_engine.h"
+#include "trn3/hbm/hbm_stack.h"
+#include "trn3/mcu/mcu.h"
+#include "trn3/neuroncore/neuroncore.h"
+#include "trn3/pcie/endpoint.h"
+
+namespace trn3::chip {
+
+class trn3_chip : public component {
+public:
+    explicit trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images& firmware);
+
+    pcie::endpoint ep;
+    mcu::mcu mcu0;
+    dma::dma_engine dma0;
+    std::array<std::unique_ptr<neuroncore::neuroncore>, TRN3_DEV_CORES> nc;
+    std::array<std::unique_ptr<hbm::hbm_stack>, TRN3_DEV_HBM_STACKS> hbm;
+    router noc;
+    router bar0_bus;
+    router to_host;
+    std::unique_ptr<chip_control> control;
+
+    // Host pointer to device memory at a device address (loaders, tests), or
+    // nullptr outside the stacks.
+    unsigned char* device_memory(std::uint64_t address, std::uint64_t bytes);
+
+private:
+    counter hbm_errors_;
+    timeline::track mailbox_track_;
+};
+
+} // namespace trn3::chip

@@ -1,0 +1,76 @@
+// The chip's DMA engine: TRN3_DMA_QUEUES descriptor rings (spec/device.h)
+// that move bytes between host memory (through the PCIe endpoint) and
+// device memory (HBM through the chip's network).
+//
+//   regs (target): one 256-byte register block per queue at q x 0x100
+//   host (initiator) ── PCIe endpoint dma: host bus addresses (through the host's IOMMU)
+//   device (initiator) ── chip network: device addresses
+//
+// A write to a queue's TAIL (the doorbell) wakes the engine. It serves the
+// queues round robin, one descriptor at a time: reads the descriptor (from
+// host memory, or device memory when CONTROL bit 1 is set), moves its bytes
+// in pieces of `chunk` (read all, then write), writes the completion record
+// at CPL_BASE + index x 16 and advances HEAD; a descriptor with INTERRUPT
+// raises the queue's MSI-X vector. A failed access or a malformed
+// descriptor stops the queue with STATUS error and the error cause (the
+// chip reports it in ERR_STATUS); the engine goes on with the other queues.
+// Writing CONTROL (disable, then enable) restarts a stopped queue.
+//
+// params:  chunk, descriptor_cost
+// stats:   descriptors, bytes, errors
+// timeline: one slice per descriptor on the queue's track
+#pragma once
+
+#include <array>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
+
+#include "trn3/core/reg_block.h"
+#include "trn3/core/stats.h"
+#include "trn3/core/timeline.h"
+#include "trn3/spec/device.h"
+
+namespace trn3::dma {
+
+class dma_engine : public reg_block {
+public:
+    tlm_utils::simple_initiator_socket<dma_engine> host{"host"};
+    tlm_utils::simple_initiator_socket<dma_engine> device{"device"};
+
+    param<byte_count> chunk;
+    param<sc_core::sc_time> descriptor_cost;
+
+    std::function<void(unsigned vector)> raise_msix;  // the chip wires it to its endpoint
+    std::function<void(unsigned queue)> queue_error;   // the chip reports it in ERR_STATUS
+
+    explicit dma_engine(const sc_core::sc_module_name& name);
+
+    std::uint32_t queue_status(unsigned q) const { return static_cast<std::uint32_t>(queues_[q].status->value()); }
+
+private:
+    struct queue {
+        reg* ring_base;
+        reg* ring_size;
+        reg* tail;
+        reg* head;
+        reg* status;
+        reg* cpl_base;
+        reg* control;
+        timeline::track track;
+    };
+    void run();
+    bool serve(unsigned q);  // one descriptor; false when the queue has none or stopped
+    bool transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data, std::uint64_t n);
+    void fail(unsigned q, std::uint32_t cause);
+
+    std::vector<std::unique_ptr<reg>> regs_owned_;
+    std::array<queue, TRN3_DMA_QUEUES> queues_;
+    sc_core::sc_event doorbell_;
+    unsigned next_ = 0;
+    counter descriptors_, bytes_, errors_;
+};
+
+} // namespace trn3::dma

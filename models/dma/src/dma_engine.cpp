@@ -1,0 +1,130 @@
+#include "trn3/dma/dma_engine.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "trn3/core/log.h"
+#include "trn3/core/payload.h"
+
+namespace trn3::dma {
+
+using sc_core::sc_time;
+
+dma_engine::dma_engine(const sc_core::sc_module_name& name)
+    : reg_block(name, frequency{1.4e9}),
+      chunk(this, "chunk", byte_count{1 << 20}, "largest piece moved at once (read, then written)"),
+      descriptor_cost(this, "descriptor_cost", sc_time(20, sc_core::SC_NS), "engine time per descriptor"),
+      descriptors_(this, "descriptors", "descriptors completed"),
+      bytes_(this, "bytes", "bytes moved"),
+      errors_(this, "errors", "queues stopped on an error") {
+    for (unsigned q = 0; q < TRN3_DMA_QUEUES; ++q) {
+        const std::uint64_t b = 0x100ull * q;
+        auto add = [&](const char* leaf, std::uint64_t off, unsigned width, trn3::access a, const char* d) {
+            regs_owned_.push_back(std::make_unique<reg>(regs, fmt::format("q{}_{}", q, leaf), b + off, width, 0, a, d));
+            return regs_owned_.back().get();
+        };
+        queue& qu = queues_[q];
+        qu.ring_base = add("ring_base", TRN3_DMA_RING_BASE, 8, trn3::access::rw, "descriptor ring address");
+        qu.ring_size = add("ring_size", TRN3_DMA_RING_SIZE, 4, trn3::access::rw, "ring entries (a power of two)");
+        qu.tail = add("tail", TRN3_DMA_TAIL, 4, trn3::access::rw, "producer index: the doorbell");
+        qu.head = add("head", TRN3_DMA_HEAD, 4, trn3::access::ro, "consumer index: descriptors done");
+        qu.status = add("status", TRN3_DMA_STATUS, 4, trn3::access::ro, "state | error << 8");
+        qu.cpl_base = add("cpl_base", TRN3_DMA_CPL_BASE, 8, trn3::access::rw, "completion records");
+        qu.control = add("control", TRN3_DMA_CONTROL, 4, trn3::access::rw, "bit 0 enable, bit 1 ring in device memory");
+        qu.tail->on_write([this](reg&, std::uint64_t) { doorbell_.notify(sc_core::SC_ZERO_TIME); });
+        qu.control->on_write([this, q](reg& r, std::uint64_t old) {
+            // Enabling a stopped queue restarts it.
+            if ((r.value() & 1) && !(old & 1) && (queues_[q].status->value() & 0xFF) == TRN3_DMA_STATE_ERROR)
+                queues_[q].status->set(TRN3_DMA_STATE_IDLE);
+            doorbell_.notify(sc_core::SC_ZERO_TIME);
+        });
+        qu.track = timeline::instance().track_of(*this, fmt::format(".q{}", q));
+    }
+    SC_HAS_PROCESS(dma_engine);
+    SC_THREAD(run);
+}
+
+void dma_engine::run() {
+    for (;;) {
+        bool any = false;
+        for (unsigned i = 0; i < TRN3_DMA_QUEUES; ++i) {
+            const unsigned q = (next_ + i) % TRN3_DMA_QUEUES;
+            if (serve(q)) {
+                any = true;
+                next_ = (q + 1) % TRN3_DMA_QUEUES;
+                break;
+            }
+        }
+        if (!any) wait(doorbell_);
+    }
+}
+
+bool dma_engine::transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data,
+                        std::uint64_t n) {
+    tlm::tlm_generic_payload tx;
+    sc_time delay;
+    set_access(tx, cmd, address, data, static_cast<unsigned>(n));
+    (host_side ? host : device)->b_transport(tx, delay);
+    wait(delay);
+    return tx.get_response_status() == tlm::TLM_OK_RESPONSE;
+}
+
+void dma_engine::fail(unsigned q, std::uint32_t cause) {
+    queues_[q].status->set(TRN3_DMA_STATE_ERROR | (cause << 8));
+    ++errors_;
+    log().warn("queue {} stopped: error {}", q, cause);
+    if (queue_error) queue_error(q);
+}
+
+bool dma_engine::serve(unsigned q) {
+    queue& qu = queues_[q];
+    const std::uint32_t size = static_cast<std::uint32_t>(qu.ring_size->value());
+    const std::uint32_t head = static_cast<std::uint32_t>(qu.head->value());
+    if (!(qu.control->value() & 1) || (qu.status->value() & 0xFF) == TRN3_DMA_STATE_ERROR || size == 0 ||
+        head == static_cast<std::uint32_t>(qu.tail->value()))
+        return false;
+    if (size & (size - 1)) {
+        fail(q, TRN3_DMA_ERR_DESCRIPTOR);
+        return false;
+    }
+    qu.status->set(TRN3_DMA_STATE_RUNNING);
+    const sc_time start = sc_core::sc_time_stamp();
+    const bool ring_on_host = !(qu.control->value() & 2);
+    const std::uint32_t index = head & (size - 1);
+    trn3_dma_descriptor d{};
+    if (!transfer(ring_on_host, tlm::TLM_READ_COMMAND, qu.ring_base->value() + 32ull * index,
+                reinterpret_cast<std::uint8_t*>(&d), sizeof d)) {
+        fail(q, ring_on_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE);
+        return false;
+    }
+    wait(descriptor_cost.get());
+    const bool src_host = d.flags & TRN3_DESC_SRC_HOST, dst_host = d.flags & TRN3_DESC_DST_HOST;
+    std::uint32_t status = 0;
+    std::vector<std::uint8_t> buffer;
+    for (std::uint64_t off = 0; off < d.length && status == 0; off += chunk.get().bytes) {
+        const std::uint64_t n = std::min<std::uint64_t>(chunk.get().bytes, d.length - off);
+        buffer.resize(n);
+        if (!transfer(src_host, tlm::TLM_READ_COMMAND, d.src + off, buffer.data(), n))
+            status = src_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
+        else if (!transfer(dst_host, tlm::TLM_WRITE_COMMAND, d.dst + off, buffer.data(), n))
+            status = dst_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
+    }
+    trn3_dma_completion c{status, d.length, d.user};
+    transfer(ring_on_host, tlm::TLM_WRITE_COMMAND, qu.cpl_base->value() + 16ull * index, reinterpret_cast<std::uint8_t*>(&c),
+           sizeof c);
+    timeline::instance().slice(qu.track, fmt::format("{} B {}->{}", d.length, src_host ? "host" : "dev", dst_host ? "host" : "dev"),
+                               start, sc_core::sc_time_stamp());
+    if (status != 0) {
+        fail(q, status);
+        return false;
+    }
+    qu.head->set(head + 1);
+    ++descriptors_;
+    bytes_ += d.length;
+    qu.status->set(TRN3_DMA_STATE_IDLE);
+    if ((d.flags & TRN3_DESC_INTERRUPT) && raise_msix) raise_msix(TRN3_MSIX_DMA(q));
+    return true;
+}
+
+} // namespace trn3::dma

@@ -1,0 +1,44 @@
+// The host's DDR5 memory: sparse (costs only what is touched), with the
+// timing of its channels as one pool of bandwidth.
+//
+//   an access of n bytes at t: starts at max(t, bus free), occupies the
+//   bus for n / (channels x transfer_rate x 8 B), completes latency later.
+//   Graviton4: 12 channels of DDR5-5600 = 537.6 GB/s.
+//
+// socket: in (target; b_transport, debug)
+// params: size, channels, transfer_rate (MT/s), latency
+// stats:  reads, writes, bytes, address_errors
+#pragma once
+
+#include <tlm_utils/simple_target_socket.h>
+
+#include "trn3/core/component.h"
+#include "trn3/core/sparse_store.h"
+#include "trn3/core/stats.h"
+
+namespace trn3::host {
+
+class ddr5_memory : public component {
+public:
+    tlm_utils::simple_target_socket<ddr5_memory> in{"in"};
+
+    param<byte_count> size{this, "size", byte_count{64ull << 30}, "capacity (the model reserves, touches on use)"};
+    param<std::uint64_t> channels{this, "channels", 12, "DDR5 channels", range<std::uint64_t>{1, 64}};
+    param<std::uint64_t> transfer_rate{this, "transfer_rate", 5600, "MT/s per channel (8 bytes per transfer)",
+                                       range<std::uint64_t>{1, 20000}};
+    param<sc_core::sc_time> latency{this, "latency", sc_core::sc_time(100, sc_core::SC_NS), "load-to-use latency"};
+
+    explicit ddr5_memory(const sc_core::sc_module_name& name);
+
+    unsigned char* data() { return store_.data(); }
+    double bytes_per_second() const { return double(channels.get()) * double(transfer_rate.get()) * 1e6 * 8; }
+
+private:
+    void transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay);
+    unsigned debug(tlm::tlm_generic_payload& tx);
+    sparse_store store_;
+    sc_core::sc_time bus_free_;
+    counter reads_, writes_, bytes_, address_errors_;
+};
+
+} // namespace trn3::host

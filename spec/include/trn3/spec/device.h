@@ -1,0 +1,106 @@
+/* The Trainium3 chip as its host driver sees it: BAR layout, chip control
+ * registers, DMA queues (descriptor rings with doorbells and completion
+ * records), the execution notification queue, MSI-X vectors, and the
+ * device address map. Shared by the chip model (models/chip), the driver
+ * (sw/driver) and firmware; docs/device.md is the prose. Plain C.
+ */
+#ifndef TRN3_SPEC_DEVICE_H
+#define TRN3_SPEC_DEVICE_H
+
+#include <stdint.h>
+
+/* ---- Device address map (what NeuronCores and DMA engines address; BAR2
+ * maps it from 0) ---- */
+#define TRN3_DEV_HBM_STACKS 4u
+#define TRN3_DEV_HBM_STRIDE 0x1000000000ull /* stack s at s x 64 GiB */
+#define TRN3_DEV_HBM_BASE(s) ((uint64_t)(s)*TRN3_DEV_HBM_STRIDE)
+#define TRN3_DEV_CORES 8u
+
+/* ---- BARs ---- */
+#define TRN3_BAR0_SIZE 0x1000000ull      /* 16 MiB of registers */
+#define TRN3_BAR2_SIZE 0x4000000000ull   /* 256 GiB window onto the device address map */
+
+/* ---- BAR0 layout ---- */
+#define TRN3_BAR0_CHIP 0x000000u          /* chip control, below */
+#define TRN3_BAR0_MAILBOX 0x010000u       /* the MCU mailbox, host side (spec/mailbox.h offsets) */
+#define TRN3_BAR0_CORE(c) (0x100000u + 0x10000u * (c)) /* NeuronCore c (models/neuroncore registers) */
+#define TRN3_BAR0_DMA(q) (0x200000u + 0x100u * (q))    /* DMA queue q, below */
+#define TRN3_BAR0_NOTIFY 0x000100u        /* notification queue (in the chip control block), below */
+
+/* Chip control */
+#define TRN3_CHIP_ID 0x00u          /* RO: 0x1D0F7364 */
+#define TRN3_CHIP_VERSION 0x04u     /* RO: model version */
+#define TRN3_CHIP_BOOT_STATUS 0x08u /* RO: the MCU's boot status (TRN3_BOOT_* in spec/mcu.h) */
+#define TRN3_CHIP_LNC 0x0Cu         /* RW: logical core size, 1 or 2 (reset 1) */
+#define TRN3_CHIP_CORE_RESET 0x10u  /* WO: bit c resets NeuronCore c (engines stop, state cleared) */
+#define TRN3_CHIP_ERR_STATUS 0x14u  /* W1C: error causes, below */
+#define TRN3_CHIP_ERR_ENABLE 0x18u  /* RW: causes that raise the error vector (reset all) */
+#define TRN3_CHIP_CORE_STATE 0x1Cu  /* RO: 2 bits per core: 0 idle, 1 running, 2 error */
+#define TRN3_CHIP_LAUNCH 0x20u      /* WO: bits 4:0 engine mask, bits 11:8 core: start those engines at LAUNCH_PC */
+#define TRN3_CHIP_LAUNCH_PC(e) (0x40u + 8u * (e)) /* RW 8: start address of engine e (0 tensor .. 4 sync) */
+#define TRN3_CHIP_ID_VALUE 0x1D0F7364u
+#define TRN3_ERR_CORE(c) (1u << (c))          /* NeuronCore c stopped on an error */
+#define TRN3_ERR_DMA(q) (1u << (8 + (q)))     /* DMA queue q stopped on an error */
+#define TRN3_ERR_HBM(s) (1u << (24 + (s)))    /* HBM stack s reported an uncorrectable error */
+
+/* ---- DMA queues: TRN3_DMA_QUEUES rings of descriptors in host or device
+ * memory; the host writes descriptors, then the new tail into TAIL (the
+ * doorbell); the engine moves each descriptor's bytes, writes a completion
+ * record, advances HEAD and, if the descriptor asks, raises the queue's
+ * MSI-X vector. An error stops the queue (STATUS error, ERR_STATUS bit). ---- */
+#define TRN3_DMA_QUEUES 16u
+#define TRN3_DMA_RING_BASE 0x00u  /* RW 8: ring address (host: bus address, through the IOMMU) */
+#define TRN3_DMA_RING_SIZE 0x08u  /* RW 4: entries, a power of two */
+#define TRN3_DMA_TAIL 0x0Cu       /* RW 4: producer index (the doorbell) */
+#define TRN3_DMA_HEAD 0x10u       /* RO 4: consumer index: descriptors done */
+#define TRN3_DMA_STATUS 0x14u     /* RO 4: TRN3_DMA_STATE_* | error << 8 */
+#define TRN3_DMA_CPL_BASE 0x18u   /* RW 8: completion records, one per ring entry */
+#define TRN3_DMA_CONTROL 0x20u    /* RW 4: bit 0 enable, bit 1 ring and records in device memory */
+#define TRN3_DMA_STATE_IDLE 0u
+#define TRN3_DMA_STATE_RUNNING 1u
+#define TRN3_DMA_STATE_ERROR 2u
+#define TRN3_DMA_ERR_HOST 1u      /* a host access failed (IOMMU fault, UR) */
+#define TRN3_DMA_ERR_DEVICE 2u    /* a device access failed */
+#define TRN3_DMA_ERR_DESCRIPTOR 3u /* malformed descriptor */
+
+struct trn3_dma_descriptor { /* 32 bytes */
+    uint64_t src;
+    uint64_t dst;
+    uint32_t length;
+    uint32_t flags; /* TRN3_DESC_* */
+    uint64_t user;  /* echoed in the completion record */
+};
+#define TRN3_DESC_SRC_HOST 0x1u  /* src is a host bus address (else a device address) */
+#define TRN3_DESC_DST_HOST 0x2u
+#define TRN3_DESC_INTERRUPT 0x4u /* raise the queue's vector when done */
+
+struct trn3_dma_completion { /* 16 bytes */
+    uint32_t status; /* 0 done, else TRN3_DMA_ERR_* */
+    uint32_t length;
+    uint64_t user;
+};
+
+/* ---- Notification queue: the chip reports each NeuronCore that stops
+ * (all its started engines done, or one stopped on an error) as an entry in
+ * a host ring and raises TRN3_MSIX_NOTIFY. ---- */
+#define TRN3_NOTIFY_BASE 0x00u /* RW 8: ring address (host bus address) */
+#define TRN3_NOTIFY_SIZE 0x08u /* RW 4: entries, a power of two */
+#define TRN3_NOTIFY_HEAD 0x0Cu /* RO 4: producer index (entries written) */
+#define TRN3_NOTIFY_TAIL 0x10u /* RW 4: consumer index (the host has read up to) */
+#define TRN3_NOTIFY_CONTROL 0x14u /* RW 4: bit 0 enable */
+
+struct trn3_notification { /* 16 bytes */
+    uint32_t core;
+    uint32_t status;   /* 0 done, 1 error */
+    uint32_t error;    /* the first failing engine's error code */
+    uint32_t sequence; /* counts notifications from 1 */
+};
+
+/* ---- MSI-X vectors ---- */
+#define TRN3_MSIX_MAILBOX 0u /* the MCU answered (M2H doorbell) */
+#define TRN3_MSIX_ERROR 1u   /* ERR_STATUS & ERR_ENABLE became non-zero */
+#define TRN3_MSIX_NOTIFY 2u  /* a notification was written */
+#define TRN3_MSIX_DMA(q) (8u + (q))
+#define TRN3_MSIX_VECTORS 32u
+
+#endif /* TRN3_SPEC_DEVICE_H */

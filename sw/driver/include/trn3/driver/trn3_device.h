@@ -1,0 +1,122 @@
+// The Trainium3 host driver: probe, firmware handshake, core reset, device
+// memory, DMA rings, notification queue, interrupts, counters.
+//
+// Host-compiled C++ over host_ops (every device access is a TLM access in
+// the host model); the chip's programming model is spec/device.h.
+//
+//   probe()      find 1d0f:7364 among the enumerated functions, take its BARs,
+//                program MSI-X (every vector to the host's MSI window, data =
+//                0x7300 + vector), set up DMA queue 0 (a 256-entry ring, its
+//                completion records and a 4 MiB bounce buffer in host memory)
+//                and the notification ring
+//   wait_boot()  the MCU's boot status: running, or refused (a tampered image)
+//   handshake()  mailbox VERSION and STATUS
+//   alloc/free   device memory (first fit over the HBM stacks, 4 KiB aligned)
+//   write/read   host <-> device through DMA queue 0; copy() from any host bus address
+//   launch()     start engines of a core (chip LAUNCH); wait_core() its notification
+//   reset_core() chip CORE_RESET
+//   counters()   a sysfs-like dump
+//
+// Every call returns a status; none throws or hangs (each wait has a timeout).
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "trn3/driver/host_ops.h"
+#include "trn3/driver/pci_enum.h"
+
+namespace trn3::driver {
+
+enum class status {
+    ok = 0,
+    no_device,         // no Trainium3 among the enumerated functions
+    firmware_refused,  // the boot ROM refused the firmware image
+    firmware_timeout,  // the firmware did not come up or answer
+    bad_argument,
+    out_of_memory,     // device memory
+    dma_error,         // a DMA descriptor failed (IOMMU fault, bad address)
+    exec_error,        // a kernel stopped on an error
+    timeout,
+};
+const char* status_name(status s);
+
+struct firmware_info {
+    std::uint32_t version = 0, protocol = 0;
+    std::string build;
+    std::uint32_t uptime_us = 0;
+};
+
+struct core_result {
+    std::uint32_t status = 0;  // 0 done, 1 error
+    std::uint32_t error = 0;   // the failing engine's error code
+};
+
+class trn3_device {
+public:
+    static constexpr std::uint32_t msi_data_base = 0x7300;
+    static constexpr std::size_t bounce_bytes = 4 << 20;
+
+    explicit trn3_device(host_ops& host) : host_(host) {}
+
+    status probe(const std::vector<pci_function>& functions);
+    status wait_boot(std::uint64_t timeout_ns);
+    status handshake(firmware_info& info);
+    status reset_core(unsigned core);
+
+    status alloc(std::uint64_t bytes, std::uint64_t& device_address);
+    status free(std::uint64_t device_address);
+
+    status write(std::uint64_t device_address, const void* data, std::size_t bytes);
+    status read(void* data, std::uint64_t device_address, std::size_t bytes);
+    // One descriptor between a host bus address and device memory.
+    status copy(std::uint64_t host_bus, std::uint64_t device_address, std::size_t bytes, bool to_device);
+
+    status launch(unsigned core, const std::array<std::uint64_t, 5>& pcs, unsigned engine_mask);
+    status wait_core(unsigned core, std::uint64_t timeout_ns, core_result& result);
+
+    std::string counters();
+    std::uint16_t bdf() const { return bdf_; }
+    std::uint64_t bar0() const { return bar0_; }
+    std::uint64_t bar2() const { return bar2_; }
+    const pci_function& function() const { return fn_; }
+
+private:
+    std::uint32_t rd(std::uint32_t off) { return host_.mmio_read32(bar0_ + off); }
+    void wr(std::uint32_t off, std::uint32_t v) { host_.mmio_write32(bar0_ + off, v); }
+    void wr64(std::uint32_t off, std::uint64_t v) { host_.mmio_write64(bar0_ + off, v); }
+    status mailbox(std::uint16_t command, const void* payload, std::uint16_t length, void* response,
+                   std::uint16_t response_max, std::uint16_t& response_length);
+    status run_descriptor(std::uint64_t src, std::uint64_t dst, std::uint32_t length, std::uint32_t flags);
+    void drain_notifications();
+
+    host_ops& host_;
+    pci_function fn_{};
+    std::uint16_t bdf_ = 0;
+    std::uint64_t bar0_ = 0, bar2_ = 0, bar4_ = 0;
+    bool probed_ = false;
+
+    // DMA queue 0
+    static constexpr std::uint32_t ring_entries = 256;
+    dma_buffer ring_, completions_, bounce_;
+    std::uint32_t tail_ = 0;
+    // notification ring
+    static constexpr std::uint32_t notify_entries = 64;
+    dma_buffer notify_;
+    std::uint32_t notify_tail_ = 0;
+    std::array<std::vector<core_result>, 8> finished_;
+    // interrupts seen
+    volatile bool mailbox_answered_ = false;
+    std::uint64_t irq_mailbox_ = 0, irq_notify_ = 0, irq_dma_ = 0, irq_error_ = 0;
+    // device memory: free ranges (start -> size)
+    std::map<std::uint64_t, std::uint64_t> free_;
+    std::map<std::uint64_t, std::uint64_t> used_;
+    // counters
+    std::uint64_t dma_descriptors_ = 0, dma_bytes_ = 0, dma_errors_ = 0, kernels_ = 0, kernel_errors_ = 0, resets_ = 0,
+                  iommu_faults_ = 0;
+};
+
+} // namespace trn3::driver

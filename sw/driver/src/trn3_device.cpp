@@ -1,0 +1,327 @@
+#include "trn3/driver/trn3_device.h"
+
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "trn3/spec/device.h"
+#include "trn3/spec/mailbox.h"
+#include "trn3/spec/mcu.h"
+#include "trn3/spec/pci.h"
+
+namespace trn3::driver {
+
+const char* status_name(status s) {
+    switch (s) {
+    case status::ok: return "ok";
+    case status::no_device: return "no Trainium3 device found";
+    case status::firmware_refused: return "the boot ROM refused the firmware image";
+    case status::firmware_timeout: return "the firmware did not answer";
+    case status::bad_argument: return "bad argument";
+    case status::out_of_memory: return "out of device memory";
+    case status::dma_error: return "DMA failed";
+    case status::exec_error: return "the kernel stopped on an error";
+    case status::timeout: return "timed out";
+    }
+    return "?";
+}
+
+status trn3_device::probe(const std::vector<pci_function>& functions) {
+    const pci_function* f = nullptr;
+    for (const auto& fn : functions)
+        if (fn.vendor == TRN3_PCI_VENDOR_AMAZON && fn.device == TRN3_PCI_DEVICE_TRN3) {
+            f = &fn;
+            break;
+        }
+    if (!f) return status::no_device;
+    fn_ = *f;
+    bdf_ = f->bdf;
+    for (const auto& b : f->bars) {
+        if (b.index == 0) bar0_ = b.base;
+        if (b.index == 2) bar2_ = b.base;
+        if (b.index == 4) bar4_ = b.base;
+    }
+    if (!bar0_ || !bar4_) return status::no_device;
+    if (host_.mmio_read32(bar0_ + TRN3_CHIP_ID) != TRN3_CHIP_ID_VALUE) return status::no_device;
+
+    // Interrupts: every vector to the MSI window, one handler each.
+    for (std::uint32_t v = 0; v < TRN3_MSIX_VECTORS; ++v) {
+        const std::uint32_t e[4] = {static_cast<std::uint32_t>(TRN3_MSI_WINDOW_BASE), 0, msi_data_base + v, 0};
+        host_.mmio_write(bar4_ + v * TRN3_MSIX_ENTRY_SIZE, e, sizeof e);
+    }
+    host_.request_irq(msi_data_base + TRN3_MSIX_MAILBOX, [this] {
+        mailbox_answered_ = true;
+        ++irq_mailbox_;
+    });
+    host_.request_irq(msi_data_base + TRN3_MSIX_NOTIFY, [this] { ++irq_notify_; });
+    host_.request_irq(msi_data_base + TRN3_MSIX_ERROR, [this] { ++irq_error_; });
+    host_.request_irq(msi_data_base + TRN3_MSIX_DMA(0), [this] { ++irq_dma_; });
+    host_.on_iommu_fault([this](std::uint16_t, std::uint64_t, bool) { ++iommu_faults_; });
+    host_.config().write(bdf_, TRN3_PCI_MSIX_CAP + TRN3_MSIX_CONTROL, 2, TRN3_MSIX_ENABLE);
+
+    // DMA queue 0 and the notification ring, in host memory the device may reach.
+    ring_ = host_.alloc_dma(bdf_, ring_entries * sizeof(trn3_dma_descriptor));
+    completions_ = host_.alloc_dma(bdf_, ring_entries * sizeof(trn3_dma_completion));
+    bounce_ = host_.alloc_dma(bdf_, bounce_bytes);
+    notify_ = host_.alloc_dma(bdf_, notify_entries * sizeof(trn3_notification));
+    wr64(TRN3_BAR0_DMA(0) + TRN3_DMA_RING_BASE, ring_.bus_address);
+    wr(TRN3_BAR0_DMA(0) + TRN3_DMA_RING_SIZE, ring_entries);
+    wr64(TRN3_BAR0_DMA(0) + TRN3_DMA_CPL_BASE, completions_.bus_address);
+    wr(TRN3_BAR0_DMA(0) + TRN3_DMA_CONTROL, 1);
+    tail_ = rd(TRN3_BAR0_DMA(0) + TRN3_DMA_HEAD);
+    wr64(TRN3_BAR0_NOTIFY + TRN3_NOTIFY_BASE, notify_.bus_address);
+    wr(TRN3_BAR0_NOTIFY + TRN3_NOTIFY_SIZE, notify_entries);
+    notify_tail_ = rd(TRN3_BAR0_NOTIFY + TRN3_NOTIFY_HEAD);
+    wr(TRN3_BAR0_NOTIFY + TRN3_NOTIFY_TAIL, notify_tail_);
+    wr(TRN3_BAR0_NOTIFY + TRN3_NOTIFY_CONTROL, 1);
+
+    // Device memory: the HBM stacks (36 GiB each).
+    free_.clear();
+    used_.clear();
+    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) free_[TRN3_DEV_HBM_BASE(s)] = 36ull << 30;
+    probed_ = true;
+    host_.log(fmt::format("trn3 {}: BAR0 {:#x} BAR2 {:#x}, Gen{} x{}", bdf_name(bdf_), bar0_, bar2_, f->link_speed,
+                          f->link_width));
+    return status::ok;
+}
+
+status trn3_device::wait_boot(std::uint64_t timeout_ns) {
+    if (!probed_) return status::no_device;
+    std::uint32_t boot = 0;
+    const bool settled = host_.wait_until(
+        [&] {
+            boot = rd(TRN3_CHIP_BOOT_STATUS);
+            return boot == TRN3_BOOT_RUNNING || boot == TRN3_BOOT_REFUSED;
+        },
+        timeout_ns, 10000);
+    if (boot == TRN3_BOOT_REFUSED) return status::firmware_refused;
+    return settled ? status::ok : status::firmware_timeout;
+}
+
+status trn3_device::mailbox(std::uint16_t command, const void* payload, std::uint16_t length, void* response,
+                            std::uint16_t response_max, std::uint16_t& response_length) {
+    if (length > TRN3_MBOX_PAYLOAD_MAX) return status::bad_argument;
+    trn3_mbox_request rq{};
+    rq.command = command;
+    rq.length = length;
+    rq.tag = 0x5A000000u | command;
+    if (length) std::memcpy(rq.payload, payload, length);
+    mailbox_answered_ = false;
+    host_.mmio_write(bar0_ + TRN3_BAR0_MAILBOX + TRN3_MBOX_REQUEST, &rq, 8 + length);
+    wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_H2M_DOORBELL, 1);
+    if (!host_.wait_until([this] { return mailbox_answered_; }, 10'000'000, 100'000)) return status::firmware_timeout;
+    trn3_mbox_response rs{};
+    host_.mmio_read(bar0_ + TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE, &rs, 8);
+    if (rs.length > TRN3_MBOX_PAYLOAD_MAX) return status::firmware_timeout;
+    if (rs.length) host_.mmio_read(bar0_ + TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE + 8, rs.payload, rs.length);
+    wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_M2H_DOORBELL, 1);
+    if (rs.tag != rq.tag || rs.status != TRN3_MBOX_STATUS_OK) return status::firmware_timeout;
+    response_length = std::min<std::uint16_t>(rs.length, response_max);
+    std::memcpy(response, rs.payload, response_length);
+    return status::ok;
+}
+
+status trn3_device::handshake(firmware_info& info) {
+    if (!probed_) return status::no_device;
+    trn3_mbox_version v{};
+    std::uint16_t n = 0;
+    if (status s = mailbox(TRN3_MBOX_CMD_VERSION, nullptr, 0, &v, sizeof v, n); s != status::ok) return s;
+    if (n != sizeof v || v.protocol_version != TRN3_MBOX_PROTOCOL_VERSION) return status::firmware_timeout;
+    info.version = v.firmware_version;
+    info.protocol = v.protocol_version;
+    v.build[sizeof v.build - 1] = 0;
+    info.build = v.build;
+    trn3_mbox_status st{};
+    if (status s = mailbox(TRN3_MBOX_CMD_STATUS, nullptr, 0, &st, sizeof st, n); s != status::ok) return s;
+    info.uptime_us = st.uptime_us;
+    return st.boot_status == TRN3_BOOT_RUNNING ? status::ok : status::firmware_timeout;
+}
+
+status trn3_device::reset_core(unsigned core) {
+    if (!probed_) return status::no_device;
+    if (core >= TRN3_DEV_CORES) return status::bad_argument;
+    wr(TRN3_CHIP_CORE_RESET, 1u << core);
+    wr(TRN3_CHIP_ERR_STATUS, TRN3_ERR_CORE(core));
+    finished_[core].clear();
+    ++resets_;
+    return status::ok;
+}
+
+status trn3_device::alloc(std::uint64_t bytes, std::uint64_t& address) {
+    if (!probed_) return status::no_device;
+    if (bytes == 0) return status::bad_argument;
+    const std::uint64_t size = (bytes + 4095) / 4096 * 4096;
+    for (auto it = free_.begin(); it != free_.end(); ++it) {
+        if (it->second < size) continue;
+        address = it->first;
+        const std::uint64_t rest = it->second - size;
+        free_.erase(it);
+        if (rest) free_[address + size] = rest;
+        used_[address] = size;
+        return status::ok;
+    }
+    return status::out_of_memory;
+}
+
+status trn3_device::free(std::uint64_t address) {
+    auto it = used_.find(address);
+    if (it == used_.end()) return status::bad_argument;
+    std::uint64_t start = it->first, size = it->second;
+    used_.erase(it);
+    // Coalesce with the neighbours.
+    auto next = free_.lower_bound(start);
+    if (next != free_.end() && start + size == next->first) {
+        size += next->second;
+        next = free_.erase(next);
+    }
+    if (next != free_.begin()) {
+        auto prev = std::prev(next);
+        if (prev->first + prev->second == start) {
+            prev->second += size;
+            return status::ok;
+        }
+    }
+    free_[start] = size;
+    return status::ok;
+}
+
+status trn3_device::run_descriptor(std::uint64_t src, std::uint64_t dst, std::uint32_t length, std::uint32_t flags) {
+    const std::uint32_t index = tail_ & (ring_entries - 1);
+    trn3_dma_descriptor d{src, dst, length, flags | TRN3_DESC_INTERRUPT, 0xD0000000ull + tail_};
+    std::memcpy(ring_.cpu + index * sizeof d, &d, sizeof d);
+    std::memset(completions_.cpu + index * sizeof(trn3_dma_completion), 0xFF, sizeof(trn3_dma_completion));
+    ++tail_;
+    wr(TRN3_BAR0_DMA(0) + TRN3_DMA_TAIL, tail_);
+    trn3_dma_completion c{};
+    const std::uint64_t expected_user = d.user;
+    const bool done = host_.wait_until(
+        [&] {
+            std::memcpy(&c, completions_.cpu + index * sizeof c, sizeof c);
+            if (c.user == expected_user) return true;
+            // A queue that stopped on an error may not have written its record.
+            return (rd(TRN3_BAR0_DMA(0) + TRN3_DMA_STATUS) & 0xFF) == TRN3_DMA_STATE_ERROR;
+        },
+        1'000'000'000, 20'000);
+    const bool ok = done && c.user == expected_user && c.status == 0;
+    if (!ok) {
+        ++dma_errors_;
+        // Drop the failed descriptor (tail back to head), then restart the queue.
+        wr(TRN3_BAR0_DMA(0) + TRN3_DMA_CONTROL, 0);
+        tail_ = rd(TRN3_BAR0_DMA(0) + TRN3_DMA_HEAD);
+        wr(TRN3_BAR0_DMA(0) + TRN3_DMA_TAIL, tail_);
+        wr(TRN3_CHIP_ERR_STATUS, TRN3_ERR_DMA(0));
+        wr(TRN3_BAR0_DMA(0) + TRN3_DMA_CONTROL, 1);
+        return done ? status::dma_error : status::timeout;
+    }
+    ++dma_descriptors_;
+    dma_bytes_ += length;
+    return status::ok;
+}
+
+status trn3_device::write(std::uint64_t device_address, const void* data, std::size_t bytes) {
+    if (!probed_) return status::no_device;
+    const auto* p = static_cast<const std::uint8_t*>(data);
+    for (std::size_t off = 0; off < bytes; off += bounce_bytes) {
+        const std::size_t n = std::min(bounce_bytes, bytes - off);
+        std::memcpy(bounce_.cpu, p + off, n);
+        if (status s = run_descriptor(bounce_.bus_address, device_address + off, static_cast<std::uint32_t>(n),
+                                      TRN3_DESC_SRC_HOST);
+            s != status::ok)
+            return s;
+    }
+    return status::ok;
+}
+
+status trn3_device::read(void* data, std::uint64_t device_address, std::size_t bytes) {
+    if (!probed_) return status::no_device;
+    auto* p = static_cast<std::uint8_t*>(data);
+    for (std::size_t off = 0; off < bytes; off += bounce_bytes) {
+        const std::size_t n = std::min(bounce_bytes, bytes - off);
+        if (status s = run_descriptor(device_address + off, bounce_.bus_address, static_cast<std::uint32_t>(n),
+                                      TRN3_DESC_DST_HOST);
+            s != status::ok)
+            return s;
+        std::memcpy(p + off, bounce_.cpu, n);
+    }
+    return status::ok;
+}
+
+status trn3_device::copy(std::uint64_t host_bus, std::uint64_t device_address, std::size_t bytes, bool to_device) {
+    if (!probed_) return status::no_device;
+    if (bytes == 0 || bytes > 0xFFFFFFFFu) return status::bad_argument;
+    return to_device ? run_descriptor(host_bus, device_address, static_cast<std::uint32_t>(bytes), TRN3_DESC_SRC_HOST)
+                     : run_descriptor(device_address, host_bus, static_cast<std::uint32_t>(bytes), TRN3_DESC_DST_HOST);
+}
+
+status trn3_device::launch(unsigned core, const std::array<std::uint64_t, 5>& pcs, unsigned mask) {
+    if (!probed_) return status::no_device;
+    if (core >= TRN3_DEV_CORES || mask == 0 || mask > 0x1F) return status::bad_argument;
+    for (unsigned e = 0; e < 5; ++e)
+        if (mask & (1u << e)) wr64(TRN3_CHIP_LAUNCH_PC(e), pcs[e]);
+    wr(TRN3_CHIP_LAUNCH, (core << 8) | mask);
+    ++kernels_;
+    return status::ok;
+}
+
+void trn3_device::drain_notifications() {
+    bool any = false;
+    for (;;) {
+        trn3_notification n{};
+        std::memcpy(&n, notify_.cpu + (notify_tail_ & (notify_entries - 1)) * sizeof n, sizeof n);
+        if (n.sequence != notify_tail_ + 1) break;  // not written yet
+        if (n.core < finished_.size()) finished_[n.core].push_back({n.status, n.error});
+        ++notify_tail_;
+        any = true;
+    }
+    if (any) wr(TRN3_BAR0_NOTIFY + TRN3_NOTIFY_TAIL, notify_tail_);
+}
+
+status trn3_device::wait_core(unsigned core, std::uint64_t timeout_ns, core_result& result) {
+    if (!probed_) return status::no_device;
+    if (core >= TRN3_DEV_CORES) return status::bad_argument;
+    const bool done = host_.wait_until(
+        [&] {
+            drain_notifications();
+            return !finished_[core].empty();
+        },
+        timeout_ns, 1'000'000);
+    if (!done) return status::timeout;
+    result = finished_[core].front();
+    finished_[core].erase(finished_[core].begin());
+    if (result.status != 0) {
+        ++kernel_errors_;
+        return status::exec_error;
+    }
+    return status::ok;
+}
+
+std::string trn3_device::counters() {
+    const std::string dev = "/sys/bus/pci/devices/0000:" + bdf_name(bdf_);
+    std::string s;
+    auto line = [&](const std::string& k, const std::string& v) { s += dev + "/" + k + ": " + v + "\n"; };
+    line("vendor", fmt::format("{:#06x}", fn_.vendor));
+    line("device", fmt::format("{:#06x}", fn_.device));
+    line("current_link_speed", fmt::format("{} GT/s", fn_.link_speed == 6 ? 64 : fn_.link_speed == 5 ? 32 : 0));
+    line("current_link_width", std::to_string(fn_.link_width));
+    if (probed_) {
+        line("neuron/boot_status", std::to_string(rd(TRN3_CHIP_BOOT_STATUS)));
+        line("neuron/core_state", fmt::format("{:#06x}", rd(TRN3_CHIP_CORE_STATE)));
+        line("neuron/err_status", fmt::format("{:#x}", rd(TRN3_CHIP_ERR_STATUS)));
+        line("neuron/lnc", std::to_string(rd(TRN3_CHIP_LNC)));
+    }
+    line("neuron/dma_descriptors", std::to_string(dma_descriptors_));
+    line("neuron/dma_bytes", std::to_string(dma_bytes_));
+    line("neuron/dma_errors", std::to_string(dma_errors_));
+    line("neuron/iommu_faults", std::to_string(iommu_faults_));
+    line("neuron/kernels", std::to_string(kernels_));
+    line("neuron/kernel_errors", std::to_string(kernel_errors_));
+    line("neuron/core_resets", std::to_string(resets_));
+    line("neuron/interrupts", fmt::format("mailbox {} notify {} dma {} error {}", irq_mailbox_, irq_notify_, irq_dma_,
+                                          irq_error_));
+    std::uint64_t used = 0;
+    for (const auto& [a, n] : used_) used += n;
+    line("neuron/device_memory_used", std::to_string(used));
+    return s;
+}
+
+} // namespace trn3::driver

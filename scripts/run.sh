@@ -5,4 +5,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh release
-exec build/release/bin/trn3vp run "$@"
+# The main job: trn3-dev (one chip and its host, power-on to verified
+# kernels) unless the arguments name a platform.
+case " $* " in
+  *" --platform "*|*" --platform="*) exec build/release/bin/trn3vp run "$@" ;;
+  *) exec build/release/bin/trn3vp run --platform trn3-dev "$@" ;;
+esac

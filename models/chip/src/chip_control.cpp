@@ -52,6 +52,10 @@ chip_control::chip_control(const sc_core::sc_module_name& name, std::array<neuro
 
 void chip_control::launch(unsigned core, unsigned mask) {
     if (core >= TRN3_DEV_CORES || mask == 0) return;
+    if (running_[core]) {
+        log().warn("LAUNCH on NeuronCore {} ignored: its previous kernel has not stopped (reset it first)", core);
+        return;
+    }
     launched_mask_[core] = mask;
     running_[core] = true;
     ++launches_;

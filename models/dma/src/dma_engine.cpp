@@ -13,7 +13,8 @@ using sc_core::sc_time;
 
 dma_engine::dma_engine(const sc_core::sc_module_name& name)
     : reg_block(name, frequency{1.4e9}),
-      chunk(this, "chunk", byte_count{1 << 20}, "largest piece moved at once (read, then written)"),
+      chunk(this, "chunk", byte_count{1 << 20}, "largest piece moved at once (read, then written)",
+            range<byte_count>{byte_count{4096}, byte_count{1ull << 30}}),
       descriptor_cost(this, "descriptor_cost", sc_time(20, sc_core::SC_NS), "engine time per descriptor"),
       descriptors_(this, "descriptors", "descriptors completed"),
       bytes_(this, "bytes", "bytes moved"),
@@ -32,12 +33,12 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name)
         qu.status = add("status", TRN3_DMA_STATUS, 4, trn3::access::ro, "state | error << 8");
         qu.cpl_base = add("cpl_base", TRN3_DMA_CPL_BASE, 8, trn3::access::rw, "completion records");
         qu.control = add("control", TRN3_DMA_CONTROL, 4, trn3::access::rw, "bit 0 enable, bit 1 ring in device memory");
-        qu.tail->on_write([this](reg&, std::uint64_t) { doorbell_.notify(sc_core::SC_ZERO_TIME); });
+        qu.tail->on_write([this](reg&, std::uint64_t) { ring(); });
         qu.control->on_write([this, q](reg& r, std::uint64_t old) {
             // Enabling a stopped queue restarts it.
             if ((r.value() & 1) && !(old & 1) && (queues_[q].status->value() & 0xFF) == TRN3_DMA_STATE_ERROR)
                 queues_[q].status->set(TRN3_DMA_STATE_IDLE);
-            doorbell_.notify(sc_core::SC_ZERO_TIME);
+            ring();
         });
         qu.track = timeline::instance().track_of(*this, fmt::format(".q{}", q));
     }
@@ -45,8 +46,14 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name)
     SC_THREAD(run);
 }
 
+void dma_engine::ring() {
+    doorbell_pending_ = true;  // sticky: a doorbell while the engine is busy is not lost
+    doorbell_.notify(sc_core::SC_ZERO_TIME);
+}
+
 void dma_engine::run() {
     for (;;) {
+        doorbell_pending_ = false;
         bool any = false;
         for (unsigned i = 0; i < TRN3_DMA_QUEUES; ++i) {
             const unsigned q = (next_ + i) % TRN3_DMA_QUEUES;
@@ -56,7 +63,7 @@ void dma_engine::run() {
                 break;
             }
         }
-        if (!any) wait(doorbell_);
+        if (!any && !doorbell_pending_) wait(doorbell_);
     }
 }
 
@@ -111,8 +118,10 @@ bool dma_engine::serve(unsigned q) {
             status = dst_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
     }
     trn3_dma_completion c{status, d.length, d.user};
-    transfer(ring_on_host, tlm::TLM_WRITE_COMMAND, qu.cpl_base->value() + 16ull * index, reinterpret_cast<std::uint8_t*>(&c),
-           sizeof c);
+    if (!transfer(ring_on_host, tlm::TLM_WRITE_COMMAND, qu.cpl_base->value() + 16ull * index, reinterpret_cast<std::uint8_t*>(&c),
+                  sizeof c) &&
+        status == 0)
+        status = ring_on_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;  // the host would never see it done
     timeline::instance().slice(qu.track, fmt::format("{} B {}->{}", d.length, src_host ? "host" : "dev", dst_host ? "host" : "dev"),
                                start, sc_core::sc_time_stamp());
     if (status != 0) {

@@ -29,6 +29,7 @@ graviton4::graviton4(const sc_core::sc_module_name& name)
             ++interrupts_;
             it->second();
         }
+        ++interrupts_seen_;
         interrupt_.notify(sc_core::SC_ZERO_TIME);
     };
     next_dma_ = dma_base.get();
@@ -74,9 +75,13 @@ bool graviton4::wait_until(const std::function<bool()>& ready, sc_core::sc_time 
     const sc_core::sc_time deadline = sc_core::sc_time_stamp() + timeout;
     for (;;) {
         step();
+        // An interrupt that arrives while ready() runs (it may access the
+        // device) must not be slept through.
+        const std::uint64_t seen = interrupts_seen_;
         if (ready()) return true;
         const sc_core::sc_time now = sc_core::sc_time_stamp();
         if (now >= deadline) return false;
+        if (interrupts_seen_ != seen) continue;
         sc_core::wait(std::min(poll, deadline - now), interrupt_);
     }
 }

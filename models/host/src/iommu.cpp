@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "trn3/core/error.h"
 #include "trn3/core/log.h"
 #include "trn3/core/payload.h"
 #include "trn3/pcie/requester_id.h"
@@ -16,12 +17,16 @@ iommu::iommu(const sc_core::sc_module_name& name)
 }
 
 void iommu::map(std::uint16_t device, std::uint64_t bus, std::uint64_t physical, std::uint64_t bytes, bool writable) {
-    for (std::uint64_t off = 0; off < bytes; off += page)
-        pages_[{device, (bus + off) / page}] = {(physical + off) / page, writable};
+    if (bytes == 0) return;
+    if (bus % page != physical % page)
+        throw config_error(fmt::format("{}: mapping {:#x} -> {:#x}: offsets within the page differ", name(), bus, physical));
+    const std::uint64_t first = bus / page, last = (bus + bytes - 1) / page;
+    for (std::uint64_t p = first; p <= last; ++p) pages_[{device, p}] = {physical / page + (p - first), writable};
 }
 
 void iommu::unmap(std::uint16_t device, std::uint64_t bus, std::uint64_t bytes) {
-    for (std::uint64_t off = 0; off < bytes; off += page) pages_.erase({device, (bus + off) / page});
+    if (bytes == 0) return;
+    for (std::uint64_t p = bus / page; p <= (bus + bytes - 1) / page; ++p) pages_.erase({device, p});
 }
 
 void iommu::transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay) {
@@ -35,6 +40,10 @@ void iommu::transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay) {
     const bool write = tx.is_write();
     const std::uint64_t bus = tx.get_address();
     const std::uint64_t n = tx.get_data_length();
+    if (n == 0) {
+        tx.set_response_status(tlm::TLM_OK_RESPONSE);
+        return;
+    }
     // Check every page first: a refused access moves nothing.
     for (std::uint64_t p = bus / page; p <= (bus + n - 1) / page; ++p) {
         auto it = pages_.find({id->bdf, p});

@@ -255,6 +255,7 @@ void neuroncore::start(engine e, std::uint64_t pc) {
     es.start_pc = pc;
     ++es.starts;
     es.status = engine_status::running;
+    semaphore_changed_.notify(sc_core::SC_ZERO_TIME);  // an engine blocked in its old stream lets go
     es.error = err_none;
     es.start_event.notify(sc_core::SC_ZERO_TIME);
 }
@@ -987,9 +988,10 @@ void neuroncore::run_engine(unsigned e) {
                 es.waiting_sem = ins.wait_sem;
                 es.waiting_value = ins.wait_value;
                 es.waiting_pc = index;
-                while (semaphores_[ins.wait_sem] < ins.wait_value && epoch_ == epoch) sc_core::wait(semaphore_changed_);
+                while (semaphores_[ins.wait_sem] < ins.wait_value && epoch_ == epoch && es.starts == served)
+                    sc_core::wait(semaphore_changed_);
                 es.waiting_sem = -1;
-                if (epoch_ != epoch) break;  // the core was reset: abandon the stream
+                if (epoch_ != epoch || es.starts != served) break;  // reset or restarted: abandon the stream
             }
             ++instructions_;
             std::uint32_t next = index + 1;
@@ -1019,6 +1021,8 @@ void neuroncore::run_engine(unsigned e) {
                 stop_on_error(es, index, f);
                 break;
             }
+            // Reset (or restarted) while this instruction ran: its signal belongs to no kernel.
+            if (epoch_ != epoch || es.starts != served) break;
             if (ins.signal_sem != no_semaphore && static_cast<opcode>(ins.op) != opcode::dma)
                 signal(ins.signal_sem, ins.signal_add, sc_core::sc_time_stamp());
             index = next;

@@ -142,6 +142,7 @@ status trn3_device::reset_core(unsigned core) {
     if (core >= TRN3_DEV_CORES) return status::bad_argument;
     wr(TRN3_CHIP_CORE_RESET, 1u << core);
     wr(TRN3_CHIP_ERR_STATUS, TRN3_ERR_CORE(core));
+    drain_notifications();  // what the core reported before the reset is stale now
     finished_[core].clear();
     ++resets_;
     return status::ok;
@@ -149,7 +150,7 @@ status trn3_device::reset_core(unsigned core) {
 
 status trn3_device::alloc(std::uint64_t bytes, std::uint64_t& address) {
     if (!probed_) return status::no_device;
-    if (bytes == 0) return status::bad_argument;
+    if (bytes == 0 || bytes > (36ull << 30)) return status::bad_argument;  // nothing larger than a stack
     const std::uint64_t size = (bytes + 4095) / 4096 * 4096;
     for (auto it = free_.begin(); it != free_.end(); ++it) {
         if (it->second < size) continue;
@@ -187,7 +188,7 @@ status trn3_device::free(std::uint64_t address) {
 
 status trn3_device::run_descriptor(std::uint64_t src, std::uint64_t dst, std::uint32_t length, std::uint32_t flags) {
     const std::uint32_t index = tail_ & (ring_entries - 1);
-    trn3_dma_descriptor d{src, dst, length, flags | TRN3_DESC_INTERRUPT, 0xD0000000ull + tail_};
+    trn3_dma_descriptor d{src, dst, length, flags | TRN3_DESC_INTERRUPT, 0xD000000000000000ull | ++descriptor_serial_};
     std::memcpy(ring_.cpu + index * sizeof d, &d, sizeof d);
     std::memset(completions_.cpu + index * sizeof(trn3_dma_completion), 0xFF, sizeof(trn3_dma_completion));
     ++tail_;
@@ -205,8 +206,11 @@ status trn3_device::run_descriptor(std::uint64_t src, std::uint64_t dst, std::ui
     const bool ok = done && c.user == expected_user && c.status == 0;
     if (!ok) {
         ++dma_errors_;
-        // Drop the failed descriptor (tail back to head), then restart the queue.
+        // Drop the failed descriptor (tail back to head), then restart the
+        // queue; a descriptor still running (a timeout) finishes first.
         wr(TRN3_BAR0_DMA(0) + TRN3_DMA_CONTROL, 0);
+        host_.wait_until([&] { return (rd(TRN3_BAR0_DMA(0) + TRN3_DMA_STATUS) & 0xFF) != TRN3_DMA_STATE_RUNNING; },
+                         1'000'000'000, 20'000);
         tail_ = rd(TRN3_BAR0_DMA(0) + TRN3_DMA_HEAD);
         wr(TRN3_BAR0_DMA(0) + TRN3_DMA_TAIL, tail_);
         wr(TRN3_CHIP_ERR_STATUS, TRN3_ERR_DMA(0));

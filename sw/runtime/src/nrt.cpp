@@ -64,7 +64,7 @@ NRT_STATUS nrt_load(nrt_runtime_t* rt, const void* container, size_t bytes, int3
                     nrt_model_t** model) {
     if (!rt || !model) return NRT_INVALID_HANDLE;
     if (nc_count != 1 && nc_count != 2) return NRT_INVALID;
-    if (start_nc < 0 || start_nc + nc_count > 8 || (nc_count == 2 && start_nc % 2 != 0)) return NRT_INVALID;
+    if (start_nc < 0 || start_nc > 8 - nc_count || (nc_count == 2 && start_nc % 2 != 0)) return NRT_INVALID;
     const unsigned mask = ((1u << nc_count) - 1) << start_nc;
     if (rt->cores_in_use & mask) return NRT_RESOURCE;
     trn3::runtime::container_view view;
@@ -73,6 +73,11 @@ NRT_STATUS nrt_load(nrt_runtime_t* rt, const void* container, size_t bytes, int3
     if (view.cores != static_cast<std::uint32_t>(nc_count)) return NRT_LOAD_ERROR;
     auto m = std::make_unique<nrt_model>();
     m->runtime = rt;
+    // On any failure below, the code already placed goes back.
+    auto give_back = [&](NRT_STATUS s) {
+        for (std::uint64_t a : m->code) rt->device->free(a);
+        return s;
+    };
     m->first_core = static_cast<unsigned>(start_nc);
     m->cores = static_cast<unsigned>(nc_count);
     for (unsigned c = 0; c < m->cores; ++c) {
@@ -83,9 +88,9 @@ NRT_STATUS nrt_load(nrt_runtime_t* rt, const void* container, size_t bytes, int3
             if (r.instructions == 0) continue;
             std::uint64_t at = 0;
             const std::size_t n = std::size_t(r.instructions) * 192;
-            if (status s = rt->device->alloc(n, at); s != status::ok) return from(s);
+            if (status s = rt->device->alloc(n, at); s != status::ok) return give_back(from(s));
             m->code.push_back(at);
-            if (status s = rt->device->write(at, data + r.offset, n); s != status::ok) return from(s);
+            if (status s = rt->device->write(at, data + r.offset, n); s != status::ok) return give_back(from(s));
             pcs[e] = at;
             engines |= 1u << e;
         }
@@ -99,6 +104,8 @@ NRT_STATUS nrt_load(nrt_runtime_t* rt, const void* container, size_t bytes, int3
 
 NRT_STATUS nrt_unload(nrt_model_t* m) {
     if (!m) return NRT_INVALID_HANDLE;
+    if (m->running)  // still executing: stop its cores before its code goes away
+        for (unsigned c = 0; c < m->cores; ++c) m->runtime->device->reset_core(m->first_core + c);
     for (std::uint64_t a : m->code) m->runtime->device->free(a);
     m->runtime->cores_in_use &= ~(((1u << m->cores) - 1) << m->first_core);
     delete m;
@@ -150,9 +157,14 @@ NRT_STATUS nrt_wait(nrt_model_t* m, uint64_t timeout_us) {
     if (!m->running) return NRT_INVALID;
     m->running = false;
     NRT_STATUS result = NRT_SUCCESS;
+    // One deadline for all the model's cores (at most an hour of simulated time).
+    const std::uint64_t timeout_ns = std::min<std::uint64_t>(timeout_us, 3'600'000'000ull) * 1000;
+    trn3::driver::host_ops& host = m->runtime->device->host();
+    const std::uint64_t deadline = host.now_ns() + timeout_ns;
     for (unsigned c = 0; c < m->cores; ++c) {
         trn3::driver::core_result r;
-        const status s = m->runtime->device->wait_core(m->first_core + c, timeout_us * 1000, r);
+        const std::uint64_t now = host.now_ns();
+        const status s = m->runtime->device->wait_core(m->first_core + c, deadline > now ? deadline - now : 0, r);
         if (s == status::exec_error && result == NRT_SUCCESS) m->last_error = r.error;
         if (s != status::ok && result == NRT_SUCCESS) result = from(s);
     }

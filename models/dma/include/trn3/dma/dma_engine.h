@@ -62,6 +62,7 @@ private:
         timeline::track track;
     };
     void run();
+    void ring();  // a doorbell
     bool serve(unsigned q);  // one descriptor; false when the queue has none or stopped
     bool transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data, std::uint64_t n);
     void fail(unsigned q, std::uint32_t cause);
@@ -69,6 +70,7 @@ private:
     std::vector<std::unique_ptr<reg>> regs_owned_;
     std::array<queue, TRN3_DMA_QUEUES> queues_;
     sc_core::sc_event doorbell_;
+    bool doorbell_pending_ = false;
     unsigned next_ = 0;
     counter descriptors_, bytes_, errors_;
 };

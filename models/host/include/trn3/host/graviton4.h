@@ -63,6 +63,7 @@ private:
                 std::size_t bytes);
     std::map<std::uint32_t, std::function<void()>> handlers_;
     sc_core::sc_event interrupt_;
+    std::uint64_t interrupts_seen_ = 0;
     std::uint64_t next_dma_ = 0;
     counter interrupts_, unclaimed_;
     timeline::track irq_track_;

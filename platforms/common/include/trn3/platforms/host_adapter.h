@@ -4,6 +4,7 @@
 // instance; call it only from the host's software threads.
 #pragma once
 
+#include <algorithm>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -50,8 +51,9 @@ public:
         fault_handlers_.push_back(std::move(handler));
     }
     bool wait_until(const std::function<bool()>& ready, std::uint64_t timeout_ns, std::uint64_t poll_ns) override {
-        return h_.wait_until(ready, sc_core::sc_time(double(timeout_ns), sc_core::SC_NS),
-                             sc_core::sc_time(double(poll_ns), sc_core::SC_NS));
+        const double hour_ns = 3.6e12;  // longer waits are clamped: sc_time must not overflow
+        return h_.wait_until(ready, sc_core::sc_time(std::min(double(timeout_ns), hour_ns), sc_core::SC_NS),
+                             sc_core::sc_time(std::max(1.0, std::min(double(poll_ns), hour_ns)), sc_core::SC_NS));
     }
     void sleep_ns(std::uint64_t ns) override { sc_core::wait(sc_core::sc_time(double(ns), sc_core::SC_NS)); }
     std::uint64_t now_ns() const override { return static_cast<std::uint64_t>(sc_core::sc_time_stamp().to_seconds() * 1e9); }

@@ -83,6 +83,7 @@ public:
     std::uint64_t bar0() const { return bar0_; }
     std::uint64_t bar2() const { return bar2_; }
     const pci_function& function() const { return fn_; }
+    host_ops& host() { return host_; }
 
 private:
     std::uint32_t rd(std::uint32_t off) { return host_.mmio_read32(bar0_ + off); }
@@ -103,6 +104,7 @@ private:
     static constexpr std::uint32_t ring_entries = 256;
     dma_buffer ring_, completions_, bounce_;
     std::uint32_t tail_ = 0;
+    std::uint64_t descriptor_serial_ = 0;  // in each descriptor's `user`: matches its completion record
     // notification ring
     static constexpr std::uint32_t notify_entries = 64;
     dma_buffer notify_;

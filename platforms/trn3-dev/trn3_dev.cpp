@@ -8,8 +8,8 @@
 // probes the chip (BARs, MSI-X, DMA and notification rings), waits for the
 // firmware (the MCU's boot ROM checks it first), shakes hands over the
 // mailbox, then loads and runs the reference kernels through the runtime
-// (GEMM on core 0, softmax on core 1, attention on core 2, a GEMM on the
-// LNC=2 pair 4+5), reads the results back and checks them against fp64.
+// (GEMM on core 0, softmax on core 1, attention on core 2, RMSNorm on core
+// 3, a GEMM on the LNC=2 pair 4+5), reads the results back and checks them against fp64.
 // Then it checks the error paths: a kernel with an illegal instruction
 // (error status, core reset, the next kernel on that core succeeds) and DMA
 // to host memory outside the IOMMU's mappings (a fault, nothing written).
@@ -263,6 +263,18 @@ private:
             if (t >= 0)
                 report_kernel("nc1: softmax 256x1024 fp32", t,
                               reference::max_relative_error(download(ty, x.size()), reference::softmax(x, s.rows, s.cols), 0.0),
+                              tolerance.get());
+        }
+        {
+            const rows_shape s{256, 1024};
+            auto x = random_floats(std::size_t(s.rows) * s.cols, 3.0f, 8), gamma = random_floats(s.cols, 1.0f, 9);
+            tensor tx = upload(x, "x"), tg = upload(gamma, "gamma"), ty = alloc(x.size() * 4, "y");
+            const program p = rmsnorm(s, tx.at(), tg.at(), ty.at(), 1e-6f);
+            const double t = run({&p}, 3, "nc3: rmsnorm 256x1024 fp32");
+            if (t >= 0)
+                report_kernel("nc3: rmsnorm 256x1024 fp32", t,
+                              reference::max_relative_error(download(ty, x.size()),
+                                                            reference::rmsnorm(x, gamma, s.rows, s.cols, 1e-6), 1e-3),
                               tolerance.get());
         }
         {

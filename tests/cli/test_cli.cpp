@@ -409,7 +409,9 @@ TEST_CASE("trn3-dev: power-on, firmware, driver and runtime run the reference ke
                              "firmware running (boot ROM verified the image)", "mailbox handshake (firmware 0.1",
                              "first verified kernel result", "all kernels verified"})
         CHECK_THAT(r.out, Catch::Contains(step));
-    CHECK_THAT(r.out, Catch::Contains("nc0: gemm bf16 512x1024x512"));
+    for (const char* k : {"nc0: gemm bf16 512x1024x512", "nc1: softmax 256x1024 fp32", "nc2: attention 128x256, head dim 128",
+                          "nc3: rmsnorm 256x1024 fp32"})
+        CHECK_THAT(r.out, Catch::Contains(k));
     CHECK_THAT(r.out, Catch::Contains("nc4+nc5 (LNC=2): gemm bf16 256x512x256 each"));
     CHECK_THAT(r.out, Catch::Contains("ok: a kernel with an illegal instruction: NRT_EXEC_ERROR, engine error 1 (illegal)"));
     CHECK_THAT(r.out, Catch::Contains("ok: the driver reset the core; the next kernel on it ran and verified"));

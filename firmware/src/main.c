@@ -1,16 +1,21 @@
-/* The MCU firmware: reports itself, runs its self-test, and serves the host
- * driver through the mailbox (docs/firmware.md). Chip blocks (HBM, links,
- * NeuronCores) are driven here as each lands in the platform; until then
- * their commands answer TRN3_MBOX_STATUS_NOT_AVAILABLE. */
+/* The MCU firmware: reports itself, runs its self-test, brings the chip up
+ * (trains every HBM stack, trains every NeuronLink port through its LTSSM
+ * registers and reports its lanes), serves the host driver through the
+ * mailbox, and handles HBM and link errors (docs/firmware.md). On an MCU
+ * without a chip (sysctl CHIP = 0) the chip commands answer
+ * TRN3_MBOX_STATUS_NOT_AVAILABLE. */
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
 
+#include "trn3/spec/device.h"
+#include "trn3/spec/link.h"
 #include "trn3/spec/mailbox.h"
 #include "trn3/spec/mcu.h"
 
-#define FIRMWARE_VERSION ((0u << 16) | 1u) /* 0.1 */
+#define FIRMWARE_VERSION ((0u << 16) | 2u) /* 0.2 */
 #define REG(base, off) (*(volatile uint32_t*)((base) + (off)))
+#define CHIP(off) REG(TRN3_MCU_CHIP_BASE, (off))
 
 /* picolibc's stdout: bytes to the UART. */
 static int uart_putc(char c, FILE* f) {
@@ -33,7 +38,121 @@ static uint64_t mtime(void) {
 static struct {
     uint64_t start;
     uint32_t served, errors, routing_id;
+    int chip;                       /* a chip behind the window */
+    uint32_t hbm_ready, ports, ports_up, ports_degraded;
+    uint32_t hbm_events, link_events, core_resets;
+    uint32_t retrains[TRN3_NEURONLINK_PORTS];
 } state;
+
+static uint32_t us_since(uint64_t t0) {
+    const uint32_t freq = REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_FREQ);
+    return (uint32_t)((mtime() - t0) * 1000000u / freq);
+}
+
+/* Waits until (reg & mask) == want, at most timeout_us; 1 when it came. */
+static int poll(uint32_t off, uint32_t mask, uint32_t want, uint32_t timeout_us) {
+    const uint64_t t0 = mtime();
+    while ((CHIP(off) & mask) != want)
+        if (us_since(t0) > timeout_us) return 0;
+    return 1;
+}
+
+/* ---- HBM: initialise and train each stack ---- */
+static void hbm_init(void) {
+    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) {
+        const uint32_t base = TRN3_BAR0_HBM(s);
+        if (CHIP(base + TRN3_HBM_ID) != TRN3_HBM_ID_VALUE) {
+            printf("hbm%u: not present\n", s);
+            continue;
+        }
+        const uint64_t t0 = mtime();
+        CHIP(base + TRN3_HBM_TRAIN_CTRL) = 1;
+        if (!poll(base + TRN3_HBM_TRAIN_STATUS, 0xFF, 2, 10000)) {
+            printf("hbm%u: training timed out\n", s);
+            continue;
+        }
+        state.hbm_ready |= 1u << s;
+        CHIP(base + TRN3_HBM_IRQ_ENABLE) = 0x5; /* uncorrectable and address errors */
+        printf("hbm%u: trained in %u us\n", s, (unsigned)us_since(t0));
+    }
+}
+
+/* ---- NeuronLink: train every port, report width and lane sparing ---- */
+static void link_report(unsigned p) {
+    const uint32_t base = TRN3_BAR0_LINK(p);
+    const uint32_t st = CHIP(base + TRN3_LINK_STATUS), lanes = CHIP(base + TRN3_LINK_LANES);
+    if (st & TRN3_LINK_STATUS_UP) state.ports_up |= 1u << p;
+    else state.ports_up &= ~(1u << p);
+    if (st & TRN3_LINK_STATUS_DEGRADED) state.ports_degraded |= 1u << p;
+    else state.ports_degraded &= ~(1u << p);
+    if (st & TRN3_LINK_STATUS_UP)
+        printf("nl%u: up, speed %u x%u of x%u, %u failed lanes, %u spares in use%s\n", p, (unsigned)TRN3_LINK_STATUS_SPEED(st),
+               (unsigned)TRN3_LINK_STATUS_WIDTH(st), (unsigned)TRN3_LINK_LANES_CONFIGURED(lanes),
+               (unsigned)TRN3_LINK_LANES_FAILED(lanes), (unsigned)TRN3_LINK_LANES_SPARES_USED(lanes),
+               (st & TRN3_LINK_STATUS_DEGRADED) ? ", DEGRADED" : "");
+    else
+        printf("nl%u: down (state %u%s)\n", p, (unsigned)TRN3_LINK_STATUS_STATE(st),
+               (st & TRN3_LINK_STATUS_FAILED) ? ", training failed" : "");
+}
+
+static void links_init(void) {
+    state.ports = CHIP(TRN3_CHIP_NL_PORTS);
+    for (unsigned p = 0; p < TRN3_NEURONLINK_PORTS; ++p)
+        if (state.ports & (1u << p)) {
+            const uint32_t base = TRN3_BAR0_LINK(p);
+            CHIP(base + TRN3_LINK_EVENT_MASK) = TRN3_LINK_EVENT_DOWN | TRN3_LINK_EVENT_DEGRADED | TRN3_LINK_EVENT_FAILED;
+            CHIP(base + TRN3_LINK_CONTROL) = TRN3_LINK_CONTROL_ENABLE;
+        }
+    /* All ports train at once; wait for each to come up or fail. */
+    for (unsigned p = 0; p < TRN3_NEURONLINK_PORTS; ++p)
+        if (state.ports & (1u << p)) {
+            poll(TRN3_BAR0_LINK(p) + TRN3_LINK_STATUS, TRN3_LINK_STATUS_UP | TRN3_LINK_STATUS_FAILED, TRN3_LINK_STATUS_UP, 2000);
+            CHIP(TRN3_BAR0_LINK(p) + TRN3_LINK_EVENTS) = 0xFFFFFFFFu; /* what training raised is reported here */
+            link_report(p);
+        }
+}
+
+/* ---- errors ---- */
+static void hbm_errors(void) {
+    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) {
+        const uint32_t base = TRN3_BAR0_HBM(s);
+        const uint32_t st = CHIP(base + TRN3_HBM_IRQ_STATUS);
+        if (!st) continue;
+        ++state.hbm_events;
+        printf("hbm%u: error interrupt 0x%x: %u uncorrectable, %u corrected, last at 0x%08x%08x\n", s, (unsigned)st,
+               (unsigned)CHIP(base + TRN3_HBM_UE_COUNT), (unsigned)CHIP(base + TRN3_HBM_CE_COUNT),
+               (unsigned)CHIP(base + TRN3_HBM_LAST_ERROR_ADDR + 4), (unsigned)CHIP(base + TRN3_HBM_LAST_ERROR_ADDR));
+        CHIP(base + TRN3_HBM_IRQ_STATUS) = st;
+        CHIP(TRN3_CHIP_FW_EVENT) = 1;
+    }
+}
+
+static void link_errors(void) {
+    for (unsigned p = 0; p < TRN3_NEURONLINK_PORTS; ++p) {
+        if (!(state.ports & (1u << p))) continue;
+        const uint32_t base = TRN3_BAR0_LINK(p);
+        const uint32_t ev = CHIP(base + TRN3_LINK_EVENTS);
+        if (!ev) continue;
+        ++state.link_events;
+        CHIP(base + TRN3_LINK_EVENTS) = ev;
+        if (ev & TRN3_LINK_EVENT_FAILED) {
+            /* Training failed: start it again from Detect, a few times. */
+            if (state.retrains[p] < 3) {
+                ++state.retrains[p];
+                printf("nl%u: training failed, retraining (%u)\n", p, (unsigned)state.retrains[p]);
+                CHIP(base + TRN3_LINK_CONTROL) = 0;
+                CHIP(base + TRN3_LINK_CONTROL) = TRN3_LINK_CONTROL_ENABLE;
+            }
+        } else if (ev & TRN3_LINK_EVENT_DOWN) {
+            /* Lanes failed in L0: the link is retraining on its own; wait for it. */
+            printf("nl%u: link down, retraining\n", p);
+            poll(base + TRN3_LINK_STATUS, TRN3_LINK_STATUS_UP, TRN3_LINK_STATUS_UP, 1000);
+            CHIP(base + TRN3_LINK_EVENTS) = CHIP(base + TRN3_LINK_EVENTS) & (TRN3_LINK_EVENT_UP | TRN3_LINK_EVENT_DOWN);
+        }
+        link_report(p);
+        CHIP(TRN3_CHIP_FW_EVENT) = 1;
+    }
+}
 
 /* Self-test: SRAM holds patterns, the timer runs. */
 static int self_test(void) {
@@ -83,11 +202,72 @@ static void serve(const volatile struct trn3_mbox_request* rq, volatile struct t
             break;
         case TRN3_MBOX_CMD_RESET_CORE:
         case TRN3_MBOX_CMD_LINK_STATUS:
-        case TRN3_MBOX_CMD_ECC_COUNTERS:
-        case TRN3_MBOX_CMD_TELEMETRY:
-            status = length == 4 || command == TRN3_MBOX_CMD_TELEMETRY ? TRN3_MBOX_STATUS_NOT_AVAILABLE
-                                                                       : TRN3_MBOX_STATUS_BAD_LENGTH;
+        case TRN3_MBOX_CMD_ECC_COUNTERS: {
+            uint32_t arg = 0;
+            if (length != 4) {
+                status = TRN3_MBOX_STATUS_BAD_LENGTH;
+                break;
+            }
+            memcpy(&arg, (const void*)rq->payload, 4);
+            if (!state.chip) {
+                status = TRN3_MBOX_STATUS_NOT_AVAILABLE;
+            } else if (command == TRN3_MBOX_CMD_RESET_CORE) {
+                if (arg >= TRN3_DEV_CORES) status = TRN3_MBOX_STATUS_BAD_ARGUMENT;
+                else {
+                    CHIP(TRN3_CHIP_CORE_RESET) = 1u << arg;
+                    CHIP(TRN3_CHIP_ERR_STATUS) = TRN3_ERR_CORE(arg);
+                    ++state.core_resets;
+                }
+            } else if (command == TRN3_MBOX_CMD_LINK_STATUS) {
+                if (arg >= TRN3_NEURONLINK_PORTS || !(state.ports & (1u << arg))) status = TRN3_MBOX_STATUS_BAD_ARGUMENT;
+                else {
+                    const uint32_t base = TRN3_BAR0_LINK(arg);
+                    struct trn3_mbox_link l;
+                    l.status = CHIP(base + TRN3_LINK_STATUS);
+                    l.lanes = CHIP(base + TRN3_LINK_LANES);
+                    l.failed[0] = CHIP(base + TRN3_LINK_FAILED0);
+                    l.failed[1] = CHIP(base + TRN3_LINK_FAILED1);
+                    l.failed[2] = CHIP(base + TRN3_LINK_FAILED2);
+                    l.trainings = CHIP(base + TRN3_LINK_TRAININGS);
+                    l.replayed = CHIP(base + TRN3_LINK_REPLAYED);
+                    l.retrains_by_firmware = state.retrains[arg];
+                    memcpy((void*)rs->payload, &l, out = sizeof l);
+                }
+            } else {
+                if (arg >= TRN3_DEV_HBM_STACKS) status = TRN3_MBOX_STATUS_BAD_ARGUMENT;
+                else {
+                    const uint32_t base = TRN3_BAR0_HBM(arg);
+                    struct trn3_mbox_ecc e;
+                    e.corrected = CHIP(base + TRN3_HBM_CE_COUNT);
+                    e.uncorrectable = CHIP(base + TRN3_HBM_UE_COUNT);
+                    e.address_errors = CHIP(base + TRN3_HBM_ADDR_ERRORS);
+                    e.last_error_addr_lo = CHIP(base + TRN3_HBM_LAST_ERROR_ADDR);
+                    e.last_error_addr_hi = CHIP(base + TRN3_HBM_LAST_ERROR_ADDR + 4);
+                    e.train_status = CHIP(base + TRN3_HBM_TRAIN_STATUS);
+                    memcpy((void*)rs->payload, &e, out = sizeof e);
+                }
+            }
             break;
+        }
+        case TRN3_MBOX_CMD_TELEMETRY: {
+            struct trn3_mbox_telemetry t;
+            memset(&t, 0, sizeof t);
+            t.uptime_us = us_since(state.start);
+            t.hbm_ready = state.hbm_ready;
+            t.ports_present = state.ports;
+            t.ports_up = state.ports_up;
+            t.ports_degraded = state.ports_degraded;
+            for (unsigned s2 = 0; state.chip && s2 < TRN3_DEV_HBM_STACKS; ++s2) {
+                t.corrected_total += CHIP(TRN3_BAR0_HBM(s2) + TRN3_HBM_CE_COUNT);
+                t.uncorrectable_total += CHIP(TRN3_BAR0_HBM(s2) + TRN3_HBM_UE_COUNT);
+            }
+            t.hbm_events = state.hbm_events;
+            t.link_events = state.link_events;
+            t.core_resets = state.core_resets;
+            if (length != 0) status = TRN3_MBOX_STATUS_BAD_LENGTH;
+            else memcpy((void*)rs->payload, &t, out = sizeof t);
+            break;
+        }
         default:
             status = TRN3_MBOX_STATUS_UNKNOWN_COMMAND;
             break;
@@ -114,14 +294,21 @@ static void wake_in(uint32_t ticks) {
 static void kick(void) { REG(TRN3_MCU_WDT_BASE, TRN3_MCU_WDT_KICK) = TRN3_MCU_WDT_KICK_KEY; }
 
 int main(void) {
-    REG(TRN3_MCU_SYSCTL_BASE, TRN3_MCU_SYSCTL_BOOT_STATUS) = TRN3_BOOT_RUNNING;
     state.start = mtime();
     printf("trn3 mcu firmware %u.%u, mailbox protocol %u\n", FIRMWARE_VERSION >> 16, FIRMWARE_VERSION & 0xffff,
            TRN3_MBOX_PROTOCOL_VERSION);
     printf("self-test %s\n", self_test() ? "passed" : "FAILED");
-    /* The mailbox doorbell (mie.MEIE) and the timer (mie.MTIE) wake wfi
-     * without trapping (mstatus.MIE off). */
-    REG(TRN3_MCU_INTC_BASE, TRN3_MCU_INTC_ENABLE) = 1u << TRN3_MCU_IRQ_MAILBOX;
+    /* The chip first: the host sees RUNNING only once HBM and links are trained. */
+    state.chip = REG(TRN3_MCU_SYSCTL_BASE, TRN3_MCU_SYSCTL_CHIP) != 0;
+    if (state.chip) {
+        hbm_init();
+        links_init();
+    }
+    REG(TRN3_MCU_SYSCTL_BASE, TRN3_MCU_SYSCTL_BOOT_STATUS) = TRN3_BOOT_RUNNING;
+    /* The mailbox doorbell, HBM and link errors (mie.MEIE) and the timer
+     * (mie.MTIE) wake wfi without trapping (mstatus.MIE off). */
+    REG(TRN3_MCU_INTC_BASE, TRN3_MCU_INTC_ENABLE) =
+        (1u << TRN3_MCU_IRQ_MAILBOX) | (state.chip ? (1u << TRN3_MCU_IRQ_HBM) | (1u << TRN3_MCU_IRQ_LINK) : 0);
     __asm__ volatile("csrci mstatus, 8\n csrw mie, %0" ::"r"((1u << 11) | (1u << 7)));
     watchdog_ticks = REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_FREQ) / 100;
     REG(TRN3_MCU_WDT_BASE, TRN3_MCU_WDT_TIMEOUT) = watchdog_ticks;
@@ -131,6 +318,10 @@ int main(void) {
     volatile struct trn3_mbox_response* rs = (volatile void*)(TRN3_MCU_MAILBOX_BASE + TRN3_MBOX_RESPONSE);
     for (;;) {
         while (!(REG(TRN3_MCU_MAILBOX_BASE, TRN3_MBOX_H2M_DOORBELL) & 1)) {
+            const uint32_t pending = REG(TRN3_MCU_INTC_BASE, TRN3_MCU_INTC_PENDING);
+            if (pending & (1u << TRN3_MCU_IRQ_HBM)) hbm_errors();
+            if (pending & (1u << TRN3_MCU_IRQ_LINK)) link_errors();
+            if (pending & ((1u << TRN3_MCU_IRQ_HBM) | (1u << TRN3_MCU_IRQ_LINK))) continue;
             wake_in(watchdog_ticks / 2);
             __asm__ volatile("wfi");
             kick();

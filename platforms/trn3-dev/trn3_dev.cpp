@@ -42,6 +42,8 @@
 #include "trn3/platforms/platform.h"
 #include "trn3/runtime/container.h"
 #include "trn3/runtime/nrt.h"
+#include "trn3/spec/link.h"
+#include "trn3/spec/mailbox.h"
 #include "trn3/spec/pci.h"
 
 namespace trn3 {
@@ -74,6 +76,11 @@ public:
     pcie::rate_bridge bridge{"bridge"};
     pcie::link chip_link{"chip_link", queue, 3, 4, pcie::link_of(pcie::generation::gen6, 16, 2)};
     chip::trn3_chip chip0{"chip0", {TRN3_FIRMWARE_ELF, TRN3_BOOT_ROM_ELF, build_digest()}};
+    // Two of the chip's NeuronLink ports, trained by its firmware: a backplane
+    // bundle (x64 + 16 spare lanes, a retimer) and a cross-rack x16 cable
+    // (two retimers: the AEC). Their far ends are off this platform.
+    pcie::link nl0{"nl0", queue, 5, 6, pcie::link_of(pcie::generation::gen6, 64, 1, 16, false)};
+    pcie::link nl1{"nl1", queue, 7, 8, pcie::link_of(pcie::generation::gen6, 16, 2, 0, false)};
 
     explicit trn3_dev(const sc_core::sc_module_name& name) : platform(name), adapter_(host0), device_(adapter_) {
         try {
@@ -84,6 +91,8 @@ public:
         host0.rc.attach(0, host_link.a());
         bridge.attach(host_link.b(), chip_link.a());
         chip0.ep.attach(chip_link.b());
+        chip0.attach_neuronlink(0, nl0);
+        chip0.attach_neuronlink(1, nl1);
         host0.run("software", [this] { software(); });
     }
 
@@ -245,6 +254,7 @@ private:
         driver::firmware_info fw;
         if (!expect(device_.handshake(fw), "mailbox handshake")) return finish();
         phase(fmt::format("mailbox handshake (firmware {}.{} '{}')", fw.version >> 16, fw.version & 0xFFFF, fw.build));
+        chip_state("after boot");
         if (nrt_init(&device_, &rt_) != NRT_SUCCESS) {
             failures_.push_back("runtime init");
             return finish();
@@ -344,8 +354,73 @@ private:
             const std::vector<std::uint8_t> again(4096, 0x77);
             check(nrt_tensor_write(t.t, again.data(), 0, 4096) == NRT_SUCCESS, "the DMA queue recovered after the faults");
         }
+        {
+            // An uncorrectable HBM error: the host injects one through the stack's
+            // debug registers (BAR0) and reads the word through BAR2. The read
+            // returns poisoned data; the firmware's handler logs it and tells the host.
+            const std::uint64_t word = 35ull << 30;  // stack 0, far from every tensor
+            adapter_.mmio_write64(device_.bar0() + TRN3_BAR0_HBM(0) + 0x30, word);
+            adapter_.mmio_write64(device_.bar0() + TRN3_BAR0_HBM(0) + 0x38, 0x3);  // two bits: uncorrectable
+            std::uint64_t v = 0;
+            adapter_.mmio_read(device_.bar2() + word, &v, 8);
+            const bool handled = adapter_.wait_until(
+                [&] {
+                    trn3_mbox_telemetry t{};
+                    return device_.telemetry(t) == driver::status::ok && t.hbm_events >= 1;
+                },
+                1'000'000, 10'000);
+            trn3_mbox_ecc e{};
+            const std::uint32_t err = adapter_.mmio_read32(device_.bar0() + TRN3_CHIP_ERR_STATUS);
+            check(handled && device_.ecc_counters(0, e) == driver::status::ok && e.uncorrectable == 1 &&
+                      ((std::uint64_t(e.last_error_addr_hi) << 32 | e.last_error_addr_lo) == word) &&
+                      (err & TRN3_ERR_HBM(0)) && (err & TRN3_ERR_FIRMWARE),
+                  "an uncorrectable HBM error: poisoned read, the firmware's handler counted it, the host was told");
+            adapter_.mmio_write32(device_.bar0() + TRN3_CHIP_ERR_STATUS, TRN3_ERR_HBM(0) | TRN3_ERR_FIRMWARE);
+        }
+        {
+            // A NeuronCore reset done by the firmware (mailbox RESET_CORE), then a kernel on that core.
+            const driver::status r = device_.firmware_reset_core(6);
+            const rows_shape s{128, 512};
+            auto x = random_floats(std::size_t(s.rows) * s.cols, 1.0f, 11);
+            tensor tx = upload(x, "x"), ty = alloc(x.size() * 4, "y");
+            const program p = softmax(s, tx.at(), ty.at());
+            const double t = run({&p}, 6, "nc6: after a firmware reset");
+            check(r == driver::status::ok && t >= 0 &&
+                      reference::max_relative_error(download(ty, x.size()), reference::softmax(x, s.rows, s.cols), 0.0) <=
+                          tolerance.get(),
+                  "mailbox RESET_CORE: the firmware reset nc6; the next kernel on it verified");
+        }
+        chip_state("at the end");
         counters_ = device_.counters();
         finish();
+    }
+
+    // What the firmware reports: telemetry, each NeuronLink port, each stack's ECC counters.
+    void chip_state(const std::string& when) {
+        trn3_mbox_telemetry t{};
+        if (!expect(device_.telemetry(t), "mailbox TELEMETRY")) return;
+        checks_ << fmt::format("  firmware telemetry {}: uptime {} us, HBM ready {:#x}, NeuronLink ports {:#x} up {:#x} "
+                               "degraded {:#x}, ECC corrected {} uncorrectable {}, events: HBM {} link {}, core resets {}\n",
+                               when, t.uptime_us, t.hbm_ready, t.ports_present, t.ports_up, t.ports_degraded, t.corrected_total,
+                               t.uncorrectable_total, t.hbm_events, t.link_events, t.core_resets);
+        for (unsigned p = 0; p < TRN3_NEURONLINK_PORTS; ++p) {
+            if (!(t.ports_present & (1u << p))) continue;
+            trn3_mbox_link l{};
+            if (!expect(device_.link_status(p, l), "mailbox LINK_STATUS")) return;
+            checks_ << fmt::format("    nl{}: {} x{} of x{}, {} failed lanes, {} spares in use, {} trainings{}\n", p,
+                                   (l.status & TRN3_LINK_STATUS_UP) ? "up" : "DOWN", TRN3_LINK_STATUS_WIDTH(l.status),
+                                   TRN3_LINK_LANES_CONFIGURED(l.lanes), TRN3_LINK_LANES_FAILED(l.lanes),
+                                   TRN3_LINK_LANES_SPARES_USED(l.lanes), l.trainings,
+                                   (l.status & TRN3_LINK_STATUS_DEGRADED) ? ", DEGRADED" : "");
+        }
+        for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) {
+            trn3_mbox_ecc e{};
+            if (!expect(device_.ecc_counters(s, e), "mailbox ECC_COUNTERS")) return;
+            if (e.corrected || e.uncorrectable || e.train_status != 2)
+                checks_ << fmt::format("    hbm{}: trained {}, ECC corrected {}, uncorrectable {}, last error at {:#x}\n", s,
+                                       e.train_status == 2 ? "yes" : "no", e.corrected, e.uncorrectable,
+                                       (std::uint64_t(e.last_error_addr_hi) << 32) | e.last_error_addr_lo);
+        }
     }
 
     void finish() {

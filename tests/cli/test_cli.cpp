@@ -294,7 +294,7 @@ TEST_CASE("the mcu platform boots the verified firmware and the host's mailbox r
     CHECK_THAT(line_with(r.out, "boot status"), Catch::StartsWith("boot status running (4)"));
     CHECK_THAT(r.out, Catch::Contains("mcu0 console: boot: firmware image verified"));
     CHECK_THAT(r.out, Catch::Contains("mcu0 console: self-test passed"));
-    CHECK_THAT(line_with(r.out, "  firmware 0.1"), Catch::StartsWith("  firmware 0.1 'trn3vp mcu firmware', protocol 1"));
+    CHECK_THAT(line_with(r.out, "  firmware 0.2"), Catch::StartsWith("  firmware 0.2 'trn3vp mcu firmware', protocol 2"));
     CHECK_THAT(line_with(r.out, "  mailbox command 30583"), Catch::StartsWith("  mailbox command 30583 answered with status 1"));
 }
 
@@ -406,7 +406,7 @@ TEST_CASE("trn3-dev: power-on, firmware, driver and runtime run the reference ke
     INFO(r.out << r.err);
     CHECK(r.code == 0);
     for (const char* step : {"root port link up (Gen5 x16)", "enumerated (2 functions)", "driver probed the chip",
-                             "firmware running (boot ROM verified the image)", "mailbox handshake (firmware 0.1",
+                             "firmware running (boot ROM verified the image)", "mailbox handshake (firmware 0.2",
                              "first verified kernel result", "all kernels verified"})
         CHECK_THAT(r.out, Catch::Contains(step));
     for (const char* k : {"nc0: gemm bf16 512x1024x512", "nc1: softmax 256x1024 fp32", "nc2: attention 128x256, head dim 128",
@@ -434,4 +434,30 @@ TEST_CASE("trn3-dev: a firmware image that fails its boot check is reported clea
     CHECK(r.code == 1);
     CHECK_THAT(r.out, Catch::Contains("FAILED: firmware: the boot ROM refused the firmware image"));
     CHECK_THAT(r.out, Catch::Contains("firmware image refused"));
+}
+
+TEST_CASE("trn3-dev: the firmware trains HBM and NeuronLink, reports lane sparing, and handles HBM errors") {
+    const result r = trn3vp("run --platform trn3-dev");
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    for (unsigned s = 0; s < 4; ++s) CHECK_THAT(r.out, Catch::Contains("mcu0 console: hbm" + std::to_string(s) + ": trained in 25 us"));
+    CHECK_THAT(r.out, Catch::Contains("mcu0 console: nl0: up, speed 6 x64 of x64, 0 failed lanes, 0 spares in use"));
+    CHECK_THAT(r.out, Catch::Contains("HBM ready 0xf, NeuronLink ports 0x3 up 0x3 degraded 0x0"));
+    CHECK_THAT(r.out, Catch::Contains("ok: an uncorrectable HBM error: poisoned read, the firmware's handler counted it"));
+    CHECK_THAT(r.out, Catch::Contains("mcu0 console: hbm0: error interrupt 0x1: 1 uncorrectable"));
+    CHECK_THAT(r.out, Catch::Contains("ok: mailbox RESET_CORE: the firmware reset nc6"));
+}
+
+TEST_CASE("trn3-dev: 16 failed backplane lanes are spared, 17 degrade the link, a fault under traffic is retrained by the firmware") {
+    const result spared = trn3vp("run --platform trn3-dev -p trn3dev.nl0.failed_lanes=0-15");
+    INFO(spared.out << spared.err);
+    CHECK(spared.code == 0);
+    CHECK_THAT(spared.out, Catch::Contains("nl0: up x64 of x64, 16 failed lanes, 16 spares in use, 1 trainings\n"));
+    const result degraded = trn3vp("run --platform trn3-dev -p trn3dev.nl0.failed_lanes=0-16 -p trn3dev.nl1.failed_lanes=5 "
+                                   "-p trn3dev.nl1.fault_time=1500us");
+    INFO(degraded.out << degraded.err);
+    CHECK(degraded.code == 0);
+    CHECK_THAT(degraded.out, Catch::Contains("nl0: up x56 of x64, 17 failed lanes, 0 spares in use, 1 trainings, DEGRADED"));
+    CHECK_THAT(degraded.out, Catch::Contains("mcu0 console: nl1: link down, retraining"));
+    CHECK_THAT(degraded.out, Catch::Contains("nl1: up x8 of x16, 1 failed lanes, 0 spares in use, 2 trainings, DEGRADED"));
 }

@@ -41,6 +41,9 @@ chip_control::chip_control(const sc_core::sc_module_name& name, std::array<neuro
         }
         r.set(v);
     });
+    fw_event_.on_write([this](reg& r, std::uint64_t) {
+        if (r.value() & 1) report_error(TRN3_ERR_FIRMWARE);
+    });
     launch_.on_write([this](reg& r, std::uint64_t) {
         launch(static_cast<unsigned>((r.value() >> 8) & 0xF), static_cast<unsigned>(r.value() & 0x1F));
     });

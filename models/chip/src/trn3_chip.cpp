@@ -3,7 +3,10 @@
 #include <fmt/format.h>
 
 #include "trn3/core/protocol_checker.h"
+#include "trn3/core/error.h"
+#include "trn3/spec/link.h"
 #include "trn3/spec/mailbox.h"
+#include "trn3/spec/mcu.h"
 #include "trn3/spec/pci.h"
 
 namespace trn3::chip {
@@ -18,10 +21,10 @@ std::array<neuroncore::neuroncore*, TRN3_DEV_CORES> raw(std::array<std::unique_p
 
 trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images& firmware)
     : component(name, frequency{1.4e9}), ep("ep", TRN3_PCI_DEVICE_TRN3, TRN3_BAR0_SIZE, TRN3_BAR2_SIZE), mcu0("mcu0", firmware), dma0("dma0"),
-      noc("noc"), bar0_bus("bar0_bus"), to_host("to_host"),
+      noc("noc"), regs("regs"), to_host("to_host"),
       hbm_errors_(this, "hbm_uncorrectable", "uncorrectable HBM errors reported") {
     for (unsigned c = 0; c < TRN3_DEV_CORES; ++c) nc[c] = std::make_unique<neuroncore::neuroncore>(fmt::format("nc{}", c).c_str());
-    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) hbm[s] = std::make_unique<hbm::hbm_stack>(fmt::format("hbm{}", s).c_str());
+    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) hbm[s] = std::make_unique<hbm::hbm_stack>(fmt::format("hbm{}", s).c_str(), true);
     control = std::make_unique<chip_control>("control", raw(nc));
 
     // Device memory.
@@ -31,12 +34,14 @@ trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images
     connect(dma0.device, noc.in);
     connect(ep.bar2, noc.in);
 
-    // Registers behind BAR0.
-    connect(ep.bar0, bar0_bus.in);
-    bar0_bus.map(control->in, TRN3_BAR0_CHIP, 0x1000, "control");
-    bar0_bus.map(mcu0.mailbox0.host, TRN3_BAR0_MAILBOX, 0x1000, "mailbox");
-    for (unsigned c = 0; c < TRN3_DEV_CORES; ++c) bar0_bus.map(nc[c]->ctrl, TRN3_BAR0_CORE(c), 0x10000, fmt::format("nc{}", c));
-    bar0_bus.map(dma0.in, TRN3_BAR0_DMA(0), 0x100 * TRN3_DMA_QUEUES, "dma");
+    // The register space: behind BAR0 for the host, the MCU's chip window for the firmware.
+    connect(ep.bar0, regs.in);
+    connect(mcu0.chip, regs.in);
+    regs.map(control->in, TRN3_BAR0_CHIP, 0x1000, "control");
+    regs.map(mcu0.mailbox0.host, TRN3_BAR0_MAILBOX, 0x1000, "mailbox");
+    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) regs.map(hbm[s]->ctrl, TRN3_BAR0_HBM(s), 0x1000, fmt::format("hbm{}", s));
+    for (unsigned c = 0; c < TRN3_DEV_CORES; ++c) regs.map(nc[c]->ctrl, TRN3_BAR0_CORE(c), 0x10000, fmt::format("nc{}", c));
+    regs.map(dma0.in, TRN3_BAR0_DMA(0), 0x100 * TRN3_DMA_QUEUES, "dma");
 
     // Device requests into host memory.
     connect(dma0.host, to_host.in);
@@ -63,7 +68,20 @@ trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images
                 ++hbm_errors_;
                 control->report_error(TRN3_ERR_HBM(s));
             }
+            hbm_irqs_high_ += level ? 1 : -1u;
+            mcu0.intc0.line(TRN3_MCU_IRQ_HBM).set(hbm_irqs_high_ != 0);
         });
+}
+
+void trn3_chip::attach_neuronlink(unsigned port, pcie::link& l) {
+    if (port >= TRN3_NEURONLINK_PORTS)
+        throw config_error(fmt::format("{}: NeuronLink port {} does not exist ({} ports)", name(), port, TRN3_NEURONLINK_PORTS));
+    regs.map(l.in, TRN3_BAR0_LINK(port), TRN3_LINK_BLOCK_SIZE, fmt::format("nl{}", port));
+    control->add_neuronlink_port(port);
+    l.irq.on_change([this](bool level) {
+        link_irqs_high_ += level ? 1 : -1u;
+        mcu0.intc0.line(TRN3_MCU_IRQ_LINK).set(link_irqs_high_ != 0);
+    });
 }
 
 unsigned char* trn3_chip::device_memory(std::uint64_t address, std::uint64_t bytes) {

@@ -29,7 +29,7 @@ std::uint64_t seed_for(const std::string& name, std::uint64_t seed) {
 }
 } // namespace
 
-hbm_stack::hbm_stack(const sc_core::sc_module_name& name)
+hbm_stack::hbm_stack(const sc_core::sc_module_name& name, bool default_needs_training)
     : component(name, frequency{2.4e9}),
       in("in"), ctrl("ctrl"),
       size(this, "size", byte_count{36ull << 30}, "capacity of the stack (12-high HBM3E: 36 GiB)",
@@ -76,6 +76,10 @@ hbm_stack::hbm_stack(const sc_core::sc_module_name& name)
                      "how far before the latest arrival a request may still be placed in a free gap (the "
                      "controller's reordering horizon)"),
       dmi(this, "dmi", true, "grant DMI when no ECC error can appear"),
+      needs_training(this, "needs_training", default_needs_training,
+                     "data accesses fail until firmware trains the stack (train_ctrl)"),
+      training_time(this, "training_time", sc_time(25, sc_core::SC_US),
+                    "initialisation and training (PHY, write leveling, read/write eye) per stack"),
       ecc_single_rate(this, "ecc.single_rate", 0.0, "transient single-bit errors per 64-bit word read",
                       range<double>{0.0, 1.0}),
       ecc_double_rate(this, "ecc.double_rate", 0.0, "transient double-bit errors per 64-bit word read",
@@ -123,6 +127,17 @@ hbm_stack::hbm_stack(const sc_core::sc_module_name& name)
     ctrl.register_b_transport(this, &hbm_stack::ctrl_transport);
     ctrl.register_transport_dbg(this, &hbm_stack::ctrl_dbg);
     irq_status_.on_write([this](reg&, std::uint64_t) { update_irq(); });
+    train_status_.set(needs_training.get() ? 0 : 2);
+    train_ctrl_.on_write([this](reg& r, std::uint64_t) {
+        if ((r.value() & 1) && train_status_.value() == 0) {
+            train_status_.set(1);
+            trained_event_.notify(training_time.get());
+        }
+    });
+    SC_HAS_PROCESS(hbm_stack);
+    SC_METHOD(finish_training);
+    sensitive << trained_event_;
+    dont_initialize();
     irq_enable_.on_write([this](reg&, std::uint64_t) { update_irq(); });
     inject_mask_.on_write([this](reg& r, std::uint64_t) {
         ecc_.inject(inject_addr_.value(), r.value());
@@ -195,8 +210,19 @@ ps_t hbm_stack::place(std::uint64_t addr, unsigned len, bool is_write, ps_t arri
     return done + controller_ps_;
 }
 
+void hbm_stack::finish_training() {
+    train_status_.set(2);
+    log().info("trained in {}", training_time.get().to_string());
+}
+
 void hbm_stack::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay) {
     ++transaction_count();
+    if (train_status_.value() != 2) {
+        // Not initialised: the controller refuses the access.
+        tx.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
+        delay += controller_latency.get();
+        return;
+    }
     const std::uint64_t addr = tx.get_address();
     const unsigned len = tx.get_data_length();
     const bool timing_only_access = tx.get_extension<timing_only>() != nullptr;
@@ -265,7 +291,7 @@ void hbm_stack::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& dela
 bool hbm_stack::get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi& d) {
     // DMI bypasses ECC and timing: granted only when no error can appear.
     // Timing stays charged by initiators through timing_only payloads.
-    if (!dmi.get() || ecc_.active()) return false;
+    if (!dmi.get() || ecc_.active() || train_status_.value() != 2) return false;
     d.set_dmi_ptr(store_.data());
     d.set_start_address(0);
     d.set_end_address(size.get().bytes - 1);

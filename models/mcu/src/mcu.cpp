@@ -234,4 +234,9 @@ void mcu::run() {
     }
 }
 
+void mcu::end_of_elaboration() {
+    component::end_of_elaboration();
+    sysctl0.set_chip_present(chip.get_base_port().size() != 0);
+}
+
 } // namespace trn3::mcu

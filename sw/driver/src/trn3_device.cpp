@@ -137,6 +137,41 @@ status trn3_device::handshake(firmware_info& info) {
     return st.boot_status == TRN3_BOOT_RUNNING ? status::ok : status::firmware_timeout;
 }
 
+status trn3_device::telemetry(trn3_mbox_telemetry& t) {
+    if (!probed_) return status::no_device;
+    std::uint16_t n = 0;
+    const status s = mailbox(TRN3_MBOX_CMD_TELEMETRY, nullptr, 0, &t, sizeof t, n);
+    return s == status::ok && n != sizeof t ? status::firmware_timeout : s;
+}
+
+status trn3_device::link_status(unsigned port, trn3_mbox_link& l) {
+    if (!probed_) return status::no_device;
+    const std::uint32_t p = port;
+    std::uint16_t n = 0;
+    const status s = mailbox(TRN3_MBOX_CMD_LINK_STATUS, &p, 4, &l, sizeof l, n);
+    return s == status::ok && n != sizeof l ? status::firmware_timeout : s;
+}
+
+status trn3_device::ecc_counters(unsigned stack, trn3_mbox_ecc& e) {
+    if (!probed_) return status::no_device;
+    const std::uint32_t st = stack;
+    std::uint16_t n = 0;
+    const status s = mailbox(TRN3_MBOX_CMD_ECC_COUNTERS, &st, 4, &e, sizeof e, n);
+    return s == status::ok && n != sizeof e ? status::firmware_timeout : s;
+}
+
+status trn3_device::firmware_reset_core(unsigned core) {
+    if (!probed_) return status::no_device;
+    const std::uint32_t c = core;
+    std::uint16_t n = 0;
+    char none = 0;
+    if (status s = mailbox(TRN3_MBOX_CMD_RESET_CORE, &c, 4, &none, 0, n); s != status::ok) return s;
+    drain_notifications();
+    finished_[core % finished_.size()].clear();
+    ++resets_;
+    return status::ok;
+}
+
 status trn3_device::reset_core(unsigned core) {
     if (!probed_) return status::no_device;
     if (core >= TRN3_DEV_CORES) return status::bad_argument;

@@ -26,6 +26,11 @@
 #define TRN3_BAR0_CORE(c) (0x100000u + 0x10000u * (c)) /* NeuronCore c (models/neuroncore registers) */
 #define TRN3_BAR0_DMA(q) (0x200000u + 0x100u * (q))    /* DMA queue q, below */
 #define TRN3_BAR0_NOTIFY 0x000100u        /* notification queue (in the chip control block), below */
+#define TRN3_BAR0_HBM(s) (0x020000u + 0x1000u * (s))  /* HBM stack s controller, below */
+#define TRN3_BAR0_LINK(p) (0x030000u + 0x100u * (p))  /* NeuronLink port p: link registers (spec/link.h) */
+#define TRN3_NEURONLINK_PORTS 20u         /* 160 lanes as x8 ports; a port may hold a wider bundle */
+/* The chip's MCU sees the same register space at TRN3_MCU_CHIP_BASE + offset
+ * (spec/mcu.h): the firmware drives HBM, links and cores through it. */
 
 /* Chip control */
 #define TRN3_CHIP_ID 0x00u          /* RO: 0x1D0F7364 */
@@ -38,10 +43,25 @@
 #define TRN3_CHIP_CORE_STATE 0x1Cu  /* RO: 2 bits per core: 0 idle, 1 running, 2 error */
 #define TRN3_CHIP_LAUNCH 0x20u      /* WO: bits 4:0 engine mask, bits 11:8 core: start those engines at LAUNCH_PC */
 #define TRN3_CHIP_LAUNCH_PC(e) (0x40u + 8u * (e)) /* RW 8: start address of engine e (0 tensor .. 4 sync) */
+#define TRN3_CHIP_FW_EVENT 0x24u    /* WO: firmware writes 1 to report an event to the host (ERR_STATUS bit 28) */
+#define TRN3_CHIP_NL_PORTS 0x28u    /* RO: bit p: NeuronLink port p has a link */
 #define TRN3_CHIP_ID_VALUE 0x1D0F7364u
 #define TRN3_ERR_CORE(c) (1u << (c))          /* NeuronCore c stopped on an error */
 #define TRN3_ERR_DMA(q) (1u << (8 + (q)))     /* DMA queue q stopped on an error */
 #define TRN3_ERR_HBM(s) (1u << (24 + (s)))    /* HBM stack s reported an uncorrectable error */
+#define TRN3_ERR_FIRMWARE (1u << 28)          /* the firmware reported an event (a link down, ...): ask it */
+
+/* HBM stack controller (TRN3_BAR0_HBM(s); models/hbm/hbm_stack.h) */
+#define TRN3_HBM_ID 0x00u              /* RO 4: 0x48424d33 "HBM3" */
+#define TRN3_HBM_CE_COUNT 0x08u        /* RO 8 */
+#define TRN3_HBM_UE_COUNT 0x10u        /* RO 8 */
+#define TRN3_HBM_ADDR_ERRORS 0x18u     /* RO 8 */
+#define TRN3_HBM_LAST_ERROR_ADDR 0x20u /* RO 8 */
+#define TRN3_HBM_IRQ_STATUS 0x28u      /* W1C 4: bit 0 uncorrectable, 1 corrected, 2 address error */
+#define TRN3_HBM_IRQ_ENABLE 0x2Cu      /* RW 4 */
+#define TRN3_HBM_TRAIN_CTRL 0x40u      /* WO 4: 1 starts initialisation and training */
+#define TRN3_HBM_TRAIN_STATUS 0x44u    /* RO 4: 0 untrained, 1 training, 2 ready */
+#define TRN3_HBM_ID_VALUE 0x48424d33u
 
 /* ---- DMA queues: TRN3_DMA_QUEUES rings of descriptors in host or device
  * memory; the host writes descriptors, then the new tail into TAIL (the

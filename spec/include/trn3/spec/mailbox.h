@@ -41,9 +41,9 @@ struct trn3_mbox_response {
 #define TRN3_MBOX_CMD_STATUS 2u        /* none -> struct trn3_mbox_status */
 #define TRN3_MBOX_CMD_RESET_CORE 3u    /* uint32_t core -> none */
 #define TRN3_MBOX_CMD_SET_ROUTING_ID 4u /* uint32_t id -> none */
-#define TRN3_MBOX_CMD_LINK_STATUS 5u   /* uint32_t port -> link state (with the fabric) */
-#define TRN3_MBOX_CMD_ECC_COUNTERS 6u  /* uint32_t stack -> counters (with the chip's HBM) */
-#define TRN3_MBOX_CMD_TELEMETRY 7u     /* none -> telemetry */
+#define TRN3_MBOX_CMD_LINK_STATUS 5u   /* uint32_t port -> struct trn3_mbox_link */
+#define TRN3_MBOX_CMD_ECC_COUNTERS 6u  /* uint32_t stack -> struct trn3_mbox_ecc */
+#define TRN3_MBOX_CMD_TELEMETRY 7u     /* none -> struct trn3_mbox_telemetry */
 
 #define TRN3_MBOX_STATUS_OK 0u
 #define TRN3_MBOX_STATUS_UNKNOWN_COMMAND 1u
@@ -65,6 +65,36 @@ struct trn3_mbox_status {
     uint32_t routing_id;
 };
 
-#define TRN3_MBOX_PROTOCOL_VERSION 1u
+struct trn3_mbox_link {
+    uint32_t status;      /* the link's STATUS register (spec/link.h) */
+    uint32_t lanes;       /* its LANES register: configured, spare, spares in use, failed */
+    uint32_t failed[3];   /* failed-lane bitmap, lanes 0-95 */
+    uint32_t trainings;
+    uint32_t replayed;
+    uint32_t retrains_by_firmware;
+};
+
+struct trn3_mbox_ecc {
+    uint32_t corrected;
+    uint32_t uncorrectable;
+    uint32_t address_errors;
+    uint32_t last_error_addr_lo, last_error_addr_hi;
+    uint32_t train_status; /* TRN3_HBM_TRAIN_STATUS */
+};
+
+struct trn3_mbox_telemetry {
+    uint32_t uptime_us;
+    uint32_t hbm_ready;     /* bit per trained stack */
+    uint32_t ports_present; /* bit per NeuronLink port with a link */
+    uint32_t ports_up;
+    uint32_t ports_degraded;
+    uint32_t corrected_total;
+    uint32_t uncorrectable_total;
+    uint32_t hbm_events;    /* HBM error interrupts the firmware handled */
+    uint32_t link_events;   /* link interrupts the firmware handled */
+    uint32_t core_resets;   /* RESET_CORE commands served */
+};
+
+#define TRN3_MBOX_PROTOCOL_VERSION 2u
 
 #endif

@@ -33,6 +33,8 @@
 #define TRN3_MCU_INTC_ENABLE 0x04u  /* RW */
 #define TRN3_MCU_IRQ_MAILBOX 0u     /* the host rang the MCU's doorbell */
 #define TRN3_MCU_IRQ_WATCHDOG 1u    /* the watchdog expired once (it resets the MCU the second time) */
+#define TRN3_MCU_IRQ_HBM 2u         /* an HBM stack raised its error interrupt */
+#define TRN3_MCU_IRQ_LINK 3u        /* a NeuronLink port raised its event interrupt */
 
 /* System control: test exit, boot status, the provisioned firmware digest. */
 #define TRN3_MCU_SYSCTL_BASE 0x10003000u
@@ -41,6 +43,7 @@
 #define TRN3_MCU_SYSCTL_FW_BASE 0x08u     /* R: where the firmware image lies (SRAM) */
 #define TRN3_MCU_SYSCTL_FW_SIZE 0x0cu     /* R: its size in bytes */
 #define TRN3_MCU_SYSCTL_FW_ENTRY 0x10u    /* R: its entry point */
+#define TRN3_MCU_SYSCTL_CHIP 0x14u        /* R: 1 when the chip window (TRN3_MCU_CHIP_BASE) leads to a chip */
 #define TRN3_MCU_SYSCTL_DIGEST 0x20u      /* R: 32 bytes, SHA-256 the chip was provisioned with (fuses) */
 
 #define TRN3_BOOT_RESET 0u       /* nothing run yet */

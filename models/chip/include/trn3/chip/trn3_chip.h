@@ -3,12 +3,17 @@
 // of spec/device.h (docs/device.md).
 //
 //   PCIe link ══ ep (endpoint 1d0f:7364)
-//                 bar0 ── bar0_bus: control (+0), mailbox (+0x10000), nc c (+0x100000 + c x 0x10000), dma (+0x200000)
+//                 bar0 ── regs: control (+0), mailbox (+0x10000), hbm s controller (+0x20000 + s x 0x1000),
+//                               NeuronLink port p (+0x30000 + p x 0x100), nc c (+0x100000 + c x 0x10000), dma (+0x200000)
+//   mcu0.chip ── regs (the same space, at the MCU's TRN3_MCU_CHIP_BASE): the firmware trains HBM and links
 //                 bar2 ── noc: hbm s at s x 64 GiB
 //                 dma  <── to_host <── dma.host, control.host   (device requests into host memory)
 //   nc0..nc7.mem ── noc          dma.device ── noc
 //   mcu0: boot ROM, firmware; its mailbox's host side on bar0_bus; host_irq -> MSI-X 0
-//   errors: NeuronCore stops, DMA queue stops, HBM uncorrectable errors -> control ERR_STATUS -> MSI-X 1
+//   errors: NeuronCore stops, DMA queue stops, HBM uncorrectable errors -> control ERR_STATUS -> MSI-X 1;
+//           HBM errors also -> MCU line 2, link events -> MCU line 3 (the firmware's error handler)
+//   the HBM stacks need training (their firmware does it at boot); NeuronLink
+//   links are the platform's (attach_neuronlink), trained by the firmware
 //   kernels done -> notification ring -> MSI-X 2; DMA descriptors -> MSI-X 8 + q
 //
 // LNC=2 (control LNC) pairs cores 2i and 2i+1 as one logical core: the
@@ -26,6 +31,7 @@
 #include "trn3/mcu/mcu.h"
 #include "trn3/neuroncore/neuroncore.h"
 #include "trn3/pcie/endpoint.h"
+#include "trn3/pcie/link.h"
 
 namespace trn3::chip {
 
@@ -39,16 +45,21 @@ public:
     std::array<std::unique_ptr<neuroncore::neuroncore>, TRN3_DEV_CORES> nc;
     std::array<std::unique_ptr<hbm::hbm_stack>, TRN3_DEV_HBM_STACKS> hbm;
     router noc;
-    router bar0_bus;
+    router regs;
     router to_host;
     std::unique_ptr<chip_control> control;
 
     // Host pointer to device memory at a device address (loaders, tests), or
     // nullptr outside the stacks.
     unsigned char* device_memory(std::uint64_t address, std::uint64_t bytes);
+    // Wiring: the link's registers become NeuronLink port p's (for the
+    // firmware, and the host through BAR0); its interrupt reaches the MCU.
+    void attach_neuronlink(unsigned port, pcie::link& l);
 
 private:
     counter hbm_errors_;
+    unsigned link_irqs_high_ = 0;
+    unsigned hbm_irqs_high_ = 0;
     timeline::track mailbox_track_;
 };
 

@@ -21,6 +21,13 @@
 //   0x2c irq_enable      RW  4  same bits; reset 0x5
 //   0x30 inject_addr     RW  8  address of the word for inject_mask
 //   0x38 inject_mask     WO  8  writing a non-zero mask flips those bits of the 64-bit word
+//   0x40 train_ctrl      WO  4  write 1: initialise and train the stack (takes training_time)
+//   0x44 train_status    RO  4  0 untrained, 1 training, 2 ready
+//
+// Training: with needs_training (a chip's stacks: its firmware trains them),
+// the stack answers data accesses with TLM_GENERIC_ERROR_RESPONSE and grants
+// no DMI until train_ctrl has been written and training_time has passed.
+// Without it (the default, for rigs without firmware) it is ready at reset.
 //
 // timeline (--timeline): a "<stack> GB/s" counter per timeline_window and an
 // instant for every error interrupt cause.
@@ -72,6 +79,8 @@ public:
     param<sc_core::sc_time> idle_drain;
     param<sc_core::sc_time> reorder_window;
     param<bool> dmi;
+    param<bool> needs_training;
+    param<sc_core::sc_time> training_time;
     // ECC
     param<double> ecc_single_rate, ecc_double_rate;
     param<std::uint64_t> ecc_seed;
@@ -79,7 +88,8 @@ public:
     // observability
     param<sc_core::sc_time> timeline_window;
 
-    explicit hbm_stack(const sc_core::sc_module_name& name);
+    explicit hbm_stack(const sc_core::sc_module_name& name, bool default_needs_training = false);
+    bool trained() const { return train_status_.value() == 2; }
 
     // Drains every queued write; returns the time the last one is done.
     sc_core::sc_time flush();
@@ -121,6 +131,10 @@ private:
     reg irq_enable_{regs_, "irq_enable", 0x2c, 4, 0x5, access::rw, "enabled error interrupts"};
     reg inject_addr_{regs_, "inject_addr", 0x30, 8, 0, access::rw, "word address for inject_mask"};
     reg inject_mask_{regs_, "inject_mask", 0x38, 8, 0, access::wo, "bits to flip in the word at inject_addr"};
+    reg train_ctrl_{regs_, "train_ctrl", 0x40, 4, 0, access::wo, "write 1: initialise and train the stack"};
+    reg train_status_{regs_, "train_status", 0x44, 4, 0, access::ro, "0 untrained, 1 training, 2 ready"};
+    sc_core::sc_event trained_event_;
+    void finish_training();
 
     trace_point trace_in_;
     rate_counter bandwidth_;      // timeline: GB/s per window

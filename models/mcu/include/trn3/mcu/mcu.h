@@ -76,6 +76,7 @@ public:
     const sc_core::sc_event& stopped() const { return stopped_; }
     const sc_core::sc_time& stopped_at() const { return stopped_at_; }
     void reset() override;
+    void end_of_elaboration() override;
 
 private:
     void run();

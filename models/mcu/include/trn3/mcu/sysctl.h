@@ -18,6 +18,7 @@ public:
 
     void set_image(std::uint32_t base, std::uint32_t size, std::uint32_t entry);
     void set_digest(const std::array<std::uint8_t, 32>& digest);
+    void set_chip_present(bool present) { chip_.set(present ? 1 : 0); }
     // 0 until software writes tohost; then its value (1: pass).
     std::uint32_t tohost() const { return tohost_value_; }
     std::uint32_t boot_status() const { return static_cast<std::uint32_t>(boot_status_.value()); }
@@ -33,6 +34,7 @@ private:
     reg fw_base_{regs, "fw_base", 0x08, 4, 0, access::ro, "firmware image base (SRAM)"};
     reg fw_size_{regs, "fw_size", 0x0c, 4, 0, access::ro, "firmware image size in bytes"};
     reg fw_entry_{regs, "fw_entry", 0x10, 4, 0, access::ro, "firmware entry point"};
+    reg chip_{regs, "chip", 0x14, 4, 0, access::ro, "1: the chip window (TRN3_MCU_CHIP_BASE) leads to a chip"};
     std::vector<std::unique_ptr<reg>> digest_;  // 8 words at 0x20
 };
 

@@ -99,12 +99,15 @@ struct link_config {
     bool auto_train = true;
 };
 // A builder's shorthand: link_of(generation::gen6, 16, 2) is Gen6 x16 with two retimers.
-inline link_config link_of(generation g, unsigned lanes, unsigned retimers = 0, unsigned spare_lanes = 0) {
+// auto_train false: firmware trains it (CONTROL.ENABLE).
+inline link_config link_of(generation g, unsigned lanes, unsigned retimers = 0, unsigned spare_lanes = 0,
+                           bool auto_train = true) {
     link_config c;
     c.gen = g;
     c.lanes = lanes;
     c.spare_lanes = spare_lanes;
     c.retimers = retimers;
+    c.auto_train = auto_train;
     return c;
 }
 

@@ -28,6 +28,7 @@
 
 #include "trn3/driver/host_ops.h"
 #include "trn3/driver/pci_enum.h"
+#include "trn3/spec/mailbox.h"
 
 namespace trn3::driver {
 
@@ -66,6 +67,12 @@ public:
     status wait_boot(std::uint64_t timeout_ns);
     status handshake(firmware_info& info);
     status reset_core(unsigned core);
+    // Through the firmware (mailbox): telemetry, a NeuronLink port's state,
+    // an HBM stack's ECC counters, a core reset done by the firmware.
+    status telemetry(trn3_mbox_telemetry& t);
+    status link_status(unsigned port, trn3_mbox_link& l);
+    status ecc_counters(unsigned stack, trn3_mbox_ecc& e);
+    status firmware_reset_core(unsigned core);
 
     status alloc(std::uint64_t bytes, std::uint64_t& device_address);
     status free(std::uint64_t device_address);

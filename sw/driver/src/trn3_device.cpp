@@ -137,27 +137,24 @@ status trn3_device::handshake(firmware_info& info) {
     return st.boot_status == TRN3_BOOT_RUNNING ? status::ok : status::firmware_timeout;
 }
 
-status trn3_device::telemetry(trn3_mbox_telemetry& t) {
+template <typename T>
+status trn3_device::query(std::uint16_t command, const std::uint32_t* arg, T& out) {
     if (!probed_) return status::no_device;
     std::uint16_t n = 0;
-    const status s = mailbox(TRN3_MBOX_CMD_TELEMETRY, nullptr, 0, &t, sizeof t, n);
-    return s == status::ok && n != sizeof t ? status::firmware_timeout : s;
+    const status s = mailbox(command, arg, arg ? 4 : 0, &out, sizeof out, n);
+    return s == status::ok && n != sizeof out ? status::firmware_timeout : s;  // a short answer is a broken firmware
 }
 
+status trn3_device::telemetry(trn3_mbox_telemetry& t) { return query(TRN3_MBOX_CMD_TELEMETRY, nullptr, t); }
+
 status trn3_device::link_status(unsigned port, trn3_mbox_link& l) {
-    if (!probed_) return status::no_device;
     const std::uint32_t p = port;
-    std::uint16_t n = 0;
-    const status s = mailbox(TRN3_MBOX_CMD_LINK_STATUS, &p, 4, &l, sizeof l, n);
-    return s == status::ok && n != sizeof l ? status::firmware_timeout : s;
+    return query(TRN3_MBOX_CMD_LINK_STATUS, &p, l);
 }
 
 status trn3_device::ecc_counters(unsigned stack, trn3_mbox_ecc& e) {
-    if (!probed_) return status::no_device;
-    const std::uint32_t st = stack;
-    std::uint16_t n = 0;
-    const status s = mailbox(TRN3_MBOX_CMD_ECC_COUNTERS, &st, 4, &e, sizeof e, n);
-    return s == status::ok && n != sizeof e ? status::firmware_timeout : s;
+    const std::uint32_t s = stack;
+    return query(TRN3_MBOX_CMD_ECC_COUNTERS, &s, e);
 }
 
 status trn3_device::firmware_reset_core(unsigned core) {

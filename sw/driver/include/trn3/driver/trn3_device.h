@@ -98,6 +98,8 @@ private:
     void wr64(std::uint32_t off, std::uint64_t v) { host_.mmio_write64(bar0_ + off, v); }
     status mailbox(std::uint16_t command, const void* payload, std::uint16_t length, void* response,
                    std::uint16_t response_max, std::uint16_t& response_length);
+    template <typename T>
+    status query(std::uint16_t command, const std::uint32_t* arg, T& out);
     status run_descriptor(std::uint64_t src, std::uint64_t dst, std::uint32_t length, std::uint32_t flags);
     void drain_notifications();
 

@@ -9,7 +9,7 @@
 //                 bar2 ── noc: hbm s at s x 64 GiB
 //                 dma  <── to_host <── dma.host, control.host   (device requests into host memory)
 //   nc0..nc7.mem ── noc          dma.device ── noc
-//   mcu0: boot ROM, firmware; its mailbox's host side on bar0_bus; host_irq -> MSI-X 0
+//   mcu0: boot ROM, firmware; its mailbox's host side on regs; host_irq -> MSI-X 0
 //   errors: NeuronCore stops, DMA queue stops, HBM uncorrectable errors -> control ERR_STATUS -> MSI-X 1;
 //           HBM errors also -> MCU line 2, link events -> MCU line 3 (the firmware's error handler)
 //   the HBM stacks need training (their firmware does it at boot); NeuronLink

@@ -101,7 +101,7 @@ static void links_init(void) {
         if (state.ports & (1u << p)) {
             const uint32_t base = TRN3_BAR0_LINK(p);
             CHIP(base + TRN3_LINK_EVENT_MASK) = TRN3_LINK_EVENT_DOWN | TRN3_LINK_EVENT_DEGRADED | TRN3_LINK_EVENT_FAILED;
-            CHIP(base + TRN3_LINK_CONTROL) = TRN3_LINK_CONTROL_ENABLE;
+            CHIP(base + TRN3_LINK_CONTROL) = TRN3_LINK_CONTROL_ENABLE | TRN3_LINK_CONTROL_SPARING;
         }
     /* All ports train at once; wait for each to come up or fail. */
     for (unsigned p = 0; p < TRN3_NEURONLINK_PORTS; ++p)
@@ -141,7 +141,7 @@ static void link_errors(void) {
                 ++state.retrains[p];
                 printf("nl%u: training failed, retraining (%u)\n", p, (unsigned)state.retrains[p]);
                 CHIP(base + TRN3_LINK_CONTROL) = 0;
-                CHIP(base + TRN3_LINK_CONTROL) = TRN3_LINK_CONTROL_ENABLE;
+                CHIP(base + TRN3_LINK_CONTROL) = TRN3_LINK_CONTROL_ENABLE | TRN3_LINK_CONTROL_SPARING;
             }
         } else if (ev & TRN3_LINK_EVENT_DOWN) {
             /* Lanes failed in L0: the link is retraining on its own; wait for it. */

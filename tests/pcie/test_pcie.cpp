@@ -608,3 +608,41 @@ TEST_CASE("two flows into one switch port share its egress link: each gets half,
     CHECK(std::memcmp(s.d1.mem.data() + (1 << 30) * 0, data.data(), n) == 0);
     CHECK(std::memcmp(s.d1.mem.data() + n, data.data(), n) == 0);
 }
+
+TEST_CASE("lane sparing is the firmware's to enable: without CONTROL.SPARING a failed lane costs width") {
+    param_registry::instance().set_pending_text("off.failed_lanes", "17", "test");
+    param_registry::instance().set_pending_text("on.failed_lanes", "17", "test");
+    delivery_queue q("q");
+    const link_config cfg = link_of(generation::gen6, 64, 1, 16, false);
+    link off("off", q, 1, 2, cfg), on("on", q, 3, 4, cfg);
+    rig::reg_port r_off("r_off"), r_on("r_on");
+    r_off.out.bind(off.in);
+    r_on.out.bind(on.in);
+    script s("s", [&] {
+        r_off.write(TRN3_LINK_CONTROL, TRN3_LINK_CONTROL_ENABLE);
+        r_on.write(TRN3_LINK_CONTROL, TRN3_LINK_CONTROL_ENABLE | TRN3_LINK_CONTROL_SPARING);
+    });
+    sc_core::sc_start(sc_time(200, SC_US));
+    CHECK(on.width() == 64);
+    CHECK(on.spares_used() == 1);
+    CHECK(off.width() == 40);  // lanes 24-63 (reversed): the widest healthy multiple of 8 without spares
+}
+
+TEST_CASE("a link's flit format is a param: 128-byte flits carrying 118 bytes halve the flit time, and nonsense is refused") {
+    param_registry::instance().set_pending_text("small.flit_bytes", "128", "test");
+    param_registry::instance().set_pending_text("small.flit_payload_bytes", "118", "test");
+    param_registry::instance().set_pending_text("bad.flit_payload_bytes", "300", "test");
+    delivery_queue q("q");
+    link small("small", q, 1, 2, link_of(generation::gen6, 8));
+    CHECK_THROWS_WITH(link("bad", q, 3, 4, link_of(generation::gen6, 8)),
+                      Catch::Contains("a flit of 256 bytes cannot carry 300 bytes of TLPs"));
+    arrivals rx;
+    rx.attach(small.b());
+    script s("s", [&] {
+        wait(sc_time(50, SC_US));
+        small.a().send(mwr(high, 64), sc_core::sc_time_stamp());  // 80 B: one 128-B flit, 2 ns at x8
+    });
+    sc_core::sc_start(sc_time(60, SC_US));
+    REQUIRE(rx.head.size() == 1);
+    CHECK(rx.head[0] - sc_time(50, SC_US) == sc_time(2 + 5 + 2, SC_NS));
+}

@@ -74,6 +74,9 @@ link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint
       eq_phase1(this, "eq_phase1", sc_time(1, SC_US), "equalisation phase 1: BER < 1e-4 at presets"),
       eq_phase2(this, "eq_phase2", sc_time(10, SC_US), "equalisation phase 2: far end tunes our transmitter, per segment"),
       eq_phase3(this, "eq_phase3", sc_time(10, SC_US), "equalisation phase 3: we tune the far end, per segment"),
+      flit_bytes(this, "flit_bytes", 0, "flit size on the wire, flit mode (0: the generation's: Gen6 256, UALink 640)"),
+      flit_payload_bytes(this, "flit_payload_bytes", 0,
+                         "TLP bytes a flit carries (0: the generation's: Gen6 236, UALink 616)"),
       gen_(parse_generation(generation_name.get(), std::string(this->name()) + ".generation")),
       port_a_(std::string(this->name()) + ".a", port_id_a), port_b_(std::string(this->name()) + ".b", port_id_b),
       tlps_{{this, "tlps_ab", "TLPs sent a -> b (an aggregate counts its TLPs)"},
@@ -93,6 +96,12 @@ link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint
     if (fault_time.get() == sc_core::SC_ZERO_TIME) failed_ = faults;
     else pending_faults_ = faults;
 
+    phy_ = spec_of(gen_);
+    if (flit_bytes.get()) phy_.flit_bytes = static_cast<unsigned>(flit_bytes.get());
+    if (flit_payload_bytes.get()) phy_.flit_payload_bytes = static_cast<unsigned>(flit_payload_bytes.get());
+    if (phy_.flit_mode && (phy_.flit_payload_bytes == 0 || phy_.flit_payload_bytes > phy_.flit_bytes))
+        throw config_error(fmt::format("{}: a flit of {} bytes cannot carry {} bytes of TLPs", this->name(), phy_.flit_bytes,
+                                       phy_.flit_payload_bytes));
     const phy_spec& p = phy();
     wire_ = std::make_unique<message_link>("wire", queue, port_a_, port_b_, latency(),
                                            bandwidth{p.lane_bytes_per_second * lanes.get()});
@@ -123,7 +132,7 @@ link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint
     dont_initialize();
     if (!pending_faults_.empty()) fault_event_.notify(fault_time.get());
     if (auto_train.get()) {
-        control_.set(TRN3_LINK_CONTROL_ENABLE);
+        control_.set(TRN3_LINK_CONTROL_ENABLE | TRN3_LINK_CONTROL_SPARING);
         state_ = TRN3_LTSSM_DETECT;
         step_event_.notify(detect_time.get());
     }
@@ -133,6 +142,8 @@ link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint
 link::~link() = default;
 
 bool link::up() const { return state_ == TRN3_LTSSM_L0; }
+
+bool link::sparing() const { return (control_.value() & TRN3_LINK_CONTROL_SPARING) != 0; }
 
 double link::raw_bytes_per_second() const { return phy().lane_bytes_per_second * width_; }
 
@@ -161,7 +172,7 @@ void link::step() {
     case TRN3_LTSSM_DETECT: {
         bool retimers_ok = true;
         for (const auto& r : retimers_) retimers_ok = retimers_ok && r->healthy.get();
-        const width_choice w = choose_width(lanes.get(), spare_lanes.get(), failed_);
+        const width_choice w = choose_width(lanes.get(), sparing() ? spare_lanes.get() : 0, failed_);
         if (!retimers_ok || w.width == 0) {
             // The receivers are never detected: the link stays down.
             failed_training_ = true;
@@ -175,7 +186,7 @@ void link::step() {
     }
     case TRN3_LTSSM_POLLING: enter(TRN3_LTSSM_CONFIGURATION, 0, config_time.get()); return;
     case TRN3_LTSSM_CONFIGURATION: {
-        const width_choice w = choose_width(lanes.get(), spare_lanes.get(), failed_);
+        const width_choice w = choose_width(lanes.get(), sparing() ? spare_lanes.get() : 0, failed_);
         width_ = w.width;
         spares_used_ = w.spares_used;
         failures_at_config_ = failed_.size();

@@ -23,6 +23,7 @@
 /* CONTROL */
 #define TRN3_LINK_CONTROL_ENABLE 0x1u   /* 1: train from Detect (links with auto_train do so at reset) */
 #define TRN3_LINK_CONTROL_RETRAIN 0x2u  /* write 1: go to Recovery and retrain (reads 0) */
+#define TRN3_LINK_CONTROL_SPARING 0x4u  /* spare lanes may replace failed ones (links with auto_train start with it set) */
 
 /* STATUS */
 #define TRN3_LINK_STATUS_STATE(s) ((s)&0xFu)          /* TRN3_LTSSM_* */

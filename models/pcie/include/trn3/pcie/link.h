@@ -20,7 +20,8 @@
 // Training (LTSSM), as a state machine in simulated time:
 //   Detect (detect_time; fails if no lane or a retimer is dead)
 //   Polling (polling_time)
-//   Configuration (config_time; the width is chosen: phy.h choose_width)
+//   Configuration (config_time; the width is chosen: phy.h choose_width, with
+//     the spare lanes only when CONTROL.SPARING is set)
 //   Recovery.Equalization phases 0..3 (eq_phase0..3; phases 2 and 3 once per
 //     segment: retimers + 1), straight to the target rate (the equalisation
 //     bypass to highest rate that PCIe 5.0 introduced)
@@ -37,8 +38,8 @@
 //
 // params:  generation, lanes, spare_lanes, retimers, failed_lanes, fault_time,
 //          phy_latency, fec_latency, auto_train, detect_time, polling_time,
-//          config_time, eq_phase0..3, recovery_time  (documented below)
-// sockets: regs (target): training and status registers, spec/link.h
+//          config_time, eq_phase0..3, recovery_time, flit_bytes, flit_payload_bytes
+// sockets: in (target, may stay unbound): training and status registers, spec/link.h
 // irq:     irq, raised while (EVENTS & EVENT_MASK) != 0
 // stats:   tlps_ab, tlps_ba, payload_bytes_ab, payload_bytes_ba, flits_ab, flits_ba,
 //          replayed, trainings
@@ -124,6 +125,7 @@ public:
     param<bool> auto_train;
     param<sc_core::sc_time> detect_time, polling_time, config_time, recovery_time;
     param<sc_core::sc_time> eq_phase0, eq_phase1, eq_phase2, eq_phase3;
+    param<std::uint64_t> flit_bytes, flit_payload_bytes;
 
     irq_line irq;
 
@@ -143,7 +145,8 @@ public:
     bool training_failed() const { return failed_training_; }
     unsigned spares_used() const { return spares_used_; }
     const std::set<unsigned>& failed() const { return failed_; }
-    const phy_spec& phy() const { return spec_of(gen_); }
+    const phy_spec& phy() const { return phy_; }  // the generation's, with this link's flit params
+    bool sparing() const;                           // CONTROL.SPARING
     // Per direction, after training: TLP bytes per second the width carries
     // (flit payload share of the raw rate; gen5: line rate).
     double raw_bytes_per_second() const;
@@ -171,6 +174,7 @@ private:
     void flush_held();
 
     generation gen_;
+    phy_spec phy_;
     std::vector<std::unique_ptr<retimer>> retimers_;
     message_port port_a_, port_b_;
     std::unique_ptr<message_link> wire_;

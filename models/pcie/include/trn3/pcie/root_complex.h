@@ -26,7 +26,7 @@
 // most a cache line).
 //
 // params: root_ports, generation, lanes, mmio_base, latency, completion_timeout,
-//         crs_retry, max_payload, p2p
+//         crs_retry, max_payload, p2p, tags
 // stats:  config_requests, mmio_reads, mmio_writes, dma_reads, dma_writes, msi,
 //         unsupported, crs_retries, timeouts, p2p_reflected
 #pragma once
@@ -60,6 +60,7 @@ public:
     param<sc_core::sc_time> crs_retry;
     param<std::uint64_t> max_payload;
     param<bool> p2p;
+    param<std::uint64_t> tags;
 
     std::function<void(std::uint32_t data, std::uint16_t requester)> msi;
 

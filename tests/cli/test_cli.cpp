@@ -461,3 +461,27 @@ TEST_CASE("trn3-dev: 16 failed backplane lanes are spared, 17 degrade the link, 
     CHECK_THAT(degraded.out, Catch::Contains("mcu0 console: nl1: link down, retraining"));
     CHECK_THAT(degraded.out, Catch::Contains("nl1: up x8 of x16, 1 failed lanes, 0 spares in use, 2 trainings, DEGRADED"));
 }
+
+TEST_CASE("trn3vp topology prints counts, lanes, hops and the published examples, and json and dot export the graph") {
+    const result r = trn3vp("topology --platform nl72x2 -p switch_gen=1");
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("scale-up switches   368 (80 x gen1-160, 288 x tray-32)"));
+    CHECK_THAT(r.out, Catch::Contains("backplane cables    11520"));
+    CHECK_THAT(r.out, Catch::Contains("rack A node 2 chip C: 3 hops (published 3)"));
+    CHECK_THAT(r.out, Catch::Contains("rack B node 2 chip C: 4 hops (published 4)"));
+    CHECK_THAT(r.out, Catch::Contains("every pair reachable"));
+    const result j = trn3vp("topology --platform nl32x2 --format json");
+    CHECK(j.code == 0);
+    const auto doc = nlohmann::json::parse(j.out);
+    CHECK(doc["counts"]["chips"] == 64);
+    CHECK(doc["counts"]["backplane_cables"] == 5120);
+    CHECK(doc["examples"][2]["hops"] == 3);
+    const result d = trn3vp("topology --platform nl16-torus2d --format dot");
+    CHECK(d.code == 0);
+    CHECK_THAT(d.out, Catch::StartsWith("graph \"nl16-torus2d gen1\" {"));
+    CHECK_THAT(d.out, Catch::Contains("\"x0.y0.z0\" -- \"x1.y0.z0\" [label=\"x36 torus\"];"));
+    const result bad = trn3vp("topology -p switch_gen=4");
+    CHECK(bad.code == 2);
+    CHECK_THAT(bad.err, Catch::Contains("switch_gen 4: 1, 2 or 3"));
+}

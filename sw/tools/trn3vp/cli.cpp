@@ -17,6 +17,7 @@
 #include "trn3/core/stats.h"
 #include "trn3/core/timeline.h"
 #include "trn3/platforms/platform.h"
+#include "trn3/topology/topology.h"
 
 namespace trn3 {
 namespace {
@@ -119,6 +120,24 @@ int cmd_run(const options& o) {
     return ok ? exit_ok : exit_workload_failed;
 }
 
+// `trn3vp topology`: the UltraServer graph, without building a simulation.
+int cmd_topology(const std::string& sku, const std::vector<std::string>& params, const std::string& format) {
+    topology::topology_params tp;
+    tp.sku = sku;
+    try {
+        for (const std::string& kv : params) {
+            const std::size_t eq = kv.find('=');
+            if (eq == std::string::npos) throw std::invalid_argument("expected key=value, got '" + kv + "'");
+            topology::set_param(tp, kv.substr(0, eq), kv.substr(eq + 1));
+        }
+        const topology::topology t = topology::build(tp);
+        std::cout << (format == "json" ? topology::to_json(t) : format == "dot" ? topology::to_dot(t) : topology::report(t));
+    } catch (const std::invalid_argument& e) {
+        throw config_error(e.what());
+    }
+    return exit_ok;
+}
+
 } // namespace
 
 int cli_main(int argc, char** argv) {
@@ -133,6 +152,14 @@ int cli_main(int argc, char** argv) {
     CLI::App* list_platforms = app.add_subcommand("list-platforms", "list the platforms that can be built");
     CLI::App* list_params = app.add_subcommand("list-params", "list every param of a platform with default, unit and description");
     add_platform_options(*list_params, o);
+    CLI::App* topo = app.add_subcommand("topology", "print an UltraServer's topology: counts, lanes, hop counts, published examples");
+    std::string topo_sku = "nl72x2", topo_format = "text";
+    std::vector<std::string> topo_params;
+    topo->add_option("--platform", topo_sku, "nl32x2, nl72x2, nl16-torus2d or nl32x2-torus3d")->capture_default_str();
+    topo->add_option("-p,--param", topo_params, "switch_gen=1|2|3, racks, trays, switch_trays=4|5, nic_gbps=200|400");
+    topo->add_option("--format", topo_format, "text, json or dot (Graphviz)")
+        ->check(CLI::IsMember({"text", "json", "dot"}))
+        ->capture_default_str();
 
     try {
         app.parse(argc, argv);
@@ -148,6 +175,7 @@ int cli_main(int argc, char** argv) {
     try {
         if (*list_platforms) return cmd_list_platforms();
         if (*list_params) return cmd_list_params(o);
+        if (*topo) return cmd_topology(topo_sku, topo_params, topo_format);
         return cmd_run(o);
     } catch (const config_error& e) {
         std::cerr << "trn3vp: error: " << e.what() << "\n";

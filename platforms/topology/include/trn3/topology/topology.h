@@ -1,0 +1,92 @@
+// The UltraServers' topology as a graph: chips, hosts and scale-up switches
+// as nodes, cables and traces as edges with their lanes, and what follows
+// from it (counts, lane and bandwidth budget per chip, hop counts). Every
+// count comes from ../shared/docs/trn3-facts.md, sections 2-4, and is a
+// field of topology_params. The full-system platforms are built from this
+// graph; `trn3vp topology` prints it. No SystemC here.
+//
+// Hop convention: the hops between two chips are the intermediate nodes on a
+// shortest path, switches and forwarding chips alike (a chip forwards other
+// chips' traffic on its own: auto-forwarding). It gives all six published
+// examples: NL32x2 Gen1 1/2/3, NL72x2 Gen1 1/3/4. Hosts do not forward.
+// Two chips joined directly (PCB traces, a cross-rack cable) are 0 hops apart.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <string>
+#include <vector>
+
+namespace trn3::topology {
+
+enum class node_kind { chip, host, scaleup_switch };
+enum class medium { backplane, pcb, cross_rack, tray_switch, torus, host_link };
+const char* medium_name(medium m);
+
+struct node {
+    node_kind kind;
+    std::string name;   // "r0.t3.c1" (chip B of tray 4 of rack A), "r1.sw.p2.s7", "r0.t3.host"
+    int rack = 0, tray = 0, slot = 0, plane = -1;
+    std::string model;  // switches: the pcie_switch preset
+};
+
+struct edge {
+    int a, b;                // node indices
+    medium m;
+    unsigned lanes;          // physical lanes of this cable or trace
+    unsigned spare_lanes;    // of those, spares (never extra bandwidth)
+    double lane_bytes_per_s; // per direction
+};
+
+struct topology_params {
+    std::string sku = "nl72x2";  // nl32x2, nl72x2, nl16-torus2d, nl32x2-torus3d
+    unsigned switch_gen = 1;     // 1, 2, 3 (switched SKUs)
+    unsigned racks = 2;
+    unsigned trays = 0;          // compute/JBOG trays per rack (0: the SKU's: 16 or 18)
+    unsigned switch_trays = 4;   // NL32x2 Gen1: 4, or 5 with the hot-swap tray
+    unsigned nic_gbps = 400;     // per chip (200 or 400); NICs are placeholders here
+};
+
+// Applies "key=value" (keys: sku, switch_gen, racks, trays, switch_trays,
+// nic_gbps, with or without a "<sku>." prefix); throws std::invalid_argument
+// with a one-line message naming the key.
+void set_param(topology_params& p, const std::string& key, const std::string& value);
+
+struct topology {
+    topology_params params;
+    std::vector<node> nodes;
+    std::vector<edge> edges;
+    unsigned retimers = 0;   // on the boards (counted, not nodes)
+    unsigned converters = 0; // Gen6-to-Gen5, beside the hosts
+
+    unsigned count(node_kind k) const;
+    int chip(int rack, int tray, int slot) const;  // node index, -1 if absent
+    std::vector<int> chips() const;
+    // Adjacency over forwarding nodes (chips and switches).
+    std::vector<std::vector<int>> forwarding_adjacency() const;
+    // Hops between every pair of chips (unreachable: -1), row per chip in chips() order.
+    std::vector<std::vector<int>> chip_hops() const;
+    // A shortest path from chip a to chip b (node indices, both ends included).
+    std::vector<int> path(int a, int b) const;
+    // Per chip (the first chip's; every chip has the same budget): lanes by medium.
+    std::map<medium, unsigned> chip_lanes(int chip_node, bool spares) const;
+    unsigned backplane_cables() const;  // a copper cable per backplane lane (Gen1/Gen2: chips x 80)
+};
+
+// Throws std::invalid_argument for an unknown SKU, generation or a count
+// the SKU cannot have.
+topology build(const topology_params& p);
+
+struct published_example {
+    std::string from, to;
+    int rack_a, tray_a, slot_a, rack_b, tray_b, slot_b;
+    int published_hops;
+};
+// The facts sheet's examples for this SKU and generation (Gen1 only; empty otherwise).
+std::vector<published_example> examples(const topology_params& p);
+
+std::string report(const topology& t);       // text, for people
+std::string to_json(const topology& t);      // nodes, edges, counts, hop histogram
+std::string to_dot(const topology& t);       // Graphviz
+
+} // namespace trn3::topology

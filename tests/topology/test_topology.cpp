@@ -1,0 +1,123 @@
+// The UltraServer topologies: counts from the facts sheet, lane budgets,
+// every chip pair reachable, and the published hop counts.
+#include <catch2/catch.hpp>
+
+#include "trn3/topology/topology.h"
+
+using namespace trn3::topology;
+
+namespace {
+
+topology make(const std::string& sku, unsigned gen, unsigned switch_trays = 4) {
+    topology_params p;
+    p.sku = sku;
+    p.switch_gen = gen;
+    p.switch_trays = switch_trays;
+    return build(p);
+}
+
+int max_hops(const topology& t, bool& all_reachable) {
+    int m = 0;
+    all_reachable = true;
+    for (const auto& row : t.chip_hops())
+        for (int h : row) {
+            if (h < 0) all_reachable = false;
+            m = std::max(m, h);
+        }
+    return m;
+}
+
+// The facts sheet's examples, each checked against the computed shortest path.
+void check_examples(const topology& t) {
+    const auto ex = examples(t.params);
+    REQUIRE(ex.size() == 3);
+    for (const published_example& e : ex) {
+        const auto p = t.path(t.chip(e.rack_a, e.tray_a, e.slot_a), t.chip(e.rack_b, e.tray_b, e.slot_b));
+        INFO(e.from << " -> " << e.to);
+        CHECK(int(p.size()) - 2 == e.published_hops);
+    }
+}
+
+} // namespace
+
+TEST_CASE("NL72x2 Gen1: 144 chips, 36 hosts, 368 scale-up switches, 11,520 backplane cables, hops 1/3/4") {
+    const topology t = make("nl72x2", 1);
+    CHECK(t.count(node_kind::chip) == 144);
+    CHECK(t.count(node_kind::host) == 36);
+    CHECK(t.count(node_kind::scaleup_switch) == 368);  // 2 x (40 in switch trays + 18 x 8 on the compute trays)
+    CHECK(t.backplane_cables() == 11520);
+    CHECK(t.retimers == 216);
+    CHECK(t.converters == 72);
+    const auto lanes = t.chip_lanes(t.chips().front(), true), active = t.chip_lanes(t.chips().front(), false);
+    CHECK(lanes.at(medium::backplane) == 80);
+    CHECK(active.at(medium::backplane) == 64);
+    CHECK(lanes.at(medium::tray_switch) == 64);
+    CHECK(lanes.at(medium::cross_rack) == 16);
+    check_examples(t);
+    bool reachable = false;
+    CHECK(max_hops(t, reachable) == 4);
+    CHECK(reachable);
+}
+
+TEST_CASE("NL32x2 Gen1: 64 chips, 4 hosts, 32 switches (40 with the fifth switch tray), 5,120 cables, hops 1/2/3") {
+    const topology t = make("nl32x2", 1);
+    CHECK(t.count(node_kind::chip) == 64);
+    CHECK(t.count(node_kind::host) == 4);
+    CHECK(t.count(node_kind::scaleup_switch) == 32);
+    CHECK(make("nl32x2", 1, 5).count(node_kind::scaleup_switch) == 40);
+    CHECK(t.backplane_cables() == 5120);
+    CHECK(make("nl32x2", 1, 5).backplane_cables() == 5120);
+    CHECK(t.chip_lanes(t.chips().front(), false).at(medium::pcb) == 64);
+    check_examples(t);
+    bool reachable = false;
+    CHECK(max_hops(t, reachable) == 3);
+    CHECK(reachable);
+}
+
+TEST_CASE("every chip pair is reachable on every SKU and generation, and Gen2 and Gen3 put a rack one switch apart") {
+    for (const char* sku : {"nl32x2", "nl72x2"})
+        for (unsigned gen : {1u, 2u, 3u}) {
+            const topology t = make(sku, gen);
+            bool reachable = false;
+            const int worst = max_hops(t, reachable);
+            INFO(sku << " gen " << gen);
+            CHECK(reachable);
+            CHECK(worst <= 4);
+            if (gen >= 2) {
+                // Same rack: one switch hop for any pair of chips (NL32x2 Gen2/3 and NL72x2 Gen3),
+                // at most three through the tray switches on NL72x2 Gen2 (two planes).
+                const auto hops = t.chip_hops();
+                const auto chips = t.chips();
+                int worst_in_rack = 0;
+                for (std::size_t i = 0; i < chips.size(); ++i)
+                    for (std::size_t j = 0; j < chips.size(); ++j)
+                        if (i != j && t.nodes[std::size_t(chips[i])].rack == t.nodes[std::size_t(chips[j])].rack)
+                            worst_in_rack = std::max(worst_in_rack, hops[i][j]);
+                CHECK(worst_in_rack == (std::string(sku) == "nl72x2" && gen == 2 ? 3 : 1));
+            }
+        }
+    for (const char* sku : {"nl16-torus2d", "nl32x2-torus3d"}) {
+        const topology t = make(sku, 1);
+        bool reachable = false;
+        INFO(sku);
+        CHECK(max_hops(t, reachable) == (std::string(sku) == "nl16-torus2d" ? 3 : 5));
+        CHECK(reachable);
+        CHECK(t.chip_lanes(t.chips().front(), false).at(medium::torus) == 144);
+    }
+}
+
+TEST_CASE("bad topology params are refused with one line naming them") {
+    topology_params p;
+    CHECK_THROWS_WITH(set_param(p, "switch_gen", "x"), "param switch_gen: 'x' is not a number");
+    CHECK_THROWS_WITH(set_param(p, "planes", "2"), Catch::Contains("unknown topology param 'planes'"));
+    set_param(p, "nl72x2.trays", "4");  // a platform prefix is accepted
+    CHECK(p.trays == 4);
+    p.sku = "nl99";
+    CHECK_THROWS_WITH(build(p), Catch::Contains("unknown SKU 'nl99'"));
+    p.sku = "nl32x2";
+    p.trays = 17;
+    CHECK_THROWS_WITH(build(p), "trays 17: 1 to 16");
+    p.trays = 4;  // a reduced system for CI: still every pair reachable
+    const topology small = build(p);
+    CHECK(small.count(node_kind::chip) == 16);
+}

@@ -5,9 +5,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/install-deps.sh
 scripts/build.sh release
-# The main job: trn3-dev (one chip and its host, power-on to verified
-# kernels) unless the arguments name a platform.
+# The main job: nl72x2 (144 chips, 36 hosts, 368 switches: every MCU boots,
+# every link trains, every host loads its chips and checks a kernel on each)
+# unless the arguments name a platform.
 case " $* " in
   *" --platform "*|*" --platform="*) exec build/release/bin/trn3vp run "$@" ;;
-  *) exec build/release/bin/trn3vp run --platform trn3-dev "$@" ;;
+  *) exec build/release/bin/trn3vp run --platform nl72x2 "$@" ;;
 esac

@@ -485,3 +485,36 @@ TEST_CASE("trn3vp topology prints counts, lanes, hops and the published examples
     CHECK(bad.code == 2);
     CHECK_THAT(bad.err, Catch::Contains("switch_gen 4: 1, 2 or 3"));
 }
+
+TEST_CASE("nl32x2 at reduced size boots: every MCU, every link, every host, a verified kernel on every chip") {
+    const result r = trn3vp("run --platform nl32x2 -p nl32x2.trays=2");
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("elaboration: 8 chips, 2 hosts, 32 switches, 80 links"));
+    CHECK_THAT(r.out, Catch::Contains("chips up: 8 of 8; kernels verified: 8 of 8"));
+    CHECK_THAT(r.out, Catch::Contains("links backplane          64 up of 64, 0 degraded, 0 failed (64 Gen6 x8)"));
+    CHECK_THAT(r.out, Catch::Contains("platform nl32x2: PASSED"));
+}
+
+TEST_CASE("nl72x2 at reduced size boots with Gen3 UALink switches too") {
+    for (const char* gen : {"1", "3"}) {
+        const result r = trn3vp(std::string("run --platform nl72x2 -p nl72x2.trays=1 -p nl72x2.switch_gen=") + gen);
+        INFO(r.out << r.err);
+        CHECK(r.code == 0);
+        CHECK_THAT(r.out, Catch::Contains("chips up: 8 of 8; kernels verified: 8 of 8"));
+        CHECK_THAT(r.out, Catch::Contains("platform nl72x2: PASSED"));
+    }
+}
+
+TEST_CASE("16 failed lanes on a chip's backplane leave its bandwidth unchanged, 17 reduce it and are reported") {
+    const result sixteen = trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.faulty_lanes=16");
+    INFO(sixteen.out << sixteen.err);
+    CHECK(sixteen.code == 0);
+    CHECK_THAT(sixteen.out, Catch::Contains("chip r0.t0.c0 backplane: 512 of 512 GB/s per direction, 16 lanes failed, 16 spared\n"));
+    const result seventeen = trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.faulty_lanes=17");
+    INFO(seventeen.out << seventeen.err);
+    CHECK(seventeen.code == 0);
+    CHECK_THAT(seventeen.out, Catch::Contains("chip r0.t0.c0 backplane: 480 of 512 GB/s per direction, 17 lanes failed"));
+    CHECK_THAT(seventeen.out, Catch::Contains("-- REDUCED"));
+    CHECK_THAT(seventeen.out, Catch::Contains("links backplane          64 up of 64, 1 degraded, 0 failed (1 Gen6 x4, 63 Gen6 x8)"));
+}

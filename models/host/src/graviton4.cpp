@@ -8,8 +8,8 @@
 
 namespace trn3::host {
 
-graviton4::graviton4(const sc_core::sc_module_name& name)
-    : component(name, frequency{2.8e9}),
+graviton4::graviton4(const sc_core::sc_module_name& name, unsigned root_ports)
+    : component(name, frequency{2.8e9}), rc("rc", root_ports),
       interrupts_(this, "interrupts", "MSI-X messages dispatched to a handler"),
       unclaimed_(this, "unclaimed_interrupts", "MSI-X messages no handler claimed"),
       irq_track_(timeline::instance().track_of(*this, ".interrupts")) {

@@ -398,6 +398,7 @@ std::string report(const topology& t) {
     s += "  hop convention: intermediate nodes (switches and forwarding chips) on a shortest path\n";
     for (const published_example& e : examples(p)) {
         const int a = t.chip(e.rack_a, e.tray_a, e.slot_a), b = t.chip(e.rack_b, e.tray_b, e.slot_b);
+        if (a < 0 || b < 0) continue;  // a reduced system without those chips
         const auto path = t.path(a, b);
         const int hops = path.empty() ? -1 : int(path.size()) - 2;
         s += fmt::format("  {} -> {}: {} hops (published {}){}\n    {}\n", e.from, e.to, hops, e.published_hops,
@@ -435,7 +436,9 @@ std::string to_json(const topology& t) {
     for (const auto& [k, n] : histogram(t, unreachable)) j["hops"][std::to_string(k)] = n;
     j["unreachable_pairs"] = unreachable;
     for (const published_example& e : examples(t.params)) {
-        const auto path = t.path(t.chip(e.rack_a, e.tray_a, e.slot_a), t.chip(e.rack_b, e.tray_b, e.slot_b));
+        const int a = t.chip(e.rack_a, e.tray_a, e.slot_a), b = t.chip(e.rack_b, e.tray_b, e.slot_b);
+        if (a < 0 || b < 0) continue;
+        const auto path = t.path(a, b);
         j["examples"].push_back({{"from", e.from}, {"to", e.to}, {"hops", int(path.size()) - 2}, {"published", e.published_hops}});
     }
     return j.dump(1) + "\n";

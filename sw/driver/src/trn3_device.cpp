@@ -27,13 +27,14 @@ const char* status_name(status s) {
 }
 
 status trn3_device::probe(const std::vector<pci_function>& functions) {
-    const pci_function* f = nullptr;
     for (const auto& fn : functions)
-        if (fn.vendor == TRN3_PCI_VENDOR_AMAZON && fn.device == TRN3_PCI_DEVICE_TRN3) {
-            f = &fn;
-            break;
-        }
-    if (!f) return status::no_device;
+        if (fn.vendor == TRN3_PCI_VENDOR_AMAZON && fn.device == TRN3_PCI_DEVICE_TRN3) return probe(fn);
+    return status::no_device;
+}
+
+status trn3_device::probe(const pci_function& function) {
+    const pci_function* f = &function;
+    if (f->vendor != TRN3_PCI_VENDOR_AMAZON || f->device != TRN3_PCI_DEVICE_TRN3) return status::no_device;
     fn_ = *f;
     bdf_ = f->bdf;
     for (const auto& b : f->bars) {
@@ -46,16 +47,16 @@ status trn3_device::probe(const std::vector<pci_function>& functions) {
 
     // Interrupts: every vector to the MSI window, one handler each.
     for (std::uint32_t v = 0; v < TRN3_MSIX_VECTORS; ++v) {
-        const std::uint32_t e[4] = {static_cast<std::uint32_t>(TRN3_MSI_WINDOW_BASE), 0, msi_data_base + v, 0};
+        const std::uint32_t e[4] = {static_cast<std::uint32_t>(TRN3_MSI_WINDOW_BASE), 0, msi_data_base_ + v, 0};
         host_.mmio_write(bar4_ + v * TRN3_MSIX_ENTRY_SIZE, e, sizeof e);
     }
-    host_.request_irq(msi_data_base + TRN3_MSIX_MAILBOX, [this] {
+    host_.request_irq(msi_data_base_ + TRN3_MSIX_MAILBOX, [this] {
         mailbox_answered_ = true;
         ++irq_mailbox_;
     });
-    host_.request_irq(msi_data_base + TRN3_MSIX_NOTIFY, [this] { ++irq_notify_; });
-    host_.request_irq(msi_data_base + TRN3_MSIX_ERROR, [this] { ++irq_error_; });
-    host_.request_irq(msi_data_base + TRN3_MSIX_DMA(0), [this] { ++irq_dma_; });
+    host_.request_irq(msi_data_base_ + TRN3_MSIX_NOTIFY, [this] { ++irq_notify_; });
+    host_.request_irq(msi_data_base_ + TRN3_MSIX_ERROR, [this] { ++irq_error_; });
+    host_.request_irq(msi_data_base_ + TRN3_MSIX_DMA(0), [this] { ++irq_dma_; });
     host_.on_iommu_fault([this](std::uint16_t, std::uint64_t, bool) { ++iommu_faults_; });
     host_.config().write(bdf_, TRN3_PCI_MSIX_CAP + TRN3_MSIX_CONTROL, 2, TRN3_MSIX_ENABLE);
 

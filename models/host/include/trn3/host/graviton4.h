@@ -35,11 +35,11 @@ public:
                                           "host CPU time per call into the host API (driver bookkeeping)"};
     param<std::uint64_t> dma_base{this, "dma_base", 1ull << 30, "physical address where DMA buffers are allocated from"};
 
-    pcie::root_complex rc{"rc"};
+    pcie::root_complex rc;
     iommu iommu0{"iommu"};
     ddr5_memory ddr{"ddr"};
 
-    explicit graviton4(const sc_core::sc_module_name& name);
+    explicit graviton4(const sc_core::sc_module_name& name, unsigned root_ports = 1);
 
     // A software context: `body` runs in its own thread from time 0.
     void run(const std::string& name, std::function<void()> body);

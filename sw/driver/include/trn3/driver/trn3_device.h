@@ -58,12 +58,14 @@ struct core_result {
 
 class trn3_device {
 public:
-    static constexpr std::uint32_t msi_data_base = 0x7300;
     static constexpr std::size_t bounce_bytes = 4 << 20;
 
-    explicit trn3_device(host_ops& host) : host_(host) {}
+    // msi_data_base: the first MSI-X message data of this device (vector v
+    // arrives as base + v); give each device of a host its own range.
+    explicit trn3_device(host_ops& host, std::uint32_t msi_data_base = 0x7300) : host_(host), msi_data_base_(msi_data_base) {}
 
-    status probe(const std::vector<pci_function>& functions);
+    status probe(const std::vector<pci_function>& functions);  // the first Trainium3 found
+    status probe(const pci_function& function);
     status wait_boot(std::uint64_t timeout_ns);
     status handshake(firmware_info& info);
     status reset_core(unsigned core);
@@ -104,6 +106,7 @@ private:
     void drain_notifications();
 
     host_ops& host_;
+    std::uint32_t msi_data_base_;
     pci_function fn_{};
     std::uint16_t bdf_ = 0;
     std::uint64_t bar0_ = 0, bar2_ = 0, bar4_ = 0;

@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# The full-system boot of each UltraServer: elaboration time (the platform
+# reports it), wall time of the whole run and peak resident memory (GNU
+# time). Targets for nl72x2: elaboration < 10 s, boot < 60 s, < 4 GiB.
+#
+#   bench/ultraserver_bench.sh [build dir, default build/release]
+set -euo pipefail
+build="${1:-build/release}"
+for sku in nl72x2 nl32x2; do
+  for gen in 1 2 3; do
+    out=$( { /usr/bin/time -f "TIME %e %M" "$build/bin/trn3vp" run --platform $sku -p $sku.switch_gen=$gen 2>&1; } || true)
+    elab=$(echo "$out" | sed -n 's/^elaboration: .* in \([0-9.]*\) s of wall time/\1/p')
+    chips=$(echo "$out" | sed -n 's/^chips up: \(.*\)$/\1/p')
+    read -r wall rss <<<"$(echo "$out" | awk '/^TIME/ {print $2, $3}')"
+    verdict=$(echo "$out" | grep -o "platform $sku: [A-Z]*")
+    printf '%s gen%s: elaboration %s s, whole run %s s wall, peak RSS %.2f GiB; %s; %s\n' \
+      "$sku" "$gen" "$elab" "$wall" "$(awk -v r="$rss" 'BEGIN {print r / 1048576}')" "$chips" "$verdict"
+  done
+done

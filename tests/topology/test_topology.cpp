@@ -121,3 +121,37 @@ TEST_CASE("bad topology params are refused with one line naming them") {
     const topology small = build(p);
     CHECK(small.count(node_kind::chip) == 16);
 }
+
+TEST_CASE("routes follow minimal-hop paths to every chip and spread destinations over the planes") {
+    for (const char* sku : {"nl32x2", "nl72x2"})
+        for (unsigned gen : {1u, 2u, 3u}) {
+            const topology t = make(sku, gen);
+            const auto routes = t.routes();
+            const auto chips = t.chips();
+            const auto hops = t.chip_hops();
+            INFO(sku << " gen " << gen);
+            bool all_minimal = true;
+            for (std::size_t i = 0; i < chips.size(); ++i)
+                for (std::size_t k = 0; k < chips.size(); ++k) {
+                    if (i == k) continue;
+                    int at = chips[i], steps = 0;
+                    while (at != chips[k] && at >= 0 && steps < 16) {
+                        at = routes[std::size_t(at)][k];
+                        ++steps;
+                    }
+                    all_minimal = all_minimal && at == chips[k] && steps == hops[i][k] + 1;
+                }
+            CHECK(all_minimal);
+            // Balance: the first chip's routes to the other chips use each of its switches.
+            std::map<int, unsigned> first_hops;
+            for (std::size_t k = 1; k < chips.size(); ++k) ++first_hops[routes[std::size_t(chips[0])][k]];
+            unsigned via_switch = 0, switches_used = 0;
+            for (const auto& [n, count] : first_hops)
+                if (t.nodes[std::size_t(n)].kind == node_kind::scaleup_switch) {
+                    via_switch += count;
+                    ++switches_used;
+                }
+            CHECK(switches_used >= 4);  // spread, not all through one switch
+            CHECK(via_switch > 0);
+        }
+}

@@ -16,12 +16,15 @@
 // chip through the runtime, checking it against fp64. The summary counts
 // what came up, link widths and failures by medium, the boot phases'
 // simulated times, and the wall time of elaboration.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <fstream>
 #include <memory>
 #include <random>
 #include <set>
+
+#include "trn3/core/stats.h"
 #include <sstream>
 
 #include <fmt/format.h>
@@ -73,6 +76,9 @@ public:
     param<std::uint64_t> nic_gbps{this, "nic_gbps", 400, "NIC per chip, Gb/s (placeholders for now)"};
     param<bool> kernels{this, "kernels", true, "run and check a reference kernel on every chip"};
     param<sc_time> boot_timeout{this, "boot_timeout", sc_time(50, sc_core::SC_MS), "longest a host waits for a chip's firmware"};
+    param<std::string> fabric_check{this, "fabric_check", "far",
+                                    "chip-to-chip writes over NeuronLink after the kernels: far (each chip to one in the other "
+                                    "half of the system), all (every pair), off"};
     param<std::uint64_t> faulty_lanes{this, "faulty_lanes", 0,
                                       "lanes that fail on the first chip's backplane links from power-on, spread over its "
                                       "links (each link's spare lanes first)"};
@@ -100,7 +106,10 @@ public:
                 if (topo_.nodes[std::size_t(n)].kind == node_kind::scaleup_switch) ++switch_ports[std::size_t(n)];
             }
         }
+        if (fabric_check.get() != "far" && fabric_check.get() != "all" && fabric_check.get() != "off")
+            throw config_error(fabric_check.name() + ": '" + fabric_check.get() + "' (far, all or off)");
         chip_of_.assign(topo_.nodes.size(), nullptr);
+        port_of_.assign(topo_.nodes.size(), {});
         for (std::size_t i = 0; i < topo_.nodes.size(); ++i) {
             const auto& n = topo_.nodes[i];
             if (n.kind == node_kind::chip) {
@@ -130,6 +139,7 @@ public:
                 host::graviton4& h = *hosts_[host_index_.at(e.a)];
                 h.rc.attach(next_port[std::size_t(e.a)]++, l.a());
                 chip_of_[std::size_t(e.b)]->ep.attach(l.b());
+                host_chips_[host_index_.at(e.a)].push_back(e.b);
                 continue;
             }
             const bool all_spare = e.spare_lanes >= e.lanes;
@@ -140,11 +150,15 @@ public:
             auto& l = add_link(lname, id, pcie::link_of(g, active, retimers, spare, false));
             links_by_medium_[e.m].push_back(&l);
             // The first end is always a chip: its firmware trains the link.
-            chip_of_[std::size_t(e.a)]->attach_neuronlink(next_port[std::size_t(e.a)]++, l);
-            if (nb.kind == node_kind::scaleup_switch) switches_[switch_index_.at(e.b)]->attach(next_port[std::size_t(e.b)]++, l.b());
-            else ++next_port[std::size_t(e.b)];
+            const unsigned pa = next_port[std::size_t(e.a)]++, pb = next_port[std::size_t(e.b)]++;
+            chip_of_[std::size_t(e.a)]->attach_neuronlink(pa, l);
+            if (nb.kind == node_kind::scaleup_switch) switches_[switch_index_.at(e.b)]->attach(pb, l.b());
+            else chip_of_[std::size_t(e.b)]->attach_neuronlink(pb, l, false, false);
+            port_of_[std::size_t(e.a)][e.b] = pa;
+            port_of_[std::size_t(e.b)][e.a] = pb;
         }
         inject_faults();
+        program_routes();
         // Host software: one context per host.
         for (std::size_t h = 0; h < hosts_.size(); ++h) {
             adapters_.push_back(std::make_unique<host_adapter>(*hosts_[h]));
@@ -182,6 +196,18 @@ public:
         os << fmt::format("  every chip's firmware running  {:>10.1f} us (HBM and NeuronLink trained)\n", firmware * 1e6);
         os << fmt::format("  kernels verified               {:>10.1f} us\n", done * 1e6);
         os << fmt::format("chips up: {} of {}; kernels verified: {} of {}\n", chips_up, chips_.size(), kernels_ok, kernels_run);
+        if (fabric_check.get() != "off") {
+            unsigned sent = 0, ok = 0;
+            for (const auto& r : results_) {
+                sent += r.fabric_sent;
+                ok += r.fabric_ok;
+            }
+            std::uint64_t forwarded = 0;
+            for (const auto& c : chips_)
+                forwarded += stats_registry::instance().find(std::string(c->name()) + ".fabric_forwarded")->to_json().get<std::uint64_t>();
+            os << fmt::format("fabric: {} of {} chip-to-chip writes over NeuronLink verified ({} pairs), {} TLPs forwarded by chips\n",
+                              ok, sent, fabric_check.get(), forwarded);
+        }
         {
             // The first chip's backplane: what its links carry after training.
             double gbps = 0, full = 0;
@@ -216,10 +242,34 @@ public:
 
 private:
     struct host_result {
-        unsigned chips_up = 0, kernels_ok = 0, kernels_run = 0;
+        unsigned chips_up = 0, kernels_ok = 0, kernels_run = 0, fabric_sent = 0, fabric_ok = 0;
         double link_up = 0, enumerated = 0, firmware = 0, done = 0;
         std::vector<std::string> failures;
     };
+
+    // The fabric manager: switch routes are set now; each chip's route table
+    // is handed to its host's driver, which programs it at boot.
+    void program_routes() {
+        const auto routes = topo_.routes();
+        const auto chips = topo_.chips();
+        fabric_id_.assign(topo_.nodes.size(), -1);
+        for (std::size_t k = 0; k < chips.size(); ++k) fabric_id_[std::size_t(chips[k])] = int(k);
+        chip_routes_.assign(topo_.nodes.size(), {});
+        for (std::size_t n = 0; n < topo_.nodes.size(); ++n) {
+            const auto kind = topo_.nodes[n].kind;
+            if (kind == node_kind::host) continue;
+            for (std::size_t k = 0; k < chips.size(); ++k) {
+                const int next = routes[n][k];
+                if (next < 0) continue;
+                const unsigned port = port_of_[n].at(next);
+                if (kind == node_kind::scaleup_switch) switches_[switch_index_.at(int(n))]->set_fabric_route(unsigned(k), port);
+                else {
+                    if (chip_routes_[n].empty()) chip_routes_[n].assign(chips.size(), TRN3_ROUTE_NONE);
+                    chip_routes_[n][k] = static_cast<std::uint8_t>(port);
+                }
+            }
+        }
+    }
 
     // The first chip's backplane links, in port order.
     std::vector<pcie::link*> first_chip_backplane() const {
@@ -277,17 +327,79 @@ private:
             }
         if (devices.size() != host.rc.root_ports.get())
             r.failures.push_back(fmt::format("found {} chips, expected {}", devices.size(), host.rc.root_ports.get()));
-        for (auto& d : devices) {
-            const driver::status s = d->wait_boot(static_cast<std::uint64_t>(boot_timeout.get().to_seconds() * 1e9));
+        const auto& my_chips = host_chips_[h];  // root port order = enumeration order
+        for (std::size_t i = 0; i < devices.size(); ++i) {
+            driver::trn3_device& d = *devices[i];
+            const driver::status s = d.wait_boot(static_cast<std::uint64_t>(boot_timeout.get().to_seconds() * 1e9));
             driver::firmware_info fw;
-            if (s == driver::status::ok && d->handshake(fw) == driver::status::ok) ++r.chips_up;
-            else r.failures.push_back(fmt::format("chip {}: {}", driver::bdf_name(d->bdf()), driver::status_name(s)));
+            if (s == driver::status::ok && d.handshake(fw) == driver::status::ok) ++r.chips_up;
+            else r.failures.push_back(fmt::format("chip {}: {}", driver::bdf_name(d.bdf()), driver::status_name(s)));
+            const int node = my_chips.at(i);
+            if (d.program_fabric(unsigned(fabric_id_[std::size_t(node)]), chip_routes_[std::size_t(node)]) != driver::status::ok)
+                r.failures.push_back("program the fabric routes of " + topo_.nodes[std::size_t(node)].name);
         }
         r.firmware = now();
         if (kernels.get())
             for (std::size_t i = 0; i < devices.size(); ++i) run_kernel(*devices[i], r, h * 1000 + i);
         r.done = now();
+        if (fabric_check.get() != "off") fabric_traffic(h, devices, r);
         finish();
+    }
+
+    // Who writes to whom: each chip to the one half the system away, or every pair.
+    std::vector<unsigned> targets(unsigned k) const {
+        const unsigned n = static_cast<unsigned>(topo_.chips().size());
+        std::vector<unsigned> v;
+        if (fabric_check.get() == "all") {
+            for (unsigned d = 0; d < n; ++d)
+                if (d != k) v.push_back(d);
+        } else if (n > 1) {
+            // Half the system away and a few trays over: the other rack, another
+            // tray and position, so the write crosses switches and forwarding chips.
+            const unsigned d = (k + n / 2 + 5) % n;
+            v.push_back(d == k ? (k + 1) % n : d);
+        }
+        return v;
+    }
+    static std::vector<std::uint8_t> pattern_of(unsigned k) {
+        std::vector<std::uint8_t> v(fabric_slot);
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::uint8_t>(k * 131 + i * 7 + 1);
+        return v;
+    }
+    static constexpr std::uint64_t fabric_scratch = 32ull << 30, fabric_inbox = 33ull << 30, fabric_slot = 4096;
+
+    // Every chip writes its pattern into other chips' HBM over NeuronLink
+    // (its DMA engine, device to fabric address); once every host has sent,
+    // each host reads its chips' inboxes back and checks them.
+    void fabric_traffic(std::size_t h, std::vector<std::unique_ptr<driver::trn3_device>>& devices, host_result& r) {
+        const auto& my_chips = host_chips_[h];
+        for (std::size_t i = 0; i < devices.size(); ++i) {
+            const unsigned k = unsigned(fabric_id_[std::size_t(my_chips[i])]);
+            const auto p = pattern_of(k);
+            if (devices[i]->write(fabric_scratch, p.data(), p.size()) != driver::status::ok) r.failures.push_back("fabric scratch");
+            for (unsigned d : targets(k)) {
+                ++r.fabric_sent;
+                if (devices[i]->device_copy(fabric_scratch, TRN3_FABRIC_ADDR(d, fabric_inbox + k * fabric_slot), fabric_slot) !=
+                    driver::status::ok)
+                    r.failures.push_back(fmt::format("fabric write {} -> {}", k, d));
+            }
+        }
+        ++hosts_sent_;
+        adapters_[h]->wait_until([this] { return hosts_sent_ == hosts_.size(); }, 100'000'000, 10'000);
+        adapters_[h]->sleep_ns(20'000);  // the last posted writes land
+        const unsigned n = static_cast<unsigned>(topo_.chips().size());
+        for (std::size_t i = 0; i < devices.size(); ++i) {
+            const unsigned d = unsigned(fabric_id_[std::size_t(my_chips[i])]);
+            for (unsigned k = 0; k < n; ++k) {
+                const auto t = targets(k);
+                if (std::find(t.begin(), t.end(), d) == t.end()) continue;
+                std::vector<std::uint8_t> got(fabric_slot);
+                if (devices[i]->read(got.data(), fabric_inbox + k * fabric_slot, fabric_slot) == driver::status::ok &&
+                    got == pattern_of(k))
+                    ++r.fabric_ok;
+                else r.failures.push_back(fmt::format("fabric: chip {}'s write did not arrive at chip {}", k, d));
+            }
+        }
     }
 
     void run_kernel(driver::trn3_device& d, host_result& r, std::uint64_t seed) {
@@ -335,7 +447,11 @@ private:
     std::map<medium, std::vector<pcie::link*>> links_by_medium_;
     std::vector<std::unique_ptr<host_adapter>> adapters_;
     std::vector<host_result> results_;
-    std::size_t hosts_done_ = 0;
+    std::size_t hosts_done_ = 0, hosts_sent_ = 0;
+    std::vector<std::map<int, unsigned>> port_of_;   // node -> neighbour -> its port towards it
+    std::map<std::size_t, std::vector<int>> host_chips_;  // host -> chip nodes, in root port order
+    std::vector<int> fabric_id_;
+    std::vector<std::vector<std::uint8_t>> chip_routes_;
     double elaboration_s_ = 0;
 };
 

@@ -487,10 +487,12 @@ TEST_CASE("trn3vp topology prints counts, lanes, hops and the published examples
 }
 
 TEST_CASE("nl32x2 at reduced size boots: every MCU, every link, every host, a verified kernel on every chip") {
-    const result r = trn3vp("run --platform nl32x2 -p nl32x2.trays=2");
+    const result r = trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.fabric_check=all");
     INFO(r.out << r.err);
     CHECK(r.code == 0);
     CHECK_THAT(r.out, Catch::Contains("elaboration: 8 chips, 2 hosts, 32 switches, 80 links"));
+    // Every pair of chips writes to each other over NeuronLink, through switches and forwarding chips.
+    CHECK_THAT(r.out, Catch::Contains("fabric: 56 of 56 chip-to-chip writes over NeuronLink verified (all pairs)"));
     CHECK_THAT(r.out, Catch::Contains("chips up: 8 of 8; kernels verified: 8 of 8"));
     CHECK_THAT(r.out, Catch::Contains("links backplane          64 up of 64, 0 degraded, 0 failed (64 Gen6 x8)"));
     CHECK_THAT(r.out, Catch::Contains("platform nl32x2: PASSED"));
@@ -498,10 +500,11 @@ TEST_CASE("nl32x2 at reduced size boots: every MCU, every link, every host, a ve
 
 TEST_CASE("nl72x2 at reduced size boots with Gen3 UALink switches too") {
     for (const char* gen : {"1", "3"}) {
-        const result r = trn3vp(std::string("run --platform nl72x2 -p nl72x2.trays=1 -p nl72x2.switch_gen=") + gen);
+        const result r = trn3vp(std::string("run --platform nl72x2 -p nl72x2.trays=1 -p nl72x2.fabric_check=all -p nl72x2.switch_gen=") + gen);
         INFO(r.out << r.err);
         CHECK(r.code == 0);
         CHECK_THAT(r.out, Catch::Contains("chips up: 8 of 8; kernels verified: 8 of 8"));
+        CHECK_THAT(r.out, Catch::Contains("fabric: 56 of 56 chip-to-chip writes over NeuronLink verified (all pairs)"));
         CHECK_THAT(r.out, Catch::Contains("platform nl72x2: PASSED"));
     }
 }

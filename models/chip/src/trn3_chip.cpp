@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "trn3/core/payload.h"
 #include "trn3/core/protocol_checker.h"
 #include "trn3/core/error.h"
 #include "trn3/spec/link.h"
@@ -33,6 +34,10 @@ trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images
     for (auto& core : nc) connect(core->mem, noc.in);
     connect(dma0.device, noc.in);
     connect(ep.bar2, noc.in);
+    // Other chips' memory, over NeuronLink; and the way in for writes that arrive.
+    noc.map(fabric_out, TRN3_FABRIC_ADDR(0, 0), std::uint64_t(TRN3_FABRIC_CHIPS) << TRN3_FABRIC_SHIFT, "fabric");
+    fabric_out.register_b_transport(this, &trn3_chip::fabric_transport);
+    connect(fabric_in, noc.in);
 
     // The register space: behind BAR0 for the host, the MCU's chip window for the firmware.
     connect(ep.bar0, regs.in);
@@ -73,15 +78,87 @@ trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images
         });
 }
 
-void trn3_chip::attach_neuronlink(unsigned port, pcie::link& l) {
+void trn3_chip::attach_neuronlink(unsigned port, pcie::link& l, bool near_a, bool owns_registers) {
     if (port >= TRN3_NEURONLINK_PORTS)
         throw config_error(fmt::format("{}: NeuronLink port {} does not exist ({} ports)", name(), port, TRN3_NEURONLINK_PORTS));
+    if (nl_[port]) throw config_error(fmt::format("{}: NeuronLink port {} is already connected", name(), port));
+    nl_[port] = near_a ? &l.a() : &l.b();
+    nl_[port]->on_receive([this, port](pcie::tlp& t) { fabric_receive(port, t); });
+    if (!owns_registers) return;
     regs.map(l.in, TRN3_BAR0_LINK(port), TRN3_LINK_BLOCK_SIZE, fmt::format("nl{}", port));
     control->add_neuronlink_port(port);
     l.irq.on_change([this](bool level) {
         link_irqs_high_ += level ? 1 : -1u;
         mcu0.intc0.line(TRN3_MCU_IRQ_LINK).set(link_irqs_high_ != 0);
     });
+}
+
+void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay) {
+    // The noc passes the offset from TRN3_FABRIC_ADDR(0, 0).
+    const std::uint64_t address = tx.get_address() + TRN3_FABRIC_ADDR(0, 0);
+    const unsigned dest = TRN3_FABRIC_ID(address);
+    const std::uint64_t bytes = tx.get_data_length();
+    tx.set_response_status(tlm::TLM_OK_RESPONSE);
+    if (!tx.is_write()) {
+        tx.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);  // remote reads: not modelled yet
+        return;
+    }
+    const unsigned port = control->route(dest);
+    const bool local = dest == control->fabric_id();
+    if (!local && (port >= TRN3_NEURONLINK_PORTS || !nl_[port])) {
+        ++fabric_unroutable_;
+        tx.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+    // TLPs of fabric_mps bytes, equal ones as one aggregate (docs/pcie.md).
+    const std::uint64_t mps = fabric_mps.get();
+    const unsigned char* data = tx.get_data_ptr();
+    const sc_core::sc_time when = sc_core::sc_time_stamp() + delay;
+    for (std::uint64_t off = 0; off < bytes;) {
+        pcie::tlp t;
+        t.type = pcie::tlp_type::mem_write;
+        t.requester = static_cast<std::uint16_t>(control->fabric_id());
+        t.address = address + off;
+        const std::uint64_t to_boundary = mps - (t.address % mps);
+        t.length = static_cast<std::uint32_t>(std::min(to_boundary, bytes - off));
+        t.count = t.length == mps ? static_cast<std::uint32_t>((bytes - off) / mps) : 1;
+        t.data.reserve(std::uint64_t(t.length) * t.count + 64);
+        t.data.assign(data + off, data + off + std::uint64_t(t.length) * t.count);
+        off += std::uint64_t(t.length) * t.count;
+        fabric_sent_ += t.count;
+        if (local) deliver_local(t);
+        else nl_[port]->send(std::move(t), when);
+    }
+    if (!local) {
+        const sc_core::sc_time free = nl_[port]->wire_free(), now = sc_core::sc_time_stamp();
+        if (free > now + delay) delay = free - now;  // posted: back-pressure from the wire
+    }
+}
+
+void trn3_chip::deliver_local(pcie::tlp& t) {
+    tlm::tlm_generic_payload tx;
+    sc_core::sc_time delay = t.train_span;
+    set_access(tx, tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_OFFSET(t.address), t.data.data(),
+               static_cast<unsigned>(t.data.size()));
+    fabric_in->b_transport(tx, delay);
+    if (tx.get_response_status() == tlm::TLM_OK_RESPONSE) fabric_received_ += t.count;
+    else ++fabric_unroutable_;
+}
+
+void trn3_chip::fabric_receive(unsigned, pcie::tlp& t) {
+    if (t.type != pcie::tlp_type::mem_write || t.address < TRN3_FABRIC_ADDR(0, 0)) {
+        ++fabric_unroutable_;
+        return;
+    }
+    const unsigned dest = TRN3_FABRIC_ID(t.address);
+    if (dest == control->fabric_id()) return deliver_local(t);
+    const unsigned port = control->route(dest);
+    if (port >= TRN3_NEURONLINK_PORTS || !nl_[port]) {
+        ++fabric_unroutable_;
+        return;
+    }
+    fabric_forwarded_ += t.count;
+    nl_[port]->forward(std::move(t), forward_latency.get());
 }
 
 unsigned char* trn3_chip::device_memory(std::uint64_t address, std::uint64_t bytes) {

@@ -199,7 +199,21 @@ void pcie_switch::route_config(unsigned in, tlp& t) {
     ports_[in].end->forward(std::move(c), latency.get());
 }
 
+void pcie_switch::set_fabric_route(unsigned dest, unsigned port) {
+    if (port >= ports_.size()) throw config_error(fmt::format("{}: route to port {} of {}", name(), port, ports_.size()));
+    if (fabric_routes_.size() <= dest) fabric_routes_.resize(dest + 1, -1);
+    fabric_routes_[dest] = static_cast<int>(port);
+}
+
 void pcie_switch::route_memory(unsigned in, tlp& t) {
+    if (up_ < 0 && !fabric_routes_.empty() && t.address >= (std::uint64_t(1) << 40)) {
+        // A fabric address: route by the destination chip.
+        const std::uint64_t dest = (t.address >> 40) - 1;
+        const int out = dest < fabric_routes_.size() ? fabric_routes_[dest] : -1;
+        if (out < 0 || !ports_[static_cast<unsigned>(out)].end) return unsupported(in, t, TRN3_AER_UNSUPPORTED_REQUEST);
+        p2p_ += t.count;
+        return send_out(static_cast<unsigned>(out), std::move(t));
+    }
     const bool from_up = static_cast<int>(in) == up_;
     const int j = downstream_for_address(t.address);
     if (from_up) {

@@ -290,6 +290,20 @@ status trn3_device::copy(std::uint64_t host_bus, std::uint64_t device_address, s
                      : run_descriptor(device_address, host_bus, static_cast<std::uint32_t>(bytes), TRN3_DESC_DST_HOST);
 }
 
+status trn3_device::device_copy(std::uint64_t src, std::uint64_t dst, std::size_t bytes) {
+    if (!probed_) return status::no_device;
+    if (bytes == 0 || bytes > 0xFFFFFFFFu) return status::bad_argument;
+    return run_descriptor(src, dst, static_cast<std::uint32_t>(bytes), 0);
+}
+
+status trn3_device::program_fabric(unsigned id, const std::vector<std::uint8_t>& routes) {
+    if (!probed_) return status::no_device;
+    if (id >= TRN3_FABRIC_CHIPS || routes.size() > TRN3_FABRIC_CHIPS) return status::bad_argument;
+    wr(TRN3_CHIP_FABRIC_ID, id);
+    for (std::size_t d = 0; d < routes.size(); ++d) wr(TRN3_CHIP_ROUTE(d), routes[d]);
+    return status::ok;
+}
+
 status trn3_device::launch(unsigned core, const std::array<std::uint64_t, 5>& pcs, unsigned mask) {
     if (!probed_) return status::no_device;
     if (core >= TRN3_DEV_CORES || mask == 0 || mask > 0x1F) return status::bad_argument;

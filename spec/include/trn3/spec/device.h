@@ -16,6 +16,15 @@
 #define TRN3_DEV_HBM_BASE(s) ((uint64_t)(s)*TRN3_DEV_HBM_STRIDE)
 #define TRN3_DEV_CORES 8u
 
+/* Fabric addresses: chip id's device address a, reached over NeuronLink
+ * from any chip: writes there are carried as TLPs and forwarded chip to chip
+ * and switch to switch by the route tables (docs/ultraserver.md). */
+#define TRN3_FABRIC_SHIFT 40u
+#define TRN3_FABRIC_ADDR(id, a) ((((uint64_t)(id) + 1) << TRN3_FABRIC_SHIFT) | (a))
+#define TRN3_FABRIC_ID(addr) ((uint32_t)((addr) >> TRN3_FABRIC_SHIFT) - 1u)
+#define TRN3_FABRIC_OFFSET(addr) ((addr) & ((1ull << TRN3_FABRIC_SHIFT) - 1))
+#define TRN3_FABRIC_CHIPS 256u
+
 /* ---- BARs ---- */
 #define TRN3_BAR0_SIZE 0x1000000ull      /* 16 MiB of registers */
 #define TRN3_BAR2_SIZE 0x4000000000ull   /* 256 GiB window onto the device address map */
@@ -45,6 +54,9 @@
 #define TRN3_CHIP_LAUNCH_PC(e) (0x40u + 8u * (e)) /* RW 8: start address of engine e (0 tensor .. 4 sync) */
 #define TRN3_CHIP_FW_EVENT 0x24u    /* WO: firmware writes 1 to report an event to the host (ERR_STATUS bit 28) */
 #define TRN3_CHIP_NL_PORTS 0x28u    /* RO: bit p: NeuronLink port p has a link */
+#define TRN3_CHIP_FABRIC_ID 0x2Cu   /* RW: this chip's id in the fabric (0..255) */
+#define TRN3_CHIP_ROUTE(d) (0x400u + 4u * (d)) /* RW: NeuronLink port towards chip d; 0xFF: no route */
+#define TRN3_ROUTE_NONE 0xFFu
 #define TRN3_CHIP_ID_VALUE 0x1D0F7364u
 #define TRN3_ERR_CORE(c) (1u << (c))          /* NeuronCore c stopped on an error */
 #define TRN3_ERR_DMA(q) (1u << (8 + (q)))     /* DMA queue q stopped on an error */

@@ -43,6 +43,8 @@ public:
     void report_error(std::uint32_t cause);
     std::uint32_t lnc() const { return static_cast<std::uint32_t>(lnc_.value()); }
     void add_neuronlink_port(unsigned p) { nl_ports_.set(nl_ports_.value() | (1u << p)); }
+    unsigned fabric_id() const { return static_cast<unsigned>(fabric_id_.value()); }
+    unsigned route(unsigned dest) const { return dest < routes_.size() ? static_cast<unsigned>(routes_[dest]->value()) : TRN3_ROUTE_NONE; }
 
 private:
     void launch(unsigned core, unsigned engine_mask);
@@ -69,6 +71,8 @@ private:
     reg launch_{regs, "launch", TRN3_CHIP_LAUNCH, 4, 0, access::wo, "bits 4:0 engine mask, bits 11:8 core"};
     reg fw_event_{regs, "fw_event", TRN3_CHIP_FW_EVENT, 4, 0, access::wo, "firmware: 1 reports an event to the host"};
     reg nl_ports_{regs, "nl_ports", TRN3_CHIP_NL_PORTS, 4, 0, access::ro, "bit p: NeuronLink port p has a link"};
+    reg fabric_id_{regs, "fabric_id", TRN3_CHIP_FABRIC_ID, 4, 0, access::rw, "this chip's id in the fabric"};
+    std::vector<std::unique_ptr<reg>> routes_;
     reg notify_base_{regs, "notify_base", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_BASE, 8, 0, access::rw, "notification ring (host)"};
     reg notify_size_{regs, "notify_size", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_SIZE, 4, 0, access::rw, "entries (a power of two)"};
     reg notify_head_{regs, "notify_head", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_HEAD, 4, 0, access::ro, "entries written"};

@@ -33,6 +33,9 @@
 #include "trn3/pcie/endpoint.h"
 #include "trn3/pcie/link.h"
 
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
 namespace trn3::chip {
 
 class trn3_chip : public component {
@@ -54,10 +57,30 @@ public:
     unsigned char* device_memory(std::uint64_t address, std::uint64_t bytes);
     // Wiring: the link's registers become NeuronLink port p's (for the
     // firmware, and the host through BAR0); its interrupt reaches the MCU.
-    void attach_neuronlink(unsigned port, pcie::link& l);
+    // near_a: this chip is at the link's `a` end; owns_registers: the link's
+    // registers are this chip's (a chip-to-chip link's belong to one chip).
+    void attach_neuronlink(unsigned port, pcie::link& l, bool near_a = true, bool owns_registers = true);
+
+    // NeuronLink data path (auto-forwarding): writes to fabric addresses
+    // (spec/device.h TRN3_FABRIC_ADDR) from the chip's initiators leave on the
+    // port its route table names; a write arriving for another chip is
+    // forwarded the same way; one for this chip lands in its HBM.
+    param<sc_core::sc_time> forward_latency{this, "forward_latency", sc_core::sc_time(40, sc_core::SC_NS),
+                                            "NeuronLink port to port inside the chip (auto-forwarding)"};
+    param<std::uint64_t> fabric_mps{this, "fabric_mps", 256, "bytes per NeuronLink write TLP", range<std::uint64_t>{64, 4096}};
 
 private:
+    void fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay);
+    void fabric_receive(unsigned port, pcie::tlp& t);
+    void deliver_local(pcie::tlp& t);
+    tlm_utils::simple_target_socket<trn3_chip> fabric_out{"fabric_out"};
+    tlm_utils::simple_initiator_socket<trn3_chip> fabric_in{"fabric_in"};
+    std::array<pcie::link_end*, TRN3_NEURONLINK_PORTS> nl_{};
     counter hbm_errors_;
+    counter fabric_sent_{this, "fabric_sent", "NeuronLink write TLPs this chip originated"};
+    counter fabric_received_{this, "fabric_received", "NeuronLink write TLPs that landed in this chip"};
+    counter fabric_forwarded_{this, "fabric_forwarded", "NeuronLink TLPs forwarded for other chips"};
+    counter fabric_unroutable_{this, "fabric_unroutable", "NeuronLink writes with no route (dropped, or refused)"};
     unsigned link_irqs_high_ = 0;
     unsigned hbm_irqs_high_ = 0;
     timeline::track mailbox_track_;

@@ -74,6 +74,10 @@ public:
     unsigned port_count() const { return static_cast<unsigned>(ports_.size()); }
     unsigned total_lanes() const { return total_lanes_; }
     std::uint16_t port_bdf(unsigned port) const;
+    // A fabric switch's route for writes to chip `dest`'s fabric addresses
+    // (spec/device.h TRN3_FABRIC_ADDR): the port towards it. The platform's
+    // fabric manager programs them from the topology.
+    void set_fabric_route(unsigned dest, unsigned port);
 
 private:
     struct port_state {
@@ -91,6 +95,7 @@ private:
     int downstream_for_address(std::uint64_t address) const;
 
     std::vector<port_state> ports_;
+    std::vector<int> fabric_routes_;  // by destination chip; -1 none
     unsigned total_lanes_ = 0;
     int up_ = 0;
     counter forwarded_, unsupported_, acs_violations_, p2p_, unexpected_;

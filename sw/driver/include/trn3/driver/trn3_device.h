@@ -84,6 +84,13 @@ public:
     // One descriptor between a host bus address and device memory.
     status copy(std::uint64_t host_bus, std::uint64_t device_address, std::size_t bytes, bool to_device);
 
+    // Device memory to device memory (the other side may be another chip's
+    // fabric address): one descriptor.
+    status device_copy(std::uint64_t src, std::uint64_t dst, std::size_t bytes);
+    // The chip's place in the fabric: its id and its route to every chip
+    // (routes[d] = NeuronLink port towards chip d, TRN3_ROUTE_NONE for none).
+    status program_fabric(unsigned id, const std::vector<std::uint8_t>& routes);
+
     status launch(unsigned core, const std::array<std::uint64_t, 5>& pcs, unsigned engine_mask);
     status wait_core(unsigned core, std::uint64_t timeout_ns, core_result& result);
 

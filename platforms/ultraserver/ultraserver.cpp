@@ -459,6 +459,10 @@ const platform_registration nl72x2{"nl72x2", "144 chips in two racks (switch_gen
                                    [] { return std::make_unique<ultraserver>("nl72x2", "nl72x2"); }};
 const platform_registration nl32x2{"nl32x2", "64 chips in two racks (switch_gen 1-3): the same full-system boot",
                                    [] { return std::make_unique<ultraserver>("nl32x2", "nl32x2"); }};
+const platform_registration torus2d{"nl16-torus2d", "16 chips in a 4x4 torus (the Trainium2-style SKU): the same boot",
+                                    [] { return std::make_unique<ultraserver>("nl16_torus2d", "nl16-torus2d"); }};
+const platform_registration torus3d{"nl32x2-torus3d", "64 chips in a 4x4x4 torus, four 16-chip servers: the same boot",
+                                    [] { return std::make_unique<ultraserver>("nl32x2_torus3d", "nl32x2-torus3d"); }};
 
 } // namespace
 } // namespace trn3

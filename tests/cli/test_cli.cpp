@@ -521,3 +521,12 @@ TEST_CASE("16 failed lanes on a chip's backplane leave its bandwidth unchanged, 
     CHECK_THAT(seventeen.out, Catch::Contains("-- REDUCED"));
     CHECK_THAT(seventeen.out, Catch::Contains("links backplane          64 up of 64, 1 degraded, 0 failed (1 Gen6 x4, 63 Gen6 x8)"));
 }
+
+TEST_CASE("the torus SKUs boot the same way: nl16-torus2d with every pair of chips writing to each other") {
+    const result r = trn3vp("run --platform nl16-torus2d -p nl16_torus2d.fabric_check=all");
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("elaboration: 16 chips, 4 hosts, 0 switches, 48 links"));
+    CHECK_THAT(r.out, Catch::Contains("fabric: 240 of 240 chip-to-chip writes over NeuronLink verified (all pairs)"));
+    CHECK_THAT(r.out, Catch::Contains("links torus              32 up of 32, 0 degraded, 0 failed (32 Gen6 x36)"));
+}

@@ -24,6 +24,7 @@
 #include <random>
 #include <set>
 
+#include "trn3/core/sparse_memory.h"
 #include "trn3/core/stats.h"
 #include <sstream>
 
@@ -118,6 +119,9 @@ public:
             } else if (n.kind == node_kind::host) {
                 hosts_.push_back(std::make_unique<host::graviton4>(sc_name(n.name).c_str(), host_ports[i]));
                 host_index_[int(i)] = hosts_.size() - 1;
+            } else if (n.kind == node_kind::nic) {
+                nics_.push_back(std::make_unique<nic_placeholder>(sc_name(n.name).c_str()));
+                nic_index_[int(i)] = nics_.size() - 1;
             } else {
                 switches_.push_back(
                     std::make_unique<pcie::pcie_switch>(sc_name(n.name).c_str(), n.model, -1, switch_ports[i], 0));
@@ -133,6 +137,12 @@ public:
             const auto& nb = topo_.nodes[std::size_t(e.b)];
             const std::string lname = sc_name(na.name + "__" + nb.name);
             const std::uint64_t id = 2 * i + 1;
+            if (e.m == medium::nic_link) {
+                auto& l = add_link(lname, id, pcie::link_of(pcie::generation::gen5, e.lanes));
+                hosts_[host_index_.at(e.a)]->rc.attach(next_port[std::size_t(e.a)]++, l.a());
+                nics_[nic_index_.at(e.b)]->ep.attach(l.b());
+                continue;
+            }
             if (e.m == medium::host_link) {
                 // Host side: a root port (Gen5, through the tray's converters); chip side: its endpoint.
                 auto& l = add_link(lname, id, pcie::link_of(pcie::generation::gen5, e.lanes));
@@ -177,9 +187,10 @@ public:
 
     void report(std::ostream& os) const override {
         os << topology::report(topo_);
-        unsigned chips_up = 0, kernels_ok = 0, kernels_run = 0;
+        unsigned chips_up = 0, kernels_ok = 0, kernels_run = 0, nics = 0;
         double link_up = 0, enumerated = 0, firmware = 0, done = 0;
         for (const auto& r : results_) {
+            nics += r.nics;
             chips_up += r.chips_up;
             kernels_ok += r.kernels_ok;
             kernels_run += r.kernels_run;
@@ -195,7 +206,8 @@ public:
         os << fmt::format("  enumerated                     {:>10.1f} us\n", enumerated * 1e6);
         os << fmt::format("  every chip's firmware running  {:>10.1f} us (HBM and NeuronLink trained)\n", firmware * 1e6);
         os << fmt::format("  kernels verified               {:>10.1f} us\n", done * 1e6);
-        os << fmt::format("chips up: {} of {}; kernels verified: {} of {}\n", chips_up, chips_.size(), kernels_ok, kernels_run);
+        os << fmt::format("chips up: {} of {}; kernels verified: {} of {}; NIC placeholders enumerated: {} of {}\n", chips_up,
+                          chips_.size(), kernels_ok, kernels_run, nics, nics_.size());
         if (fabric_check.get() != "off") {
             unsigned sent = 0, ok = 0;
             for (const auto& r : results_) {
@@ -242,7 +254,7 @@ public:
 
 private:
     struct host_result {
-        unsigned chips_up = 0, kernels_ok = 0, kernels_run = 0, fabric_sent = 0, fabric_ok = 0;
+        unsigned chips_up = 0, kernels_ok = 0, kernels_run = 0, fabric_sent = 0, fabric_ok = 0, nics = 0;
         double link_up = 0, enumerated = 0, firmware = 0, done = 0;
         std::vector<std::string> failures;
     };
@@ -325,8 +337,10 @@ private:
                 devices.push_back(std::make_unique<driver::trn3_device>(hw, 0x7300 + 0x100 * std::uint32_t(devices.size())));
                 if (devices.back()->probe(f) != driver::status::ok) r.failures.push_back("probe " + driver::bdf_name(f.bdf));
             }
-        if (devices.size() != host.rc.root_ports.get())
-            r.failures.push_back(fmt::format("found {} chips, expected {}", devices.size(), host.rc.root_ports.get()));
+        if (devices.size() != host_chips_[h].size())
+            r.failures.push_back(fmt::format("found {} chips, expected {}", devices.size(), host_chips_[h].size()));
+        for (const auto& f : fns)
+            if (f.vendor == TRN3_PCI_VENDOR_AMAZON && f.device == TRN3_PCI_DEVICE_NIC) ++r.nics;
         const auto& my_chips = host_chips_[h];  // root port order = enumeration order
         for (std::size_t i = 0; i < devices.size(); ++i) {
             driver::trn3_device& d = *devices[i];
@@ -443,6 +457,19 @@ private:
     std::vector<std::unique_ptr<host::graviton4>> hosts_;
     std::map<int, std::size_t> host_index_, switch_index_;
     std::vector<std::unique_ptr<pcie::pcie_switch>> switches_;
+    // A scale-out NIC's place on its host's PCIe (1d0f:7a00, class network),
+    // until the NIC model lands: enumerated, with BARs, doing nothing.
+    struct nic_placeholder : sc_core::sc_module {
+        pcie::endpoint ep;
+        sparse_memory regs{"regs", byte_count{1 << 20}}, window{"window", byte_count{1 << 20}};
+        explicit nic_placeholder(const sc_core::sc_module_name& n)
+            : sc_core::sc_module(n), ep("ep", TRN3_PCI_DEVICE_NIC, 1 << 20, 1 << 20, TRN3_PCI_CLASS_NETWORK) {
+            ep.bar0.bind(regs.in);
+            ep.bar2.bind(window.in);
+        }
+    };
+    std::vector<std::unique_ptr<nic_placeholder>> nics_;
+    std::map<int, std::size_t> nic_index_;
     std::vector<std::unique_ptr<pcie::link>> links_;
     std::map<medium, std::vector<pcie::link*>> links_by_medium_;
     std::vector<std::unique_ptr<host_adapter>> adapters_;

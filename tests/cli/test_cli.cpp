@@ -490,7 +490,7 @@ TEST_CASE("nl32x2 at reduced size boots: every MCU, every link, every host, a ve
     const result r = trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.fabric_check=all");
     INFO(r.out << r.err);
     CHECK(r.code == 0);
-    CHECK_THAT(r.out, Catch::Contains("elaboration: 8 chips, 2 hosts, 32 switches, 80 links"));
+    CHECK_THAT(r.out, Catch::Contains("elaboration: 8 chips, 2 hosts, 32 switches, 88 links"));
     // Every pair of chips writes to each other over NeuronLink, through switches and forwarding chips.
     CHECK_THAT(r.out, Catch::Contains("fabric: 56 of 56 chip-to-chip writes over NeuronLink verified (all pairs)"));
     CHECK_THAT(r.out, Catch::Contains("chips up: 8 of 8; kernels verified: 8 of 8"));
@@ -526,7 +526,7 @@ TEST_CASE("the torus SKUs boot the same way: nl16-torus2d with every pair of chi
     const result r = trn3vp("run --platform nl16-torus2d -p nl16_torus2d.fabric_check=all");
     INFO(r.out << r.err);
     CHECK(r.code == 0);
-    CHECK_THAT(r.out, Catch::Contains("elaboration: 16 chips, 4 hosts, 0 switches, 48 links"));
+    CHECK_THAT(r.out, Catch::Contains("elaboration: 16 chips, 4 hosts, 0 switches, 64 links"));
     CHECK_THAT(r.out, Catch::Contains("fabric: 240 of 240 chip-to-chip writes over NeuronLink verified (all pairs)"));
     CHECK_THAT(r.out, Catch::Contains("links torus              32 up of 32, 0 degraded, 0 failed (32 Gen6 x36)"));
 }

@@ -19,11 +19,11 @@ bool power_of_two(std::uint64_t v) { return v >= 16 && (v & (v - 1)) == 0; }
 } // namespace
 
 endpoint::endpoint(const sc_core::sc_module_name& name, unsigned default_device_id, std::uint64_t default_bar0,
-                   std::uint64_t default_bar2)
+                   std::uint64_t default_bar2, unsigned default_class)
     : component(name, frequency{1e9}),
       device_id(this, "device_id", default_device_id, "PCI device id (vendor is Amazon's 0x1D0F)",
                 range<std::uint64_t>{0, 0xFFFF}),
-      class_code(this, "class_code", TRN3_PCI_CLASS_ACCELERATOR, "PCI class code (base, sub, interface)",
+      class_code(this, "class_code", default_class, "PCI class code (base, sub, interface)",
                  range<std::uint64_t>{0, 0xFFFFFF}),
       bar0_size(this, "bar0_size", byte_count{default_bar0}, "BAR0 (registers), a power of two"),
       bar2_size(this, "bar2_size", byte_count{default_bar2}, "BAR2 (memory window, prefetchable), a power of two"),

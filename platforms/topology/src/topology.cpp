@@ -169,6 +169,7 @@ const char* medium_name(medium m) {
     case medium::tray_switch: return "pcb (tray switch)";
     case medium::torus: return "torus";
     case medium::host_link: return "host";
+    case medium::nic_link: return "nic";
     }
     return "?";
 }
@@ -205,6 +206,18 @@ topology build(const topology_params& in) {
     need(switched || p.sku == "nl16-torus2d" || p.sku == "nl32x2-torus3d",
          fmt::format("unknown SKU '{}' (nl32x2, nl72x2, nl16-torus2d, nl32x2-torus3d)", p.sku));
     need(p.nic_gbps == 200 || p.nic_gbps == 400, fmt::format("nic_gbps {}: 200 or 400", p.nic_gbps));
+    auto add_nics = [&] {
+        // A NIC per chip (scale-out, nic_gbps), on the PCIe of the chip's host:
+        // placeholders until the NIC model lands.
+        std::vector<std::pair<int, int>> host_of_chip;  // (chip, host)
+        for (const edge& e : b.t.edges)
+            if (e.m == medium::host_link) host_of_chip.emplace_back(e.b, e.a);
+        for (const auto& [c, h] : host_of_chip) {
+            const node& cn = b.t.nodes[std::size_t(c)];
+            const int nic = b.add(node_kind::nic, cn.name + ".nic", cn.rack, cn.tray, cn.slot);
+            b.link(h, nic, medium::nic_link, 16, 0, 32e9 * 128 / 130 / 8);
+        }
+    };
     if (switched) {
         need(p.switch_gen >= 1 && p.switch_gen <= 3, fmt::format("switch_gen {}: 1, 2 or 3", p.switch_gen));
         need(p.racks == 1 || p.racks == 2, fmt::format("racks {}: 1 or 2 (a pair)", p.racks));
@@ -219,6 +232,7 @@ topology build(const topology_params& in) {
         b.t.params = p;
         build_torus(b, p, p.sku == "nl16-torus2d" ? 2 : 3);
     }
+    add_nics();
     return std::move(b.t);
 }
 
@@ -243,7 +257,8 @@ std::vector<int> topology::chips() const {
 std::vector<std::vector<int>> topology::forwarding_adjacency() const {
     std::vector<std::vector<int>> adj(nodes.size());
     for (const edge& e : edges) {
-        if (nodes[std::size_t(e.a)].kind == node_kind::host || nodes[std::size_t(e.b)].kind == node_kind::host) continue;
+        const auto ka = nodes[std::size_t(e.a)].kind, kb = nodes[std::size_t(e.b)].kind;
+        if (ka == node_kind::host || kb == node_kind::host || ka == node_kind::nic || kb == node_kind::nic) continue;
         adj[std::size_t(e.a)].push_back(e.b);
         adj[std::size_t(e.b)].push_back(e.a);
     }
@@ -320,7 +335,7 @@ std::vector<int> topology::path(int a, int b) const {
 std::map<medium, unsigned> topology::chip_lanes(int c, bool spares) const {
     std::map<medium, unsigned> m;
     for (const edge& e : edges) {
-        if (e.m == medium::host_link || (e.a != c && e.b != c)) continue;
+        if (e.m == medium::host_link || e.m == medium::nic_link || (e.a != c && e.b != c)) continue;
         m[e.m] += spares ? e.lanes : e.lanes - e.spare_lanes;
     }
     return m;
@@ -375,6 +390,8 @@ std::string report(const topology& t) {
     s += switched ? fmt::format("{}, switch generation {}\n", p.sku, p.switch_gen) : fmt::format("{}\n", p.sku);
     s += fmt::format("  chips               {}\n", t.count(node_kind::chip));
     s += fmt::format("  hosts               {}\n", t.count(node_kind::host));
+    s += fmt::format("  NICs                {} x {} Gb/s: {:.1f} Tb/s of scale-out (placeholders on the hosts' PCIe)\n",
+                     t.count(node_kind::nic), p.nic_gbps, t.count(node_kind::nic) * p.nic_gbps / 1000.0);
     std::map<std::string, unsigned> models;
     for (const node& n : t.nodes)
         if (n.kind == node_kind::scaleup_switch) ++models[n.model];
@@ -431,13 +448,17 @@ std::string to_json(const topology& t) {
     j["switch_gen"] = t.params.switch_gen;
     j["counts"] = {{"chips", t.count(node_kind::chip)},
                    {"hosts", t.count(node_kind::host)},
+                   {"nics", t.count(node_kind::nic)},
                    {"scaleup_switches", t.count(node_kind::scaleup_switch)},
                    {"retimers", t.retimers},
                    {"converters", t.converters},
                    {"backplane_cables", t.backplane_cables()}};
     for (const node& n : t.nodes)
         j["nodes"].push_back({{"name", n.name},
-                              {"kind", n.kind == node_kind::chip ? "chip" : n.kind == node_kind::host ? "host" : "switch"},
+                              {"kind", n.kind == node_kind::chip   ? "chip"
+                                       : n.kind == node_kind::host ? "host"
+                                       : n.kind == node_kind::nic  ? "nic"
+                                                                   : "switch"},
                               {"rack", n.rack},
                               {"tray", n.tray},
                               {"slot", n.slot},
@@ -466,7 +487,10 @@ std::string to_dot(const topology& t) {
     std::string s = fmt::format("graph \"{} gen{}\" {{\n  layout=neato; overlap=false;\n", t.params.sku, t.params.switch_gen);
     for (const node& n : t.nodes)
         s += fmt::format("  \"{}\" [shape={}];\n", n.name,
-                         n.kind == node_kind::chip ? "box" : n.kind == node_kind::host ? "house" : "ellipse");
+                         n.kind == node_kind::chip   ? "box"
+                         : n.kind == node_kind::host ? "house"
+                         : n.kind == node_kind::nic  ? "diamond"
+                                                     : "ellipse");
     for (const edge& e : t.edges)
         s += fmt::format("  \"{}\" -- \"{}\" [label=\"x{} {}\"];\n", t.nodes[std::size_t(e.a)].name,
                          t.nodes[std::size_t(e.b)].name, e.lanes, medium_name(e.m));

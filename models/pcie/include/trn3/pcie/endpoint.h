@@ -73,7 +73,8 @@ public:
     static constexpr std::uint64_t msix_pba_offset = 0x8000;
 
     explicit endpoint(const sc_core::sc_module_name& name, unsigned default_device_id = 0x7FF0,
-                      std::uint64_t default_bar0 = 1 << 20, std::uint64_t default_bar2 = 1ull << 30);
+                      std::uint64_t default_bar0 = 1 << 20, std::uint64_t default_bar2 = 1ull << 30,
+                      unsigned default_class = 0x120000);
 
     void attach(link_end& end);
     config_space& config() { return config_; }

@@ -19,8 +19,8 @@
 
 namespace trn3::topology {
 
-enum class node_kind { chip, host, scaleup_switch };
-enum class medium { backplane, pcb, cross_rack, tray_switch, torus, host_link };
+enum class node_kind { chip, host, scaleup_switch, nic };
+enum class medium { backplane, pcb, cross_rack, tray_switch, torus, host_link, nic_link };
 const char* medium_name(medium m);
 
 struct node {

@@ -155,3 +155,24 @@ TEST_CASE("routes follow minimal-hop paths to every chip and spread destinations
             CHECK(via_switch > 0);
         }
 }
+
+TEST_CASE("counts of every SKU and generation: switches, cables, NICs, and the worst hop count") {
+    struct expected {
+        const char* sku;
+        unsigned gen, switches, cables, worst;
+    };
+    // Gen2: NL32x2 8 x 320-lane per rack; NL72x2 two planes of 10 per rack + the tray switches.
+    // Gen3: 6 UALink switches per rack (5 active x4 ports per chip + a spare).
+    for (const expected& e : {expected{"nl32x2", 2, 16, 5120, 2}, expected{"nl32x2", 3, 12, 1536, 2},
+                              expected{"nl72x2", 2, 40 + 288, 11520, 4}, expected{"nl72x2", 3, 12 + 288, 3456, 2},
+                              expected{"nl16-torus2d", 1, 0, 0, 3}, expected{"nl32x2-torus3d", 1, 0, 0, 5}}) {
+        const topology t = make(e.sku, e.gen);
+        INFO(e.sku << " gen " << e.gen);
+        CHECK(t.count(node_kind::scaleup_switch) == e.switches);
+        CHECK(t.backplane_cables() == e.cables);
+        CHECK(t.count(node_kind::nic) == t.count(node_kind::chip));
+        bool reachable = false;
+        CHECK(max_hops(t, reachable) == int(e.worst));
+        CHECK(reachable);
+    }
+}

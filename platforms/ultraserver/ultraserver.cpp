@@ -75,6 +75,8 @@ public:
     param<std::uint64_t> trays{this, "trays", 0, "compute/JBOG trays per rack (0: the SKU's)"};
     param<std::uint64_t> switch_trays{this, "switch_trays", 4, "NL32x2 Gen1: 4, or 5 with the hot-swap tray"};
     param<std::uint64_t> nic_gbps{this, "nic_gbps", 400, "NIC per chip, Gb/s (placeholders for now)"};
+    param<std::uint64_t> retimers_per_tray{this, "retimers_per_tray", 0, "retimers on each tray (0: the SKU's, 4 or 6)"};
+    param<std::uint64_t> tray_switches{this, "tray_switches", 8, "NL72x2: PCIe switches per compute tray (8, 4, 2 or 1)"};
     param<bool> kernels{this, "kernels", true, "run and check a reference kernel on every chip"};
     param<sc_time> boot_timeout{this, "boot_timeout", sc_time(50, sc_core::SC_MS), "longest a host waits for a chip's firmware"};
     param<std::string> fabric_check{this, "fabric_check", "far",
@@ -93,6 +95,8 @@ public:
         tp.trays = static_cast<unsigned>(trays.get());
         tp.switch_trays = static_cast<unsigned>(switch_trays.get());
         tp.nic_gbps = static_cast<unsigned>(nic_gbps.get());
+        tp.retimers_per_tray = static_cast<unsigned>(retimers_per_tray.get());
+        tp.tray_switches = static_cast<unsigned>(tray_switches.get());
         try {
             topo_ = topology::build(tp);
         } catch (const std::invalid_argument& e) {

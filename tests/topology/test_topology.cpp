@@ -176,3 +176,16 @@ TEST_CASE("counts of every SKU and generation: switches, cables, NICs, and the w
         CHECK(reachable);
     }
 }
+
+TEST_CASE("the tray composition is a param: NL72x2 with 4 x 64-lane tray switches, and retimers per tray") {
+    topology_params p;
+    set_param(p, "tray_switches", "4");
+    set_param(p, "retimers_per_tray", "8");
+    const topology t = build(p);
+    CHECK(t.count(node_kind::scaleup_switch) == 80 + 2 * 18 * 4);
+    CHECK(t.retimers == 2 * 18 * 8);
+    CHECK(t.chip_lanes(t.chips().front(), false).at(medium::tray_switch) == 64);  // the same PCB lanes, fewer switches
+    check_examples(t);  // the published hops do not depend on it
+    set_param(p, "tray_switches", "3");
+    CHECK_THROWS_WITH(build(p), "tray_switches 3: 1, 2, 4 or 8");
+}

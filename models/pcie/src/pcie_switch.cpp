@@ -23,6 +23,7 @@ struct preset_info {
 const preset_info presets[] = {
     {"gen1-160", 20, 8, "gen6", 120}, {"gen2-320", 40, 8, "gen6", 120},  {"tray-32", 4, 8, "gen6", 120},
     {"pex144-x8", 18, 8, "gen6", 120}, {"pex144-x4", 36, 4, "gen6", 120}, {"ualink-72", 72, 4, "ualink", 150},
+    {"tray-64", 4, 16, "gen6", 120},   {"tray-128", 4, 32, "gen6", 120},  {"tray-256", 4, 64, "gen6", 120},
 };
 
 const preset_info& find_preset(const std::string& name, const std::string& owner) {
@@ -38,7 +39,8 @@ const preset_info& find_preset(const std::string& name, const std::string& owner
 pcie_switch::pcie_switch(const sc_core::sc_module_name& name, const std::string& default_preset, int default_upstream,
                          unsigned default_ports, unsigned default_port_lanes)
     : component(name, frequency{1e9}),
-      preset(this, "preset", default_preset, "gen1-160, gen2-320, tray-32, pex144-x8, pex144-x4 or ualink-72"),
+      preset(this, "preset", default_preset,
+           "gen1-160, gen2-320, tray-32, tray-64, tray-128, tray-256, pex144-x8, pex144-x4 or ualink-72"),
       ports(this, "ports", default_ports ? default_ports : find_preset(preset.get(), this->name()).ports,
             "ports (default: the preset's)",
             range<std::uint64_t>{1, 256}),

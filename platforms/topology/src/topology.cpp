@@ -59,14 +59,14 @@ void build_switched(builder& b, const topology_params& p, unsigned slots) {
                 for (unsigned t = 8 * h; t < std::min(trays, 8 * h + 8); ++t)
                     for (unsigned s = 0; s < slots; ++s) b.link(host, chip[r][t][s], medium::host_link, 8);
             }
-            b.t.retimers += 4 * trays;
+            b.t.retimers += (p.retimers_per_tray ? p.retimers_per_tray : 4) * trays;
         } else {
             // A Graviton4 on each compute tray, x16 to each of its chips through the converters.
             for (unsigned t = 0; t < trays; ++t) {
                 const int host = b.add(node_kind::host, fmt::format("r{}.t{}.host", r, t), int(r), int(t), -1);
                 for (unsigned s = 0; s < slots; ++s) b.link(host, chip[r][t][s], medium::host_link, 16);
             }
-            b.t.retimers += 6 * trays;
+            b.t.retimers += (p.retimers_per_tray ? p.retimers_per_tray : 6) * trays;
             b.t.converters += 2 * trays;
         }
     }
@@ -76,10 +76,14 @@ void build_switched(builder& b, const topology_params& p, unsigned slots) {
             if (nl32) {
                 b.link(chip[r][t][0], chip[r][t][1], medium::pcb, pcb_lanes);
             } else {
-                for (unsigned k = 0; k < 8; ++k) {
+                // The 64 PCB lanes of each chip split over the tray's switches
+                // (8 x 32-lane "Scorpio P"; or 4 x 64-lane, 2 x 128-lane).
+                const unsigned n = p.tray_switches;
+                const char* model = n == 8 ? "tray-32" : n == 4 ? "tray-64" : n == 2 ? "tray-128" : "tray-256";
+                for (unsigned k = 0; k < n; ++k) {
                     const int sw = b.add(node_kind::scaleup_switch, fmt::format("r{}.t{}.tsw{}", r, t, k), int(r), int(t), -1, -1,
-                                         "tray-32");
-                    for (unsigned s = 0; s < slots; ++s) b.link(chip[r][t][s], sw, medium::tray_switch, pcb_lanes / 8);
+                                         model);
+                    for (unsigned s = 0; s < slots; ++s) b.link(chip[r][t][s], sw, medium::tray_switch, pcb_lanes / n);
                 }
             }
         }
@@ -194,9 +198,12 @@ void set_param(topology_params& p, const std::string& key_in, const std::string&
     else if (key == "trays") p.trays = number();
     else if (key == "switch_trays") p.switch_trays = number();
     else if (key == "nic_gbps") p.nic_gbps = number();
+    else if (key == "retimers_per_tray") p.retimers_per_tray = number();
+    else if (key == "tray_switches") p.tray_switches = number();
     else
-        throw std::invalid_argument(fmt::format(
-            "unknown topology param '{}' (sku, switch_gen, racks, trays, switch_trays, nic_gbps)", key_in));
+        throw std::invalid_argument(fmt::format("unknown topology param '{}' (sku, switch_gen, racks, trays, switch_trays, "
+                                                "nic_gbps, retimers_per_tray, tray_switches)",
+                                                key_in));
 }
 
 topology build(const topology_params& in) {
@@ -224,6 +231,8 @@ topology build(const topology_params& in) {
         const unsigned full = p.sku == "nl32x2" ? 16 : 18;
         if (p.trays == 0) p.trays = full;
         need(p.trays >= 1 && p.trays <= full, fmt::format("trays {}: 1 to {}", p.trays, full));
+        need(p.tray_switches == 1 || p.tray_switches == 2 || p.tray_switches == 4 || p.tray_switches == 8,
+             fmt::format("tray_switches {}: 1, 2, 4 or 8", p.tray_switches));
         need(p.sku != "nl32x2" || p.switch_trays == 4 || p.switch_trays == 5,
              fmt::format("switch_trays {}: 4, or 5 with the hot-swap tray", p.switch_trays));
         b.t.params = p;

@@ -7,7 +7,8 @@
 // each be overridden):
 //   gen1-160    20 x8, PCIe 6.0, 120 ns   NeuronLink Gen1 switch tray
 //   gen2-320    40 x8, PCIe 6.0, 120 ns   Gen2
-//   tray-32      4 x8, PCIe 6.0, 120 ns   the NL72x2 compute tray's switch
+//   tray-32      4 x8, PCIe 6.0, 120 ns   the NL72x2 compute tray's switch (8 per tray)
+//   tray-64/128/256  4 x16/x32/x64        its alternatives (4, 2 or 1 per tray)
 //   pex144-x8   18 x8, PCIe 6.0, 120 ns   the 144-lane Gen1 backup, as x8 ports
 //   pex144-x4   36 x4, PCIe 6.0, 120 ns   ... as x4 ports
 //   ualink-72   72 x4, UALink 200G, 150 ns  Gen3

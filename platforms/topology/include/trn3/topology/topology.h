@@ -45,11 +45,13 @@ struct topology_params {
     unsigned trays = 0;          // compute/JBOG trays per rack (0: the SKU's: 16 or 18)
     unsigned switch_trays = 4;   // NL32x2 Gen1: 4, or 5 with the hot-swap tray
     unsigned nic_gbps = 400;     // per chip (200 or 400); NICs are placeholders here
+    unsigned retimers_per_tray = 0;  // 0: the SKU's (NL32x2 JBOG 4, NL72x2 compute tray 6)
+    unsigned tray_switches = 8;      // NL72x2: 32-lane switches per compute tray (1, 2, 4 or 8; 64 PCB lanes split over them)
 };
 
 // Applies "key=value" (keys: sku, switch_gen, racks, trays, switch_trays,
-// nic_gbps, with or without a "<sku>." prefix); throws std::invalid_argument
-// with a one-line message naming the key.
+// nic_gbps, retimers_per_tray, tray_switches, with or without a "<sku>."
+// prefix); throws std::invalid_argument with a one-line message naming the key.
 void set_param(topology_params& p, const std::string& key, const std::string& value);
 
 struct topology {

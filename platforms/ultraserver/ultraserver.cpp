@@ -17,7 +17,9 @@
 // what came up, link widths and failures by medium, the boot phases'
 // simulated times, and the wall time of elaboration.
 #include <algorithm>
+#include <array>
 #include <chrono>
+#include <iostream>
 #include <cmath>
 #include <fstream>
 #include <memory>
@@ -327,6 +329,7 @@ private:
                      TRN3_PCIE_LINK_DL_ACTIVE))
                 hw.sleep_ns(1000);
         r.link_up = now();
+        milestone(0, "host links up");
         std::vector<driver::pci_function> fns;
         try {
             fns = driver::enumerate(hw.config(), {0x80000000ull, 0x70000000ull, 0x100000000000ull, 1ull << 44});
@@ -335,6 +338,7 @@ private:
             return finish();
         }
         r.enumerated = now();
+        milestone(1, "hosts enumerated their chips");
         std::vector<std::unique_ptr<driver::trn3_device>> devices;
         for (const auto& f : fns)
             if (f.vendor == TRN3_PCI_VENDOR_AMAZON && f.device == TRN3_PCI_DEVICE_TRN3) {
@@ -357,9 +361,11 @@ private:
                 r.failures.push_back("program the fabric routes of " + topo_.nodes[std::size_t(node)].name);
         }
         r.firmware = now();
+        milestone(2, "chips' firmware running (HBM and NeuronLink trained), routes programmed");
         if (kernels.get())
             for (std::size_t i = 0; i < devices.size(); ++i) run_kernel(*devices[i], r, h * 1000 + i);
         r.done = now();
+        milestone(3, "kernels verified");
         if (fabric_check.get() != "off") fabric_traffic(h, devices, r);
         finish();
     }
@@ -450,6 +456,15 @@ private:
         else r.failures.push_back(fmt::format("kernel on chip {}", driver::bdf_name(d.bdf())));
     }
 
+    // The progress of a long boot: a line on stderr when every host has
+    // passed a phase, with the simulated and wall time.
+    void milestone(unsigned phase, const char* what) {
+        if (++phase_hosts_[phase] != hosts_.size()) return;
+        std::cerr << fmt::format("[{}] {}: {} of {} hosts at {:.1f} us simulated, {:.1f} s wall\n", name(), what, hosts_.size(),
+                                 hosts_.size(), sc_core::sc_time_stamp().to_seconds() * 1e6,
+                                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+    }
+
     void finish() {
         if (++hosts_done_ == hosts_.size()) sc_core::sc_stop();
     }
@@ -479,6 +494,8 @@ private:
     std::vector<std::unique_ptr<host_adapter>> adapters_;
     std::vector<host_result> results_;
     std::size_t hosts_done_ = 0, hosts_sent_ = 0;
+    std::array<std::size_t, 4> phase_hosts_{};
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
     std::vector<std::map<int, unsigned>> port_of_;   // node -> neighbour -> its port towards it
     std::map<std::size_t, std::vector<int>> host_chips_;  // host -> chip nodes, in root port order
     std::vector<int> fabric_id_;

@@ -17,6 +17,7 @@
 
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "trn3/core/payload.h"
 #include "trn3/core/entry.h"
 #include "trn3/core/message_link.h"
 #include "trn3/core/param.h"
@@ -105,12 +106,7 @@ struct fabric : sc_core::sc_module {
     void io(tlm::tlm_command cmd, std::uint64_t a, unsigned char* d, std::uint64_t n) {
         tlm::tlm_generic_payload tx;
         sc_time delay;
-        tx.set_command(cmd);
-        tx.set_address(a);
-        tx.set_data_ptr(d);
-        tx.set_data_length(static_cast<unsigned>(n));
-        tx.set_streaming_width(static_cast<unsigned>(n));
-        tx.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        set_access(tx, cmd, a, d, static_cast<unsigned>(n));
         engine->b_transport(tx, delay);
         wait(delay);
         if (tx.get_response_status() != tlm::TLM_OK_RESPONSE) std::fprintf(stderr, "DMA error\n");

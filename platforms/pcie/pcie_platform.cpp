@@ -23,6 +23,7 @@
 #include <fmt/format.h>
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "trn3/core/payload.h"
 #include "trn3/core/message_link.h"
 #include "trn3/core/sparse_memory.h"
 #include "trn3/driver/pci_enum.h"
@@ -133,12 +134,7 @@ private:
                                 std::uint64_t address, void* data, std::uint64_t n) {
         tlm::tlm_generic_payload tx;
         sc_time delay;
-        tx.set_command(cmd);
-        tx.set_address(address);
-        tx.set_data_ptr(static_cast<unsigned char*>(data));
-        tx.set_data_length(static_cast<unsigned>(n));
-        tx.set_streaming_width(static_cast<unsigned>(n));
-        tx.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        set_access(tx, cmd, address, static_cast<unsigned char*>(data), static_cast<unsigned>(n));
         s->b_transport(tx, delay);
         wait(delay);
         return tx.get_response_status();

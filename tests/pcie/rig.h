@@ -11,6 +11,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "trn3/core/payload.h"
 #include "trn3/core/message_link.h"
 #include "trn3/core/sparse_memory.h"
 #include "trn3/pcie/endpoint.h"
@@ -90,12 +91,7 @@ struct device : sc_core::sc_module {
     tlm::tlm_response_status access(tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data, std::uint64_t n) {
         tlm::tlm_generic_payload tx;
         sc_core::sc_time delay;
-        tx.set_command(cmd);
-        tx.set_address(address);
-        tx.set_data_ptr(data);
-        tx.set_data_length(static_cast<unsigned>(n));
-        tx.set_streaming_width(static_cast<unsigned>(n));
-        tx.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+        set_access(tx, cmd, address, data, static_cast<unsigned>(n));
         dma->b_transport(tx, delay);
         wait(delay);
         return tx.get_response_status();

@@ -8,6 +8,7 @@
 
 #include "trn3/core/payload.h"
 #include "trn3/host/ddr5_memory.h"
+#include "trn3/host/graviton4.h"
 #include "trn3/host/iommu.h"
 #include "trn3/pcie/requester_id.h"
 
@@ -106,4 +107,13 @@ TEST_CASE("DDR5 at 12 x 5600 MT/s moves 537.6 GB/s: back-to-back accesses queue 
     CHECK(ddr.bytes_per_second() == 537.6e9);
     CHECK(first == sc_time(1, sc_core::SC_US) + sc_time(100, sc_core::SC_NS));
     CHECK(second == sc_time(2, sc_core::SC_US) + sc_time(100, sc_core::SC_NS));  // waited for the first on the bus
+}
+
+TEST_CASE("host memory that runs out is the software's failure: alloc answers no_memory, the simulator goes on") {
+    param_registry::instance().set_pending_text("g.ddr.size", "2GiB", "test");
+    host::graviton4 g("g");  // DMA buffers from 1 GiB up
+    const std::uint64_t a = g.alloc(512ull << 20);
+    CHECK(a == (1ull << 30));
+    CHECK(g.alloc(1ull << 30) == host::graviton4::no_memory);
+    CHECK(g.alloc(512ull << 20) == a + (512ull << 20));  // what is left can still be had
 }

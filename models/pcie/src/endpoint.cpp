@@ -90,12 +90,7 @@ void endpoint::attach(link_end& end) {
 void endpoint::reply(const tlp& request, cpl_status status, const std::vector<std::uint8_t>& data, const sc_time& delay) {
     const sc_time when = sc_core::sc_time_stamp() + latency.get() + delay;
     if (status != cpl_status::success || data.empty()) {
-        tlp c = completion_for(request, status, bdf_);
-        if (status == cpl_status::success && request.is_config() && !request.posted() &&
-            (request.type == tlp_type::cfg_read0 || request.type == tlp_type::cfg_read1)) {
-            c.type = tlp_type::completion_data;
-        }
-        end_->send(std::move(c), when);
+        end_->send(completion_for(request, status, bdf_), when);
         return;
     }
     for (tlp& c : data_completions(request, data, static_cast<unsigned>(max_payload.get()), bdf_))

@@ -1,7 +1,6 @@
 #include "trn3/pcie/link.h"
 
 #include <algorithm>
-#include <cmath>
 
 #include <fmt/format.h>
 

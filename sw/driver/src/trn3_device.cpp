@@ -65,6 +65,7 @@ status trn3_device::probe(const pci_function& function) {
     completions_ = host_.alloc_dma(bdf_, ring_entries * sizeof(trn3_dma_completion));
     bounce_ = host_.alloc_dma(bdf_, bounce_bytes);
     notify_ = host_.alloc_dma(bdf_, notify_entries * sizeof(trn3_notification));
+    if (!ring_.cpu || !completions_.cpu || !bounce_.cpu || !notify_.cpu) return status::out_of_memory;
     wr64(TRN3_BAR0_DMA(0) + TRN3_DMA_RING_BASE, ring_.bus_address);
     wr(TRN3_BAR0_DMA(0) + TRN3_DMA_RING_SIZE, ring_entries);
     wr64(TRN3_BAR0_DMA(0) + TRN3_DMA_CPL_BASE, completions_.bus_address);

@@ -48,7 +48,9 @@ public:
     std::uint32_t config_read(std::uint16_t bdf, std::uint16_t offset, unsigned bytes);
     void config_write(std::uint16_t bdf, std::uint16_t offset, unsigned bytes, std::uint32_t value);
     void mmio(tlm::tlm_command cmd, std::uint64_t address, void* data, std::size_t bytes);
-    // Host physical memory (page aligned), and the CPU's pointer to it.
+    // Host physical memory (page aligned), and the CPU's pointer to it;
+    // no_memory when the DDR is used up.
+    static constexpr std::uint64_t no_memory = ~0ull;
     std::uint64_t alloc(std::size_t bytes);
     unsigned char* memory(std::uint64_t physical) { return ddr.data() + physical; }
     void on_interrupt(std::uint32_t data, std::function<void()> handler) { handlers_[data] = std::move(handler); }

@@ -37,12 +37,13 @@ public:
     }
     driver::dma_buffer alloc_dma(std::uint16_t bdf, std::size_t bytes) override {
         driver::dma_buffer b = alloc_unmapped(bytes);
-        h_.iommu0.map(bdf, b.bus_address, b.bus_address, (bytes + 4095) / 4096 * 4096, true);  // identity bus addresses
+        if (b.cpu) h_.iommu0.map(bdf, b.bus_address, b.bus_address, (bytes + 4095) / 4096 * 4096, true);  // identity
         return b;
     }
     driver::dma_buffer alloc_unmapped(std::size_t bytes) override {
         h_.step();
         const std::uint64_t pa = h_.alloc(bytes);
+        if (pa == host::graviton4::no_memory) return {};
         std::memset(h_.memory(pa), 0, bytes);
         return {pa, h_.memory(pa), bytes};
     }

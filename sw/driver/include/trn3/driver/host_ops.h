@@ -31,7 +31,7 @@ struct host_ops {
     virtual void mmio_read(std::uint64_t address, void* data, std::size_t bytes) = 0;
     virtual void mmio_write(std::uint64_t address, const void* data, std::size_t bytes) = 0;
     // Host memory a device may reach: allocated, mapped in the IOMMU for
-    // device `bdf` (read and write), zeroed.
+    // device `bdf` (read and write), zeroed. cpu == nullptr: host memory is used up.
     virtual dma_buffer alloc_dma(std::uint16_t bdf, std::size_t bytes) = 0;
     // Host memory without an IOMMU mapping (for tests of faults).
     virtual dma_buffer alloc_unmapped(std::size_t bytes) = 0;

@@ -1,0 +1,68 @@
+#!/usr/bin/env bash
+# The behaviour guard of refactors: runs every line of tests/golden/runs.txt,
+# masks the figures that depend on the host (wall times, speeds), and
+# compares the run's report and its stats JSON with the recorded ones, byte
+# for byte. Exit 0 when every run matches, 1 with a diff otherwise.
+#
+#   scripts/golden.sh [--update] [--build DIR] [name...]
+#
+# --update records the current behaviour (after a change that is meant to
+# alter it: say why in the commit). Names pick runs; default: all of them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=build/release
+update=0
+names=()
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --update) update=1 ;;
+    --build) build="$2"; shift ;;
+    *) names+=("$1") ;;
+  esac
+  shift
+done
+bin="$build/bin/trn3vp"
+dir=tests/golden
+[ -x "$bin" ] || { echo "golden: $bin not built" >&2; exit 2; }
+
+# Host-dependent figures become '#': the run summary's wall time, speed and
+# rates, the elaboration's wall time, wall columns of boot phases, host time.
+mask() {
+  sed -E \
+    -e 's/^(wall time +).*/\1#/' \
+    -e 's/^(simulation speed +).*/\1#/' \
+    -e 's/^(transactions +[0-9]+) \(.*\)$/\1 (#)/' \
+    -e 's/ in [0-9.]+ s of wall time$/ in # s of wall time/' \
+    -e 's/^(  .* us) +[0-9.]+ s$/\1 # s/' \
+    -e 's/^(  host time +).*/\1#/'
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+failed=0
+ran=0
+while read -r name args; do
+  case "$name" in ''|'#'*) continue ;; esac
+  if [ ${#names[@]} -gt 0 ] && ! printf '%s\n' "${names[@]}" | grep -qx "$name"; then continue; fi
+  ran=$((ran + 1))
+  # shellcheck disable=SC2086
+  "$bin" run $args -p sim.progress=0 --stats "$tmp/$name.stats.json" >"$tmp/$name.raw" 2>/dev/null || true
+  mask <"$tmp/$name.raw" >"$tmp/$name.out"
+  if [ "$update" = 1 ]; then
+    cp "$tmp/$name.out" "$dir/$name.out"
+    cp "$tmp/$name.stats.json" "$dir/$name.stats.json"
+    echo "golden: recorded $name"
+    continue
+  fi
+  for f in "$name.out" "$name.stats.json"; do
+    if ! diff -u "$dir/$f" "$tmp/$f" >"$tmp/diff" 2>&1; then
+      echo "golden: $f differs:"
+      head -40 "$tmp/diff"
+      failed=1
+    fi
+  done
+done <"$dir/runs.txt"
+[ "$ran" -gt 0 ] || { echo "golden: no run matched ${names[*]}" >&2; exit 2; }
+[ "$update" = 1 ] && exit 0
+if [ "$failed" = 0 ]; then echo "golden: $ran runs match"; fi
+exit "$failed"

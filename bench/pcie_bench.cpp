@@ -70,7 +70,8 @@ struct result {
 struct fabric : sc_core::sc_module {
     delivery_queue q{"q"};
     pcie::link la{"la", q, 1, 2, x8(1)}, lab{"lab", q, 3, 4, x8(0)}, lbc{"lbc", q, 5, 6, x8(0)}, lb{"lb", q, 7, 8, x8(1)};
-    pcie::pcie_switch sw_a{"sw_a", "gen1-160", -1}, sw_b{"sw_b", "gen1-160", -1}, sw_c{"sw_c", "gen1-160", -1};
+    pcie::pcie_switch sw_a{"sw_a", pcie::switch_config{"gen1-160"}.fabric()}, sw_b{"sw_b", pcie::switch_config{"gen1-160"}.fabric()},
+        sw_c{"sw_c", pcie::switch_config{"gen1-160"}.fabric()};
     pcie::endpoint ep_a{"ep_a"}, ep_b{"ep_b"};
     sparse_memory regs_a{"regs_a", byte_count{1 << 20}}, mem_a{"mem_a", byte_count{1 << 30}};
     sparse_memory regs_b{"regs_b", byte_count{1 << 20}}, mem_b{"mem_b", byte_count{1ull << 30}};

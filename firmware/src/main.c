@@ -66,8 +66,8 @@ static void hbm_init(void) {
             continue;
         }
         const uint64_t t0 = mtime();
-        CHIP(base + TRN3_HBM_TRAIN_CTRL) = 1;
-        if (!poll(base + TRN3_HBM_TRAIN_STATUS, 0xFF, 2, 10000)) {
+        CHIP(base + TRN3_HBM_TRAIN_CTRL) = TRN3_HBM_TRAIN_START;
+        if (!poll(base + TRN3_HBM_TRAIN_STATUS, 0xFF, TRN3_HBM_TRAIN_READY, 10000)) {
             printf("hbm%u: training timed out\n", s);
             continue;
         }

@@ -11,26 +11,19 @@
 // one, and checks each answer. The run passes when the boot was verified and
 // every answer is the protocol's; a refused image fails it, with no hang.
 #include <cstring>
-#include <fstream>
 #include <sstream>
 
 #include <fmt/format.h>
 
 #include "trn3/core/payload.h"
 #include "trn3/mcu/mcu.h"
+#include "trn3/platforms/firmware_images.h"
 #include "trn3/platforms/platform.h"
 #include "trn3/spec/mailbox.h"
 #include "trn3/spec/mcu.h"
 
 namespace trn3 {
 namespace {
-
-std::string build_digest() {
-    std::ifstream in(TRN3_FIRMWARE_DIGEST_FILE);
-    std::string d;
-    in >> d;
-    return d;
-}
 
 class mcu_platform final : public platform {
 public:
@@ -39,7 +32,7 @@ public:
     param<sc_core::sc_time> idle{this, "idle", sc_core::SC_ZERO_TIME,
                                  "time the host lets pass before its first request (the firmware idles, kicking its watchdog)"};
     tlm_utils::simple_initiator_socket<mcu_platform> host{"host"};
-    mcu::mcu mcu0{"mcu0", {TRN3_FIRMWARE_ELF, TRN3_BOOT_ROM_ELF, build_digest()}};
+    mcu::mcu mcu0{"mcu0", build_firmware_images()};
 
     explicit mcu_platform(const sc_core::sc_module_name& name) : platform(name) {
         host.bind(mcu0.mailbox0.host);

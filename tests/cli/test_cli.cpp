@@ -394,10 +394,37 @@ TEST_CASE("bad fabric params are user errors") {
     CHECK_THAT(lanes.err, Catch::Contains("'x' is not a lane number"));
     const result preset = trn3vp("run --platform pcie -p pcie.sw1.preset=gen9");
     CHECK(preset.code == 2);
-    CHECK_THAT(preset.err, Catch::Contains("unknown switch 'gen9'"));
+    CHECK_THAT(preset.err, Catch::Contains("param pcie.sw1.preset = 'gen9' (command line): must be one of gen1-160, gen2-320"));
     const result gen = trn3vp("run --platform pcie -p pcie.up_link.generation=gen7");
     CHECK(gen.code == 2);
-    CHECK_THAT(gen.err, Catch::Contains("unknown link generation 'gen7'"));
+    CHECK_THAT(gen.err, Catch::Contains("param pcie.up_link.generation = 'gen7' (command line): must be one of gen5, gen6, ualink"));
+}
+
+TEST_CASE("fixed-choice params are enum params: checked, and list-params prints their choices") {
+    const result list = trn3vp("list-params --platform pcie");
+    CHECK(list.code == 0);
+    const std::size_t row = list.out.find("pcie.up_link.generation ");
+    REQUIRE(row != std::string::npos);
+    const std::string line = list.out.substr(row, list.out.find('\n', row) - row);
+    CHECK_THAT(line, Catch::Contains(" enum ") && Catch::EndsWith("{gen5, gen6, ualink}"));
+    CHECK_THAT(list.out, Catch::Contains("{boot, chip_checks, pcie_checks}"));
+    const result pattern = trn3vp("run --platform bringup -p bringup.tg0.pattern=zigzag");
+    CHECK(pattern.code == 2);
+    CHECK_THAT(pattern.err, Catch::Contains("must be one of sequential, random"));
+}
+
+TEST_CASE("a platform's hosts run the program its app param names, and one whose needs the platform lacks is a user error") {
+    const result boot = trn3vp("run --platform trn3-dev -p trn3dev.app=boot");
+    INFO(boot.out << boot.err);
+    CHECK(boot.code == 0);
+    CHECK_THAT(boot.out, Catch::Contains("chips up: 1 of 1; kernels verified: 1 of 1"));
+    CHECK_THAT(boot.out, Catch::Contains("mcu0 console: ready"));
+    const result bench = trn3vp("run --platform trn3-dev -p trn3dev.app=pcie_checks");
+    CHECK(bench.code == 2);
+    CHECK_THAT(bench.err, Catch::Contains("program pcie_checks needs a platform with four PCIe exercisers"));
+    const result none = trn3vp("run --platform pcie -p pcie.app=boot");
+    CHECK(none.code == 2);
+    CHECK_THAT(none.err, Catch::Contains("program boot needs hosts with Trainium3 chips"));
 }
 
 TEST_CASE("trn3-dev: power-on, firmware, driver and runtime run the reference kernels to verified results") {
@@ -487,7 +514,7 @@ TEST_CASE("trn3vp topology prints counts, lanes, hops and the published examples
 }
 
 TEST_CASE("nl32x2 at reduced size boots: every MCU, every link, every host, a verified kernel on every chip") {
-    const result r = trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.fabric_check=all");
+    const result r = trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p boot.fabric_check=all");
     INFO(r.out << r.err);
     CHECK(r.code == 0);
     CHECK_THAT(r.out, Catch::Contains("elaboration: 8 chips, 2 hosts, 32 switches, 88 links"));
@@ -500,7 +527,7 @@ TEST_CASE("nl32x2 at reduced size boots: every MCU, every link, every host, a ve
 
 TEST_CASE("nl72x2 at reduced size boots with Gen3 UALink switches too") {
     for (const char* gen : {"1", "3"}) {
-        const result r = trn3vp(std::string("run --platform nl72x2 -p nl72x2.trays=1 -p nl72x2.fabric_check=all -p nl72x2.switch_gen=") + gen);
+        const result r = trn3vp(std::string("run --platform nl72x2 -p nl72x2.trays=1 -p boot.fabric_check=all -p nl72x2.switch_gen=") + gen);
         INFO(r.out << r.err);
         CHECK(r.code == 0);
         CHECK_THAT(r.out, Catch::Contains("chips up: 8 of 8; kernels verified: 8 of 8"));
@@ -523,7 +550,7 @@ TEST_CASE("16 failed lanes on a chip's backplane leave its bandwidth unchanged, 
 }
 
 TEST_CASE("the torus SKUs boot the same way: nl16-torus2d with every pair of chips writing to each other") {
-    const result r = trn3vp("run --platform nl16-torus2d -p nl16_torus2d.fabric_check=all");
+    const result r = trn3vp("run --platform nl16-torus2d -p boot.fabric_check=all");
     INFO(r.out << r.err);
     CHECK(r.code == 0);
     CHECK_THAT(r.out, Catch::Contains("elaboration: 16 chips, 4 hosts, 0 switches, 64 links"));

@@ -356,7 +356,7 @@ namespace {
 sc_time one_hop(const link_config& cfg, const std::string& preset) {
     delivery_queue q("q");
     link l0("l0", q, 1, 2, cfg), l1("l1", q, 3, 4, cfg);
-    pcie_switch sw("sw", preset, -1);
+    pcie_switch sw("sw", switch_config{preset}.fabric());
     sw.attach(0, l0.b());
     sw.attach(1, l1.a());
     rig::route(sw, 1, 0x2000000000ull, 1ull << 34, 2);
@@ -388,7 +388,7 @@ namespace {
 struct switched {
     delivery_queue q{"q"};
     link l0, l1, l2;
-    pcie_switch sw{"sw", "gen1-160", -1};
+    pcie_switch sw{"sw", switch_config{"gen1-160"}.fabric()};
     rig::device d0, d1, d2;
     static std::uint64_t base(unsigned n) { return (std::uint64_t(n) + 1) << 36; }
     static std::uint64_t bar2(unsigned n) { return base(n) + (1ull << 30); }
@@ -535,10 +535,10 @@ TEST_CASE("firmware trains a link through CONTROL.ENABLE, retrains it through CO
 
 TEST_CASE("a UALink-style switch: 200 Gb/s lanes, 640-B flits, 150 ns port to port") {
     {
-        pcie_switch sw("sw72", "ualink-72", -1);
+        pcie_switch sw("sw72", switch_config{"ualink-72"}.fabric());
         CHECK(sw.port_count() == 72);
         CHECK(sw.total_lanes() == 288);
-        CHECK_THROWS_WITH(pcie_switch("big", "ualink-72", -1, 80, 4), Catch::Contains("need 320 lanes"));
+        CHECK_THROWS_WITH(pcie_switch("big", switch_config{"ualink-72"}.fabric().with_ports(80).with_port_lanes(4)), Catch::Contains("need 320 lanes"));
     }
     link_config cfg;
     cfg.gen = generation::ualink;
@@ -613,7 +613,7 @@ TEST_CASE("lane sparing is the firmware's to enable: without CONTROL.SPARING a f
     param_registry::instance().set_pending_text("off.failed_lanes", "17", "test");
     param_registry::instance().set_pending_text("on.failed_lanes", "17", "test");
     delivery_queue q("q");
-    const link_config cfg = link_of(generation::gen6, 64, 1, 16, false);
+    const link_config cfg = link_config{generation::gen6, 64}.with_retimers(1).with_spares(16).trained_by_firmware();
     link off("off", q, 1, 2, cfg), on("on", q, 3, 4, cfg);
     rig::reg_port r_off("r_off"), r_on("r_on");
     r_off.out.bind(off.in);
@@ -633,8 +633,8 @@ TEST_CASE("a link's flit format is a param: 128-byte flits carrying 118 bytes ha
     param_registry::instance().set_pending_text("small.flit_payload_bytes", "118", "test");
     param_registry::instance().set_pending_text("bad.flit_payload_bytes", "300", "test");
     delivery_queue q("q");
-    link small("small", q, 1, 2, link_of(generation::gen6, 8));
-    CHECK_THROWS_WITH(link("bad", q, 3, 4, link_of(generation::gen6, 8)),
+    link small("small", q, 1, 2, link_config{generation::gen6, 8});
+    CHECK_THROWS_WITH(link("bad", q, 3, 4, link_config{generation::gen6, 8}),
                       Catch::Contains("a flit of 256 bytes cannot carry 300 bytes of TLPs"));
     arrivals rx;
     rx.attach(small.b());

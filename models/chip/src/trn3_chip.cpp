@@ -78,13 +78,18 @@ trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images
         });
 }
 
-void trn3_chip::attach_neuronlink(unsigned port, pcie::link& l, bool near_a, bool owns_registers) {
+void trn3_chip::attach_port(unsigned port, pcie::link_end& end) {
     if (port >= TRN3_NEURONLINK_PORTS)
         throw config_error(fmt::format("{}: NeuronLink port {} does not exist ({} ports)", name(), port, TRN3_NEURONLINK_PORTS));
     if (nl_[port]) throw config_error(fmt::format("{}: NeuronLink port {} is already connected", name(), port));
-    nl_[port] = near_a ? &l.a() : &l.b();
+    nl_[port] = &end;
     nl_[port]->on_receive([this, port](pcie::tlp& t) { fabric_receive(port, t); });
-    if (!owns_registers) return;
+}
+
+void trn3_chip::attach_neuronlink_far_end(unsigned port, pcie::link& l) { attach_port(port, l.b()); }
+
+void trn3_chip::attach_neuronlink(unsigned port, pcie::link& l) {
+    attach_port(port, l.a());
     regs.map(l.in, TRN3_BAR0_LINK(port), TRN3_LINK_BLOCK_SIZE, fmt::format("nl{}", port));
     control->add_neuronlink_port(port);
     l.irq.on_change([this](bool level) {

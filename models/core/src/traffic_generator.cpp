@@ -16,7 +16,7 @@ traffic_generator::traffic_generator(const sc_core::sc_module_name& name, const 
              range<byte_count>{byte_count{1}, {}}),
       count(this, "count", d.count, "blocks to write and read back"),
       block(this, "block", d.block, "bytes per transaction", range<byte_count>{byte_count{1}, byte_count{1 << 20}}),
-      pattern(this, "pattern", d.pattern, "address order: sequential or random"),
+      pattern(this, "pattern", d.pattern, "address order", one_of<std::string>{{"sequential", "random"}}),
       seed(this, "seed", 1, "seed of the random address order"),
       use_dmi(this, "use_dmi", d.use_dmi, "use DMI when the target grants it"),
       dmi_timing(this, "dmi_timing", d.dmi_timing,
@@ -29,8 +29,6 @@ traffic_generator::traffic_generator(const sc_core::sc_module_name& name, const 
       dmi_accesses_(this, "dmi_accesses", "accesses made through a DMI pointer"),
       mismatches_(this, "mismatches", "read-back blocks that differed from what was written"),
       errors_(this, "errors", "accesses that got an error response") {
-    if (pattern.get() != "sequential" && pattern.get() != "random")
-        throw config_error("param " + pattern.name() + " = '" + pattern.get() + "': must be sequential or random");
     if (block.get().bytes > window.get().bytes)
         throw config_error("param " + block.name() + " is larger than " + window.name());
     random_ = pattern.get() == "random";

@@ -52,7 +52,7 @@ link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint
            std::uint64_t port_id_b, const link_config& d)
     : reg_block(name, frequency{1e9}),
       generation_name(this, "generation", d.gen == generation::gen5 ? "gen5" : d.gen == generation::gen6 ? "gen6" : "ualink",
-                      "gen5 (32 GT/s), gen6 (64 GT/s PAM4, flit mode) or ualink (200 Gb/s lanes)"),
+                      "gen5 (32 GT/s), gen6 (64 GT/s PAM4, flit mode) or ualink (200 Gb/s lanes)", generation_choices()),
       lanes(this, "lanes", d.lanes, "active width: the lanes the link runs on when all are healthy",
             range<std::uint64_t>{1, 96}),
       spare_lanes(this, "spare_lanes", d.spare_lanes,

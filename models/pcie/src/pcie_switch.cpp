@@ -26,38 +26,43 @@ const preset_info presets[] = {
     {"tray-64", 4, 16, "gen6", 120},   {"tray-128", 4, 32, "gen6", 120},  {"tray-256", 4, 64, "gen6", 120},
 };
 
-const preset_info& find_preset(const std::string& name, const std::string& owner) {
+// The preset param refuses other names, so the lookup always finds one.
+const preset_info& find_preset(const std::string& name) {
     for (const auto& p : presets)
         if (name == p.name) return p;
-    std::string known;
-    for (const auto& p : presets) known += std::string(known.empty() ? "" : ", ") + p.name;
-    throw config_error(fmt::format("{}.preset: unknown switch '{}' ({})", owner, name, known));
+    return presets[0];
+}
+
+one_of<std::string> preset_choices() {
+    one_of<std::string> c;
+    for (const auto& p : presets) c.values.push_back(p.name);
+    return c;
 }
 
 } // namespace
 
-pcie_switch::pcie_switch(const sc_core::sc_module_name& name, const std::string& default_preset, int default_upstream,
-                         unsigned default_ports, unsigned default_port_lanes)
+pcie_switch::pcie_switch(const sc_core::sc_module_name& name, const switch_config& defaults)
     : component(name, frequency{1e9}),
-      preset(this, "preset", default_preset,
-           "gen1-160, gen2-320, tray-32, tray-64, tray-128, tray-256, pex144-x8, pex144-x4 or ualink-72"),
-      ports(this, "ports", default_ports ? default_ports : find_preset(preset.get(), this->name()).ports,
+      preset(this, "preset", defaults.preset, "the switch's part: ports, lanes per port, generation, latency",
+             preset_choices()),
+      ports(this, "ports", defaults.ports ? defaults.ports : find_preset(preset.get()).ports,
             "ports (default: the preset's)",
             range<std::uint64_t>{1, 256}),
       port_lanes(this, "port_lanes",
-                 default_port_lanes ? default_port_lanes : find_preset(preset.get(), this->name()).port_lanes,
+                 defaults.port_lanes ? defaults.port_lanes : find_preset(preset.get()).port_lanes,
                  "lanes per port (default: the preset's)", range<std::uint64_t>{1, 64}),
-      generation_name(this, "generation", find_preset(preset.get(), this->name()).gen, "gen5, gen6 or ualink"),
-      latency(this, "latency", sc_time(find_preset(preset.get(), this->name()).latency_ns, SC_NS),
+      generation_name(this, "generation", find_preset(preset.get()).gen, "gen5, gen6 or ualink",
+                      generation_choices()),
+      latency(this, "latency", sc_time(find_preset(preset.get()).latency_ns, SC_NS),
               "port to port: a TLP's last flit in to its first flit out"),
-      upstream_port(this, "upstream_port", default_upstream, "the upstream port; -1: none (fabric switch)",
+      upstream_port(this, "upstream_port", defaults.upstream_port, "the upstream port; -1: none (fabric switch)",
                     range<std::int64_t>{-1, 255}),
       forwarded_(this, "forwarded", "TLPs forwarded (an aggregate counts its TLPs)"),
       unsupported_(this, "unsupported", "requests nothing claimed (Unsupported Request)"),
       acs_violations_(this, "acs_violations", "peer-to-peer requests blocked by ACS egress control"),
       p2p_(this, "p2p", "requests routed port to port without the root"),
       unexpected_(this, "unexpected_completions", "completions no port's bus range holds") {
-    const preset_info& p = find_preset(preset.get(), this->name());
+    const preset_info& p = find_preset(preset.get());
     total_lanes_ = p.ports * p.port_lanes;
     if (ports.get() * port_lanes.get() > total_lanes_)
         throw config_error(fmt::format("{}: {} ports x{} need {} lanes; the {} switch has {}", this->name(), ports.get(),

@@ -28,6 +28,8 @@ generation parse_generation(const std::string& text, const std::string& what) {
     throw config_error(fmt::format("{}: unknown link generation '{}' (gen5, gen6, ualink)", what, text));
 }
 
+one_of<std::string> generation_choices() { return {{"gen5", "gen6", "ualink"}}; }
+
 std::set<unsigned> parse_lanes(const std::string& text, unsigned lane_count, const std::string& what) {
     std::set<unsigned> lanes;
     std::size_t pos = 0;

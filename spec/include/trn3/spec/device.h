@@ -71,8 +71,17 @@
 #define TRN3_HBM_LAST_ERROR_ADDR 0x20u /* RO 8 */
 #define TRN3_HBM_IRQ_STATUS 0x28u      /* W1C 4: bit 0 uncorrectable, 1 corrected, 2 address error */
 #define TRN3_HBM_IRQ_ENABLE 0x2Cu      /* RW 4 */
+#define TRN3_HBM_IRQ_UNCORRECTABLE 0x1u
+#define TRN3_HBM_IRQ_CORRECTED 0x2u
+#define TRN3_HBM_IRQ_ADDRESS 0x4u
+#define TRN3_HBM_INJECT_ADDR 0x30u     /* RW 8: address of the word INJECT_MASK flips (debug) */
+#define TRN3_HBM_INJECT_MASK 0x38u     /* WO 8: a non-zero mask flips those bits of the 64-bit word */
 #define TRN3_HBM_TRAIN_CTRL 0x40u      /* WO 4: 1 starts initialisation and training */
-#define TRN3_HBM_TRAIN_STATUS 0x44u    /* RO 4: 0 untrained, 1 training, 2 ready */
+#define TRN3_HBM_TRAIN_STATUS 0x44u    /* RO 4: TRN3_HBM_TRAIN_{UNTRAINED,BUSY,READY} */
+#define TRN3_HBM_TRAIN_START 0x1u      /* TRAIN_CTRL */
+#define TRN3_HBM_TRAIN_UNTRAINED 0u
+#define TRN3_HBM_TRAIN_BUSY 1u
+#define TRN3_HBM_TRAIN_READY 2u
 #define TRN3_HBM_ID_VALUE 0x48424d33u
 
 /* ---- DMA queues: TRN3_DMA_QUEUES rings of descriptors in host or device

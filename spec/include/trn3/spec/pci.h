@@ -101,6 +101,8 @@
 #define TRN3_MSIX_ENTRY_DATA 0x8u
 #define TRN3_MSIX_ENTRY_CONTROL 0xCu /* bit 0: vector masked */
 #define TRN3_MSIX_ENTRY_SIZE 16u
+/* Our endpoints keep the table at offset 0 of their MSI-X BAR and the PBA here */
+#define TRN3_EP_MSIX_PBA_OFFSET 0x8000u
 
 /* AER (offsets from its start) */
 #define TRN3_AER_UNCOR_STATUS 0x04u /* 32, W1C */

@@ -55,11 +55,16 @@ public:
     // Host pointer to device memory at a device address (loaders, tests), or
     // nullptr outside the stacks.
     unsigned char* device_memory(std::uint64_t address, std::uint64_t bytes);
-    // Wiring: the link's registers become NeuronLink port p's (for the
-    // firmware, and the host through BAR0); its interrupt reaches the MCU.
-    // near_a: this chip is at the link's `a` end; owns_registers: the link's
-    // registers are this chip's (a chip-to-chip link's belong to one chip).
-    void attach_neuronlink(unsigned port, pcie::link& l, bool near_a = true, bool owns_registers = true);
+    // Wiring: NeuronLink port p is the link's `a` end; the link's registers
+    // become port p's (for the firmware, and the host through BAR0) and its
+    // interrupt reaches the MCU.
+    void attach_neuronlink(unsigned port, pcie::link& l);
+    // Port p is the `b` end of a chip-to-chip link whose registers belong to
+    // the chip at the `a` end (its firmware trains the link).
+    void attach_neuronlink_far_end(unsigned port, pcie::link& l);
+
+    // NeuronLink TLPs this chip forwarded for other chips (a typed handle for reports).
+    const counter& fabric_forwarded() const { return fabric_forwarded_; }
 
     // NeuronLink data path (auto-forwarding): writes to fabric addresses
     // (spec/device.h TRN3_FABRIC_ADDR) from the chip's initiators leave on the
@@ -70,6 +75,7 @@ public:
     param<std::uint64_t> fabric_mps{this, "fabric_mps", 256, "bytes per NeuronLink write TLP", range<std::uint64_t>{64, 4096}};
 
 private:
+    void attach_port(unsigned port, pcie::link_end& end);
     void fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay);
     void fabric_receive(unsigned port, pcie::tlp& t);
     void deliver_local(pcie::tlp& t);

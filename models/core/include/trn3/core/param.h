@@ -13,6 +13,7 @@
 //   param<uint64_t>  count{this, "count", 1000, "transactions to issue", range<uint64_t>{1, 1u << 30}};
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <optional>
@@ -31,6 +32,14 @@ template <typename T>
 struct range {
     std::optional<T> min;
     std::optional<T> max;
+};
+
+// The values a fixed-choice param may take (an enum param): anything else is
+// refused, and list-params prints the choices.
+//   param<std::string> mode{this, "mode", "far", "which pairs", one_of<std::string>{{"far", "all", "off"}}};
+template <typename T>
+struct one_of {
+    std::vector<T> values;
 };
 
 // How a value type reads, writes and names its unit. Specialised in param.cpp
@@ -89,6 +98,13 @@ public:
         check(value_, "default");
         attach();
     }
+    param(const sc_core::sc_object* owner, const std::string& leaf, T default_value, std::string description,
+          one_of<T> choices)
+        : param_base(owner, leaf, std::move(description)), value_(default_value), default_(default_value),
+          choices_(std::move(choices.values)) {
+        check(value_, "default");
+        attach();
+    }
 
     const T& get() const { return value_; }
     operator const T&() const { return value_; }
@@ -103,11 +119,13 @@ public:
     std::string value_string() const override { return param_traits<T>::format(value_); }
     std::string default_string() const override { return param_traits<T>::format(default_); }
     std::string range_string() const override {
+        if (!choices_.empty()) return "{" + choices_text() + "}";
         if (!range_.min && !range_.max) return "";
         return "[" + (range_.min ? param_traits<T>::format(*range_.min) : std::string("-")) + ", " +
                (range_.max ? param_traits<T>::format(*range_.max) : std::string("-")) + "]";
     }
-    const char* type_name() const override { return param_traits<T>::type_name(); }
+    const char* type_name() const override { return choices_.empty() ? param_traits<T>::type_name() : "enum"; }
+    const std::vector<T>& choices() const { return choices_; }
     const char* unit() const override { return param_traits<T>::unit(); }
     nlohmann::json value_json() const override { return param_traits<T>::to_json(value_); }
     void set_text(const std::string& text, const std::string& source) override {
@@ -127,7 +145,15 @@ private:
             throw config_error("param " + name() + ": " + e.what());
         }
     }
+    std::string choices_text() const {
+        std::string s;
+        for (const T& c : choices_) s += (s.empty() ? "" : ", ") + param_traits<T>::format(c);
+        return s;
+    }
     void check(const T& v, const std::string& source) const {
+        if (!choices_.empty() && std::find(choices_.begin(), choices_.end(), v) == choices_.end())
+            throw config_error("param " + name() + " = '" + param_traits<T>::format(v) + "' (" + source +
+                               "): must be one of " + choices_text());
         bool below = range_.min && v < *range_.min;
         bool above = range_.max && *range_.max < v;
         if (below || above)
@@ -138,6 +164,7 @@ private:
     T value_;
     T default_;
     range<T> range_;
+    std::vector<T> choices_;
 };
 
 // All params of the simulation, by name, and the values waiting for them.

@@ -29,6 +29,7 @@ public:
 
     // Host pointer to the whole store (for loaders and tests).
     unsigned char* data() { return store_.data(); }
+    const unsigned char* data() const { return store_.data(); }
     std::uint64_t resident_pages() const { return store_.resident_pages(); }
     // Revokes every DMI pointer handed out (for example when the memory resets).
     void invalidate_dmi();

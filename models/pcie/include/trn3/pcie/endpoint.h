@@ -48,6 +48,7 @@
 #include "trn3/pcie/config_space.h"
 #include "trn3/pcie/link.h"
 #include "trn3/pcie/requester.h"
+#include "trn3/spec/pci.h"
 
 namespace trn3::pcie {
 
@@ -70,7 +71,7 @@ public:
     param<sc_core::sc_time> latency;
 
     static constexpr std::uint64_t msix_bar_size = 0x10000;
-    static constexpr std::uint64_t msix_pba_offset = 0x8000;
+    static constexpr std::uint64_t msix_pba_offset = TRN3_EP_MSIX_PBA_OFFSET;
 
     explicit endpoint(const sc_core::sc_module_name& name, unsigned default_device_id = 0x7FF0,
                       std::uint64_t default_bar0 = 1 << 20, std::uint64_t default_bar2 = 1ull << 30,

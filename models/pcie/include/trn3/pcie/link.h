@@ -92,25 +92,30 @@ private:
     handler handler_;
 };
 
+// The defaults of a link's params, as a builder says them:
+//   link_config{generation::gen6, 64}.with_retimers(1).with_spares(16).trained_by_firmware()
+// is a Gen6 x64 link with one retimer and 16 spare lanes that waits for
+// firmware to enable it (CONTROL.ENABLE) instead of training at power-on.
 struct link_config {
     generation gen = generation::gen6;
     unsigned lanes = 16;
     unsigned spare_lanes = 0;
     unsigned retimers = 0;
     bool auto_train = true;
+
+    link_config& with_retimers(unsigned n) {
+        retimers = n;
+        return *this;
+    }
+    link_config& with_spares(unsigned n) {
+        spare_lanes = n;
+        return *this;
+    }
+    link_config& trained_by_firmware() {
+        auto_train = false;
+        return *this;
+    }
 };
-// A builder's shorthand: link_of(generation::gen6, 16, 2) is Gen6 x16 with two retimers.
-// auto_train false: firmware trains it (CONTROL.ENABLE).
-inline link_config link_of(generation g, unsigned lanes, unsigned retimers = 0, unsigned spare_lanes = 0,
-                           bool auto_train = true) {
-    link_config c;
-    c.gen = g;
-    c.lanes = lanes;
-    c.spare_lanes = spare_lanes;
-    c.retimers = retimers;
-    c.auto_train = auto_train;
-    return c;
-}
 
 class link : public reg_block {
 public:

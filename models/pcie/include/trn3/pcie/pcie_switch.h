@@ -56,6 +56,29 @@
 
 namespace trn3::pcie {
 
+// The defaults of a switch's params, as a builder says them:
+//   switch_config{"gen1-160"}.fabric().with_ports(18)
+// (0 ports or lanes: the preset's).
+struct switch_config {
+    std::string preset;
+    int upstream_port = 0;    // -1: none (a scale-up fabric switch)
+    unsigned ports = 0;
+    unsigned port_lanes = 0;
+
+    switch_config& fabric() {
+        upstream_port = -1;
+        return *this;
+    }
+    switch_config& with_ports(unsigned n) {
+        ports = n;
+        return *this;
+    }
+    switch_config& with_port_lanes(unsigned n) {
+        port_lanes = n;
+        return *this;
+    }
+};
+
 class pcie_switch : public component {
 public:
     param<std::string> preset;
@@ -65,9 +88,8 @@ public:
     param<sc_core::sc_time> latency;
     param<std::int64_t> upstream_port;
 
-    // Defaults of the params (0: the preset's), so a builder can size each switch.
-    pcie_switch(const sc_core::sc_module_name& name, const std::string& default_preset, int default_upstream = 0,
-                unsigned default_ports = 0, unsigned default_port_lanes = 0);
+    // `defaults` sizes each switch (the params still override it).
+    pcie_switch(const sc_core::sc_module_name& name, const switch_config& defaults);
 
     // Wiring: port p's side of a link.
     void attach(unsigned port, link_end& end);

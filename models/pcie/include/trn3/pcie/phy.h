@@ -15,6 +15,8 @@
 #include <set>
 #include <string>
 
+#include "trn3/core/param.h"
+
 namespace trn3::pcie {
 
 enum class generation { gen5, gen6, ualink };
@@ -33,6 +35,8 @@ struct phy_spec {
 const phy_spec& spec_of(generation g);
 // "gen5", "gen6", "ualink"; throws config_error naming `what` otherwise.
 generation parse_generation(const std::string& text, const std::string& what);
+// The generation params' choices: gen5, gen6, ualink.
+one_of<std::string> generation_choices();
 
 // Lane numbers from "3,17,40-55" ("" = none); throws config_error naming `what`.
 std::set<unsigned> parse_lanes(const std::string& text, unsigned lane_count, const std::string& what);

@@ -17,6 +17,7 @@
 #include <systemc>
 
 #include "trn3/core/param.h"
+#include "trn3/core/registry.h"
 
 namespace trn3 {
 
@@ -41,15 +42,12 @@ struct platform_info {
     std::function<std::unique_ptr<platform>()> build;
 };
 
-class platform_registry {
+class platform_registry : public named_registry<platform_info> {
 public:
     static platform_registry& instance();
-    void add(platform_info info);
-    const platform_info* find(const std::string& name) const;
-    std::vector<const platform_info*> all() const;  // sorted by name
 
 private:
-    std::vector<platform_info> platforms_;
+    platform_registry() : named_registry("platform") {}
 };
 
 struct platform_registration {

@@ -60,9 +60,15 @@ class trn3_device {
 public:
     static constexpr std::size_t bounce_bytes = 4 << 20;
 
+    // MSI-X message data: device i of a host sends vector v as
+    // msi_data_of(i) + v, so every device of a host has its own range.
+    static constexpr std::uint32_t msi_data_first = 0x7300, msi_data_stride = 0x100;
+    static constexpr std::uint32_t msi_data_of(unsigned device_index) { return msi_data_first + msi_data_stride * device_index; }
+
     // msi_data_base: the first MSI-X message data of this device (vector v
-    // arrives as base + v); give each device of a host its own range.
-    explicit trn3_device(host_ops& host, std::uint32_t msi_data_base = 0x7300) : host_(host), msi_data_base_(msi_data_base) {}
+    // arrives as base + v).
+    explicit trn3_device(host_ops& host, std::uint32_t msi_data_base = msi_data_first)
+        : host_(host), msi_data_base_(msi_data_base) {}
 
     status probe(const std::vector<pci_function>& functions);  // the first Trainium3 found
     status probe(const pci_function& function);

@@ -1,0 +1,64 @@
+// The UltraServer's fabric manager, at elaboration: it programs the fabric
+// switches' routes from the topology, prepares each chip's route table for
+// its host to program at boot, and injects the lane faults the params ask for.
+#include <set>
+
+#include "ultraserver.h"
+#include "trn3/spec/device.h"
+
+namespace trn3 {
+
+using topology::medium;
+using topology::node_kind;
+
+// Switch routes are set now; each chip's route table is handed to its
+// host's driver, which programs it at boot.
+void ultraserver::program_routes() {
+    const auto routes = topo_.routes();
+    const auto chips = topo_.chips();
+    fabric_id_.assign(topo_.nodes.size(), -1);
+    for (std::size_t k = 0; k < chips.size(); ++k) fabric_id_[std::size_t(chips[k])] = int(k);
+    chip_routes_.assign(topo_.nodes.size(), {});
+    for (std::size_t n = 0; n < topo_.nodes.size(); ++n) {
+        const auto kind = topo_.nodes[n].kind;
+        if (kind == node_kind::host) continue;
+        for (std::size_t k = 0; k < chips.size(); ++k) {
+            const int next = routes[n][k];
+            if (next < 0) continue;
+            const unsigned port = port_of_[n].at(next);
+            if (kind == node_kind::scaleup_switch) switches_[switch_index_.at(int(n))]->set_fabric_route(unsigned(k), port);
+            else {
+                if (chip_routes_[n].empty()) chip_routes_[n].assign(chips.size(), TRN3_ROUTE_NONE);
+                chip_routes_[n][k] = static_cast<std::uint8_t>(port);
+            }
+        }
+    }
+}
+
+// The first chip's backplane links, in port order.
+std::vector<pcie::link*> ultraserver::first_chip_backplane() const {
+    std::vector<pcie::link*> v;
+    const auto it = links_by_medium_.find(medium::backplane);
+    if (it == links_by_medium_.end()) return v;
+    const chip::trn3_chip* first = chip_of_[std::size_t(topo_.chips().front())];
+    const std::string prefix = std::string(first->basename()) + "__";
+    for (pcie::link* l : it->second)
+        if (std::string(l->basename()).rfind(prefix, 0) == 0) v.push_back(l);
+    return v;
+}
+
+// Fails `faulty_lanes` lanes of the first chip's backplane: first every
+// link's spare lanes (the top lane numbers), then active lanes, link by link.
+void ultraserver::inject_faults() {
+    std::uint64_t left = faulty_lanes.get();
+    const auto links = first_chip_backplane();
+    for (pcie::link* l : links) {
+        const unsigned active = static_cast<unsigned>(l->lanes.get()), spare = static_cast<unsigned>(l->spare_lanes.get());
+        std::set<unsigned> f;
+        for (unsigned k = 0; k < spare && left > 0; ++k, --left) f.insert(active + k);
+        if (!f.empty()) l->fail_lanes(f);
+    }
+    for (std::size_t i = 0; left > 0 && !links.empty(); ++i, --left) links[i % links.size()]->fail_lanes({unsigned(i / links.size())});
+}
+
+} // namespace trn3

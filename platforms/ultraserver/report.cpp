@@ -1,0 +1,47 @@
+// What an UltraServer run reports: the topology, the elaboration, the host
+// program's report, then what the hardware shows after the run (the first
+// chip's backplane, every medium's links: up, degraded, failed, widths),
+// then the program's failures.
+#include <fmt/format.h>
+
+#include "ultraserver.h"
+
+namespace trn3 {
+
+void ultraserver::report(std::ostream& os) const {
+    os << topology::report(topo_);
+    os << fmt::format("elaboration: {} chips, {} hosts, {} switches, {} links in {:.2f} s of wall time\n", chips_.size(),
+                      hosts_.size(), switches_.size(), links_.size(), elaboration_s_);
+    program().report(os);
+    {
+        // The first chip's backplane: what its links carry after training.
+        double gbps = 0, full = 0;
+        unsigned failed = 0, spared = 0;
+        for (const pcie::link* l : first_chip_backplane()) {
+            gbps += l->raw_bytes_per_second() / 1e9;
+            full += l->phy().lane_bytes_per_second * double(l->lanes.get()) / 1e9;
+            failed += static_cast<unsigned>(l->failed().size());
+            spared += l->spares_used();
+        }
+        os << fmt::format("chip {} backplane: {:.0f} of {:.0f} GB/s per direction, {} lanes failed, {} spared{}\n",
+                          topo_.nodes[std::size_t(topo_.chips().front())].name, gbps, full, failed, spared,
+                          gbps < full ? " -- REDUCED" : "");
+    }
+    for (const auto& [m, links] : links_by_medium_) {
+        unsigned up = 0, degraded = 0, failed = 0;
+        std::map<std::string, unsigned> widths;
+        for (const pcie::link* l : links) {
+            if (l->up()) ++up;
+            if (l->up() && l->width() < l->lanes.get()) ++degraded;
+            if (l->training_failed()) ++failed;
+            ++widths[fmt::format("{} x{}", l->phy().name, l->width())];
+        }
+        std::string w;
+        for (const auto& [k, n] : widths) w += fmt::format("{}{} {}", w.empty() ? "" : ", ", n, k);
+        os << fmt::format("links {:<18} {} up of {}, {} degraded, {} failed ({})\n", topology::medium_name(m), up,
+                          links.size(), degraded, failed, w);
+    }
+    program().report_failures(os);
+}
+
+} // namespace trn3

@@ -1,0 +1,83 @@
+// The UltraServers as one simulation: nl72x2, nl32x2 (switched, generation
+// 1-3) and the torus SKUs, built from the topology graph (platforms/topology)
+// so that the wiring and `trn3vp topology` can never disagree.
+//
+//   every chip node    -> a trn3_chip (8 NeuronCores, 4 HBM stacks, DMA, MCU, PCIe endpoint)
+//   every host node    -> a graviton4 with a root port per chip and NIC it serves
+//   every NIC node     -> a NIC on its host's PCIe
+//   every switch node  -> a pcie_switch of the node's preset (a fabric switch)
+//   every edge         -> a pcie::link: host links train themselves; NeuronLink
+//                         links (backplane, tray switch, PCB, cross-rack, torus)
+//                         are trained by the chip's firmware (a chip-to-chip
+//                         link's registers belong to the chip at its first end)
+//
+// The fabric manager (fabric_manager.cpp) programs the switches' routes at
+// elaboration and hands each chip's route table to its host. The hosts run
+// the program `<sku>.app` names (default boot: sw/apps/src/boot.cpp). The
+// report (report.cpp) adds what the hardware shows: links by medium and the
+// first chip's backplane.
+#pragma once
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <vector>
+
+#include "trn3/chip/trn3_chip.h"
+#include "trn3/core/message_link.h"
+#include "trn3/host/graviton4.h"
+#include "trn3/nic/nic_placeholder.h"
+#include "trn3/pcie/link.h"
+#include "trn3/pcie/pcie_switch.h"
+#include "trn3/platforms/host_adapter.h"
+#include "trn3/platforms/host_platform.h"
+#include "trn3/topology/topology.h"
+
+namespace trn3 {
+
+class ultraserver final : public host_platform {
+public:
+    param<std::uint64_t> switch_gen{this, "switch_gen", 1, "scale-up switch generation: 1, 2 or 3", range<std::uint64_t>{1, 3}};
+    param<std::uint64_t> racks{this, "racks", 2, "racks (1, or the pair)", range<std::uint64_t>{1, 2}};
+    param<std::uint64_t> trays{this, "trays", 0, "compute/JBOG trays per rack (0: the SKU's)"};
+    param<std::uint64_t> switch_trays{this, "switch_trays", 4, "NL32x2 Gen1: 4, or 5 with the hot-swap tray"};
+    param<std::uint64_t> nic_gbps{this, "nic_gbps", 400, "NIC per chip, Gb/s (placeholders for now)"};
+    param<std::uint64_t> retimers_per_tray{this, "retimers_per_tray", 0, "retimers on each tray (0: the SKU's, 4 or 6)"};
+    param<std::uint64_t> tray_switches{this, "tray_switches", 8, "NL72x2: PCIe switches per compute tray (8, 4, 2 or 1)"};
+    param<std::uint64_t> faulty_lanes{this, "faulty_lanes", 0,
+                                      "lanes that fail on the first chip's backplane links from power-on, spread over its "
+                                      "links (each link's spare lanes first)"};
+
+    ultraserver(const sc_core::sc_module_name& name, const std::string& sku);
+    void report(std::ostream& os) const override;
+
+private:
+    // Elaboration (ultraserver.cpp).
+    void build_nodes();
+    void build_edges();
+    void start_hosts();
+    pcie::link& add_link(const std::string& name, std::uint64_t id, const pcie::link_config& c);
+    // The fabric manager (fabric_manager.cpp).
+    void program_routes();
+    void inject_faults();
+    std::vector<pcie::link*> first_chip_backplane() const;
+
+    topology::topology topo_;
+    delivery_queue queue_{"queue"};
+    std::vector<std::unique_ptr<chip::trn3_chip>> chips_;
+    std::vector<chip::trn3_chip*> chip_of_;  // by node (nullptr: not a chip)
+    std::vector<std::unique_ptr<host::graviton4>> hosts_;
+    std::vector<std::unique_ptr<pcie::pcie_switch>> switches_;
+    std::vector<std::unique_ptr<nic::nic_placeholder>> nics_;
+    std::map<int, std::size_t> host_index_, switch_index_, nic_index_;  // node -> index
+    std::vector<std::unique_ptr<pcie::link>> links_;
+    std::map<topology::medium, std::vector<pcie::link*>> links_by_medium_;
+    std::vector<std::unique_ptr<host_adapter>> adapters_;
+    std::vector<std::map<int, unsigned>> port_of_;        // node -> neighbour -> its port towards it
+    std::map<std::size_t, std::vector<int>> host_chips_;  // host -> chip nodes, in root port order
+    std::vector<int> fabric_id_;                          // by node (-1: not a chip)
+    std::vector<std::vector<std::uint8_t>> chip_routes_;  // by node: the route table its host programs
+    double elaboration_s_ = 0;
+};
+
+} // namespace trn3

@@ -1,0 +1,97 @@
+// Host programs: what the hosts of a platform do, as software.
+//
+// A platform with hosts builds the system (chips, hosts, switches, links) and
+// hands the program a `host_system`: each host's bus (driver::host_ops) and
+// what the host should find on it. The program runs in every host's software
+// context; its device accesses go through host_ops, the driver and the
+// runtime, so they cost the simulated time they cost on the hardware. A
+// platform picks its program by the param `<platform>.app`; every platform
+// with hosts can run every program whose needs it meets.
+//
+// A program registers itself by name in its own file:
+//   const trn3::apps::program_registration reg{"boot", "what it does",
+//       [](trn3::apps::host_system& s) { return std::make_unique<boot>(s); }};
+// Its settings are params named after it ("boot.fabric_check").
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <ostream>
+#include <string>
+#include <vector>
+
+#include "trn3/core/registry.h"
+#include "trn3/core/stats.h"
+#include "trn3/driver/host_ops.h"
+#include "trn3/driver/pci_enum.h"
+
+namespace trn3::apps {
+
+class pcie_bench;
+
+// A chip a host should find, in the order of its root ports.
+struct expected_chip {
+    std::string name;                  // the topology's name ("r0.t3.c1") or the module's
+    int fabric_id = -1;                // its id on the NeuronLink fabric; -1: not on one
+    std::vector<std::uint8_t> routes;  // NeuronLink port towards each fabric chip (TRN3_ROUTE_NONE: none)
+};
+
+// One host as a program sees it.
+struct host_info {
+    driver::host_ops* ops = nullptr;
+    unsigned root_ports = 1;
+    driver::address_pool pci_windows{};  // what the host's firmware gives the enumerator
+    std::vector<expected_chip> chips;
+    unsigned nics = 0;  // scale-out NICs on its root ports
+};
+
+// What a platform gives its program.
+struct host_system {
+    std::string name;  // the platform, for progress lines
+    std::vector<host_info> hosts;
+    unsigned fabric_chips = 0;  // chips reachable over NeuronLink (fabric ids 0..n-1)
+    // Hardware counters a report may quote (typed handles, read after the run).
+    std::vector<const counter*> fabric_forwarded;  // per chip: TLPs it forwarded for others
+    pcie_bench* pcie = nullptr;                     // exercisers and an analyzer, where the platform has them
+    std::function<void()> stop;                     // ends the run (every host is done)
+};
+
+class host_program {
+public:
+    virtual ~host_program() = default;
+    // Host h's software: runs in its software context from power-on.
+    virtual void run(unsigned h) = 0;
+    // After the run.
+    virtual bool passed() const = 0;
+    virtual void report(std::ostream& os) const = 0;
+    // Failures, after whatever the platform reports of its hardware.
+    virtual void report_failures(std::ostream&) const {}
+};
+
+struct program_info {
+    std::string name;
+    std::string description;
+    std::function<std::unique_ptr<host_program>(host_system&)> make;
+};
+
+class program_registry : public named_registry<program_info> {
+public:
+    static program_registry& instance();
+
+private:
+    program_registry() : named_registry("host program") {}
+};
+
+struct program_registration {
+    program_registration(std::string name, std::string description,
+                         std::function<std::unique_ptr<host_program>(host_system&)> make) {
+        program_registry::instance().add({std::move(name), std::move(description), std::move(make)});
+    }
+};
+
+// Builds program `name` over `system`; throws config_error for an unknown
+// name or a system the program cannot run on.
+std::unique_ptr<host_program> make_program(const std::string& name, host_system& system);
+
+} // namespace trn3::apps

@@ -1,0 +1,279 @@
+// boot: every host brings up its chips, as after power-on, and the fabric is
+// checked with traffic.
+//
+// Each host waits for its root ports' links, enumerates, probes each chip
+// (BARs, MSI-X, rings), waits for its firmware (the boot ROM checks the
+// image, the firmware trains HBM and NeuronLink), shakes hands over the
+// mailbox, programs the chip's fabric id and route table (from the
+// platform's fabric manager), and runs a small reference kernel (softmax
+// 128x512) on each chip through the runtime, checking it against fp64.
+// Then every chip writes a pattern into other chips' HBM over NeuronLink
+// (device DMA to fabric addresses: through switches and forwarding chips);
+// once every host has sent, each host reads its chips' inboxes back.
+//
+// params: boot.kernels, boot.boot_timeout, boot.fabric_check
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <iostream>
+#include <random>
+
+#include <fmt/format.h>
+#include <systemc>
+
+#include "trn3/apps/host_program.h"
+#include "trn3/core/param.h"
+#include "trn3/driver/trn3_device.h"
+#include "trn3/kernels/norm.h"
+#include "trn3/kernels/reference.h"
+#include "trn3/runtime/container.h"
+#include "trn3/runtime/nrt.h"
+#include "trn3/spec/device.h"
+#include "trn3/spec/pci.h"
+
+namespace trn3::apps {
+namespace {
+
+// Where the fabric check keeps its data in each chip's HBM (stack 0, far
+// from what the runtime allocates first): the pattern a chip sends, and the
+// inbox where chip k's write lands at slot k.
+constexpr std::uint64_t fabric_scratch = 32ull << 30, fabric_inbox = 33ull << 30, fabric_slot = 4096;
+
+class boot final : public host_program {
+public:
+    param<bool> kernels{nullptr, "boot.kernels", true, "run and check a reference kernel on every chip"};
+    param<sc_core::sc_time> boot_timeout{nullptr, "boot.boot_timeout", sc_core::sc_time(50, sc_core::SC_MS),
+                                         "longest a host waits for a chip's firmware"};
+    param<std::string> fabric_check{nullptr, "boot.fabric_check", "far",
+                                    "chip-to-chip writes over NeuronLink after the kernels: far (each chip to one in the "
+                                    "other half of the system), all (every pair), off",
+                                    one_of<std::string>{{"far", "all", "off"}}};
+
+    explicit boot(host_system& s) : sys_(s), results_(s.hosts.size()) {
+        for (const auto& h : s.hosts)
+            if (h.chips.empty()) throw config_error("program boot needs hosts with Trainium3 chips (" + s.name + " has none)");
+    }
+
+    void run(unsigned h) override { software(h); }
+
+    bool passed() const override {
+        if (hosts_done_ != sys_.hosts.size()) return false;
+        for (const auto& r : results_)
+            if (!r.failures.empty()) return false;
+        return true;
+    }
+
+    void report(std::ostream& os) const override {
+        unsigned chips_up = 0, kernels_ok = 0, kernels_run = 0, nics = 0, chips = 0, expected_nics = 0;
+        double link_up = 0, enumerated = 0, firmware = 0, done = 0;
+        for (std::size_t h = 0; h < results_.size(); ++h) {
+            const host_result& r = results_[h];
+            nics += r.nics;
+            chips_up += r.chips_up;
+            kernels_ok += r.kernels_ok;
+            kernels_run += r.kernels_run;
+            link_up = std::max(link_up, r.link_up);
+            enumerated = std::max(enumerated, r.enumerated);
+            firmware = std::max(firmware, r.firmware);
+            done = std::max(done, r.done);
+            chips += static_cast<unsigned>(sys_.hosts[h].chips.size());
+            expected_nics += sys_.hosts[h].nics;
+        }
+        os << "boot (slowest host):\n";
+        os << fmt::format("  host links up                  {:>10.1f} us\n", link_up * 1e6);
+        os << fmt::format("  enumerated                     {:>10.1f} us\n", enumerated * 1e6);
+        os << fmt::format("  every chip's firmware running  {:>10.1f} us (HBM and NeuronLink trained)\n", firmware * 1e6);
+        os << fmt::format("  kernels verified               {:>10.1f} us\n", done * 1e6);
+        os << fmt::format("chips up: {} of {}; kernels verified: {} of {}; NIC placeholders enumerated: {} of {}\n", chips_up,
+                          chips, kernels_ok, kernels_run, nics, expected_nics);
+        if (fabric_check.get() != "off") {
+            unsigned sent = 0, ok = 0;
+            for (const auto& r : results_) {
+                sent += r.fabric_sent;
+                ok += r.fabric_ok;
+            }
+            std::uint64_t forwarded = 0;
+            for (const counter* c : sys_.fabric_forwarded) forwarded += c->value();
+            os << fmt::format("fabric: {} of {} chip-to-chip writes over NeuronLink verified ({} pairs), {} TLPs forwarded by chips\n",
+                              ok, sent, fabric_check.get(), forwarded);
+        }
+    }
+
+    void report_failures(std::ostream& os) const override {
+        for (std::size_t h = 0; h < results_.size(); ++h)
+            for (const auto& f : results_[h].failures) os << "  FAILED: host " << h << ": " << f << "\n";
+    }
+
+private:
+    struct host_result {
+        unsigned chips_up = 0, kernels_ok = 0, kernels_run = 0, fabric_sent = 0, fabric_ok = 0, nics = 0;
+        double link_up = 0, enumerated = 0, firmware = 0, done = 0;
+        std::vector<std::string> failures;
+    };
+    using device_list = std::vector<std::unique_ptr<driver::trn3_device>>;
+
+    static double now() { return sc_core::sc_time_stamp().to_seconds(); }
+
+    void software(unsigned h) {
+        const host_info& hi = sys_.hosts[h];
+        driver::host_ops& hw = *hi.ops;
+        host_result& r = results_[h];
+        // Every root port's link up.
+        for (unsigned p = 0; p < hi.root_ports; ++p)
+            while (!(hw.config().read(TRN3_PCI_BDF(0, p, 0), TRN3_PCI_PCIE_CAP + TRN3_PCIE_LINK_STATUS, 2) &
+                     TRN3_PCIE_LINK_DL_ACTIVE))
+                hw.sleep_ns(1000);
+        r.link_up = now();
+        milestone(0, "host links up");
+        std::vector<driver::pci_function> fns;
+        try {
+            fns = driver::enumerate(hw.config(), hi.pci_windows);
+        } catch (const std::exception& e) {
+            r.failures.push_back(std::string("enumeration: ") + e.what());
+            return finish();
+        }
+        r.enumerated = now();
+        milestone(1, "hosts enumerated their chips");
+        device_list devices;
+        for (const auto& f : fns)
+            if (f.vendor == TRN3_PCI_VENDOR_AMAZON && f.device == TRN3_PCI_DEVICE_TRN3) {
+                const auto index = static_cast<unsigned>(devices.size());
+                devices.push_back(std::make_unique<driver::trn3_device>(hw, driver::trn3_device::msi_data_of(index)));
+                if (devices.back()->probe(f) != driver::status::ok) r.failures.push_back("probe " + driver::bdf_name(f.bdf));
+            }
+        if (devices.size() != hi.chips.size())
+            r.failures.push_back(fmt::format("found {} chips, expected {}", devices.size(), hi.chips.size()));
+        for (const auto& f : fns)
+            if (f.vendor == TRN3_PCI_VENDOR_AMAZON && f.device == TRN3_PCI_DEVICE_NIC) ++r.nics;
+        for (std::size_t i = 0; i < devices.size(); ++i) {
+            driver::trn3_device& d = *devices[i];
+            const driver::status s = d.wait_boot(static_cast<std::uint64_t>(boot_timeout.get().to_seconds() * 1e9));
+            driver::firmware_info fw;
+            if (s == driver::status::ok && d.handshake(fw) == driver::status::ok) ++r.chips_up;
+            else r.failures.push_back(fmt::format("chip {}: {}", driver::bdf_name(d.bdf()), driver::status_name(s)));
+            const expected_chip& c = hi.chips.at(i);  // root port order = enumeration order
+            if (c.fabric_id >= 0 && d.program_fabric(unsigned(c.fabric_id), c.routes) != driver::status::ok)
+                r.failures.push_back("program the fabric routes of " + c.name);
+        }
+        r.firmware = now();
+        milestone(2, "chips' firmware running (HBM and NeuronLink trained), routes programmed");
+        if (kernels.get())
+            for (std::size_t i = 0; i < devices.size(); ++i) run_kernel(*devices[i], r, h * 1000 + i);
+        r.done = now();
+        milestone(3, "kernels verified");
+        if (fabric_check.get() != "off") fabric_traffic(h, devices, r);
+        finish();
+    }
+
+    // Who writes to whom: each chip to the one half the system away, or every pair.
+    std::vector<unsigned> targets(unsigned k) const {
+        const unsigned n = sys_.fabric_chips;
+        std::vector<unsigned> v;
+        if (fabric_check.get() == "all") {
+            for (unsigned d = 0; d < n; ++d)
+                if (d != k) v.push_back(d);
+        } else if (n > 1) {
+            // Half the system away and a few trays over: the other rack, another
+            // tray and position, so the write crosses switches and forwarding chips.
+            const unsigned d = (k + n / 2 + 5) % n;
+            v.push_back(d == k ? (k + 1) % n : d);
+        }
+        return v;
+    }
+    static std::vector<std::uint8_t> pattern_of(unsigned k) {
+        std::vector<std::uint8_t> v(fabric_slot);
+        for (std::size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::uint8_t>(k * 131 + i * 7 + 1);
+        return v;
+    }
+
+    // Every chip writes its pattern into other chips' HBM over NeuronLink
+    // (its DMA engine, device to fabric address); once every host has sent,
+    // each host reads its chips' inboxes back and checks them.
+    void fabric_traffic(unsigned h, device_list& devices, host_result& r) {
+        const host_info& hi = sys_.hosts[h];
+        for (std::size_t i = 0; i < devices.size(); ++i) {
+            if (hi.chips[i].fabric_id < 0) continue;
+            const auto k = static_cast<unsigned>(hi.chips[i].fabric_id);
+            const auto p = pattern_of(k);
+            if (devices[i]->write(fabric_scratch, p.data(), p.size()) != driver::status::ok) r.failures.push_back("fabric scratch");
+            for (unsigned d : targets(k)) {
+                ++r.fabric_sent;
+                if (devices[i]->device_copy(fabric_scratch, TRN3_FABRIC_ADDR(d, fabric_inbox + k * fabric_slot), fabric_slot) !=
+                    driver::status::ok)
+                    r.failures.push_back(fmt::format("fabric write {} -> {}", k, d));
+            }
+        }
+        ++hosts_sent_;
+        hi.ops->wait_until([this] { return hosts_sent_ == sys_.hosts.size(); }, 100'000'000, 10'000);
+        hi.ops->sleep_ns(20'000);  // the last posted writes land
+        for (std::size_t i = 0; i < devices.size(); ++i) {
+            if (hi.chips[i].fabric_id < 0) continue;
+            const auto d = static_cast<unsigned>(hi.chips[i].fabric_id);
+            for (unsigned k = 0; k < sys_.fabric_chips; ++k) {
+                const auto t = targets(k);
+                if (std::find(t.begin(), t.end(), d) == t.end()) continue;
+                std::vector<std::uint8_t> got(fabric_slot);
+                if (devices[i]->read(got.data(), fabric_inbox + k * fabric_slot, fabric_slot) == driver::status::ok &&
+                    got == pattern_of(k))
+                    ++r.fabric_ok;
+                else r.failures.push_back(fmt::format("fabric: chip {}'s write did not arrive at chip {}", k, d));
+            }
+        }
+    }
+
+    void run_kernel(driver::trn3_device& d, host_result& r, std::uint64_t seed) {
+        ++r.kernels_run;
+        nrt_runtime_t* rt = nullptr;
+        if (nrt_init(&d, &rt) != NRT_SUCCESS) return r.failures.push_back("runtime init");
+        const kernels::rows_shape s{128, 512};
+        std::mt19937_64 rng(seed);
+        std::normal_distribution<float> nd(0.0f, 2.0f);
+        std::vector<float> x(std::size_t(s.rows) * s.cols), y(x.size());
+        for (auto& v : x) v = nd(rng);
+        nrt_tensor_t *tx = nullptr, *ty = nullptr;
+        nrt_model_t* m = nullptr;
+        bool ok = nrt_tensor_allocate(rt, x.size() * 4, "x", &tx) == NRT_SUCCESS &&
+                  nrt_tensor_allocate(rt, y.size() * 4, "y", &ty) == NRT_SUCCESS &&
+                  nrt_tensor_write(tx, x.data(), 0, x.size() * 4) == NRT_SUCCESS;
+        if (ok) {
+            const kernels::program p =
+                kernels::softmax(s, nrt_tensor_get_device_address(tx), nrt_tensor_get_device_address(ty));
+            const auto c = runtime::pack({&p});
+            ok = nrt_load(rt, c.data(), c.size(), 0, 1, &m) == NRT_SUCCESS && nrt_execute(m) == NRT_SUCCESS &&
+                 nrt_tensor_read(ty, y.data(), 0, y.size() * 4) == NRT_SUCCESS &&
+                 kernels::reference::max_relative_error(y, kernels::reference::softmax(x, s.rows, s.cols), 0.0) <= 1e-4;
+        }
+        if (m) nrt_unload(m);
+        nrt_tensor_free(&tx);
+        nrt_tensor_free(&ty);
+        nrt_close(rt);
+        if (ok) ++r.kernels_ok;
+        else r.failures.push_back(fmt::format("kernel on chip {}", driver::bdf_name(d.bdf())));
+    }
+
+    // The progress of a long boot: a line on stderr when every host has
+    // passed a phase, with the simulated and wall time.
+    void milestone(unsigned phase, const char* what) {
+        if (++phase_hosts_[phase] != sys_.hosts.size()) return;
+        std::cerr << fmt::format("[{}] {}: {} of {} hosts at {:.1f} us simulated, {:.1f} s wall\n", sys_.name, what,
+                                 sys_.hosts.size(), sys_.hosts.size(), sc_core::sc_time_stamp().to_seconds() * 1e6,
+                                 std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+    }
+
+    void finish() {
+        if (++hosts_done_ == sys_.hosts.size()) sys_.stop();
+    }
+
+    host_system& sys_;
+    std::vector<host_result> results_;
+    std::size_t hosts_done_ = 0, hosts_sent_ = 0;
+    std::array<std::size_t, 4> phase_hosts_{};
+    std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
+};
+
+const program_registration registration{
+    "boot", "every host enumerates, probes and boots its chips, runs a verified kernel on each, and checks the fabric",
+    [](host_system& s) { return std::make_unique<boot>(s); }};
+
+} // namespace
+} // namespace trn3::apps

@@ -163,6 +163,9 @@ struct rig {
     }
 };
 
+// STATUS of a queue stopped on `cause`.
+constexpr std::uint32_t stopped_with(std::uint32_t cause) { return TRN3_DMA_STATE_ERROR | (cause << 8); }
+
 bool all_zero(const unsigned char* p, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i)
         if (p[i] != 0) return false;
@@ -299,7 +302,7 @@ TEST_CASE("a host read that fails stops the queue with error 1: STATUS, the queu
     r.doorbell(q);
     sc_core::sc_start();
     CHECK(r.head(3) == 1);
-    CHECK(r.status(3) == (TRN3_DMA_STATE_ERROR | (TRN3_DMA_ERR_HOST << 8)));
+    CHECK(r.status(3) == stopped_with(TRN3_DMA_ERR_HOST));
     CHECK(r.dma.queue_status(3) == r.status(3));
     CHECK(r.stopped == std::vector<unsigned>{3});
     check_record(r.record(q, 1), TRN3_DMA_ERR_HOST, 256, 2);  // the failed descriptor's record says why
@@ -318,7 +321,7 @@ TEST_CASE("a device write that fails stops the queue with error 2 (device)") {
     ring q = r.open(0, 4);
     r.submit(q, desc(host_base + 0x100000, dev_hole, 64, TRN3_DESC_SRC_HOST, 5));
     sc_core::sc_start();
-    CHECK(r.status(0) == (TRN3_DMA_STATE_ERROR | (TRN3_DMA_ERR_DEVICE << 8)));
+    CHECK(r.status(0) == stopped_with(TRN3_DMA_ERR_DEVICE));
     CHECK(r.head(0) == 0);
     check_record(r.record(q, 0), TRN3_DMA_ERR_DEVICE, 64, 5);
     CHECK(r.stopped == std::vector<unsigned>{0});
@@ -337,8 +340,8 @@ TEST_CASE("a ring the engine cannot read stops its queue: error 1 for a host rin
     r.set(0, TRN3_DMA_TAIL, 1);
     r.set(1, TRN3_DMA_TAIL, 1);
     sc_core::sc_start();
-    CHECK(r.status(0) == (TRN3_DMA_STATE_ERROR | (TRN3_DMA_ERR_HOST << 8)));
-    CHECK(r.status(1) == (TRN3_DMA_STATE_ERROR | (TRN3_DMA_ERR_DEVICE << 8)));
+    CHECK(r.status(0) == stopped_with(TRN3_DMA_ERR_HOST));
+    CHECK(r.status(1) == stopped_with(TRN3_DMA_ERR_DEVICE));
     CHECK(r.head(0) == 0);
     CHECK(r.head(1) == 0);
     CHECK(all_zero(r.host(host_base), 16));  // no record without a descriptor
@@ -354,7 +357,7 @@ TEST_CASE("a completion record that cannot be written stops the queue: the bytes
     r.submit(q, desc(dev0, dev1, 128, 0, 1));
     sc_core::sc_start();
     CHECK(r.dev(dev1 + 127)[0] == 0x3C);
-    CHECK(r.status(0) == (TRN3_DMA_STATE_ERROR | (TRN3_DMA_ERR_HOST << 8)));
+    CHECK(r.status(0) == stopped_with(TRN3_DMA_ERR_HOST));
     CHECK(r.head(0) == 0);
 }
 
@@ -364,7 +367,7 @@ TEST_CASE("a ring size that is not a power of two stops the queue with error 3 (
     std::memset(r.dev(dev0), 0x77, 64);
     r.submit(q, desc(dev0, dev1, 64, 0, 1));
     sc_core::sc_start();
-    CHECK(r.status(0) == (TRN3_DMA_STATE_ERROR | (TRN3_DMA_ERR_DESCRIPTOR << 8)));
+    CHECK(r.status(0) == stopped_with(TRN3_DMA_ERR_DESCRIPTOR));
     CHECK(r.head(0) == 0);
     CHECK(r.log.empty());  // not even the descriptor was fetched
     CHECK(all_zero(r.dev(dev1), 64));
@@ -388,11 +391,11 @@ TEST_CASE("a stopped queue restarts on a 0-to-1 edge of CONTROL.enable once TAIL
     ring q = r.open(0, 8);
     r.submit(q, desc(host_hole, dev1, 64, TRN3_DESC_SRC_HOST, 1));
     sc_core::sc_start();
-    REQUIRE(r.status(0) == (TRN3_DMA_STATE_ERROR | (TRN3_DMA_ERR_HOST << 8)));
+    REQUIRE(r.status(0) == stopped_with(TRN3_DMA_ERR_HOST));
     const std::size_t accesses = r.log.size();
     r.set(0, TRN3_DMA_CONTROL, 1);  // enable again without an edge: still stopped, nothing retried
     sc_core::sc_start();
-    CHECK(r.status(0) == (TRN3_DMA_STATE_ERROR | (TRN3_DMA_ERR_HOST << 8)));
+    CHECK(r.status(0) == stopped_with(TRN3_DMA_ERR_HOST));
     CHECK(r.log.size() == accesses);
     CHECK(r.stopped.size() == 1);
     // The documented recovery: disable, drop the failed descriptor, enable.
@@ -467,7 +470,7 @@ TEST_CASE("a queue stopped on an error leaves the other queues running") {
     for (std::uint32_t i = 0; i < 3; ++i) r.post(good, desc(dev0, dev1 + 0x100 * i, 64, 0, i));
     r.doorbell(good);
     sc_core::sc_start();
-    CHECK(r.status(0) == (TRN3_DMA_STATE_ERROR | (TRN3_DMA_ERR_DEVICE << 8)));
+    CHECK(r.status(0) == stopped_with(TRN3_DMA_ERR_DEVICE));
     CHECK(r.head(1) == 3);
     CHECK(r.status(1) == TRN3_DMA_STATE_IDLE);
 }
@@ -492,7 +495,7 @@ TEST_CASE("a doorbell rung while the engine serves a descriptor that then fails 
     CHECK(r.status(1) == TRN3_DMA_STATE_RUNNING);
     r.submit(good, desc(dev0, dev1 + 0x100, 64, 0, 2));  // queue 0: already passed in this round
     sc_core::sc_start();
-    CHECK(r.status(1) == (TRN3_DMA_STATE_ERROR | (TRN3_DMA_ERR_DEVICE << 8)));
+    CHECK(r.status(1) == stopped_with(TRN3_DMA_ERR_DEVICE));
     CHECK(r.head(0) == 1);
 }
 

@@ -237,7 +237,7 @@ TEST_CASE("a pool that holds the BARs but not a bridge window rounded up to 1 Mi
           "PCI enumeration: 32-bit memory pool exhausted (window of bridge 02:00.0)");
 }
 
-TEST_CASE("a 32-bit pool that reaches above 4 GiB is refused before any access") {
+TEST_CASE("a 32-bit pool that reaches above 4 GiB is refused with one line, and nothing is enumerated") {
     small_tree t;
     CHECK(t.enumerate({0xFFF00000ull, 2ull << 20, mem64_base, 1ull << 40}) ==
           "PCI enumeration: the 32-bit memory pool must lie below 4 GiB");

@@ -11,6 +11,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 
+#include "../common/pattern.h"
 #include "trn3/core/payload.h"
 #include "trn3/core/message_link.h"
 #include "trn3/core/sparse_memory.h"
@@ -122,16 +123,6 @@ inline void route(pcie_switch& sw, unsigned port, std::uint64_t base, std::uint6
     c.write(TRN3_PCI_PRIMARY_BUS, 4, (bus << 8) | (bus << 16));
 }
 
-inline std::vector<std::uint8_t> pattern(std::uint64_t n, unsigned seed) {
-    std::vector<std::uint8_t> v(n);
-    std::uint32_t x = 2463534242u + seed;
-    for (auto& b : v) {
-        x ^= x << 13;
-        x ^= x >> 17;
-        x ^= x << 5;
-        b = static_cast<std::uint8_t>(x);
-    }
-    return v;
-}
+using test::pattern;
 
 } // namespace rig

@@ -1,0 +1,484 @@
+// The Trainium3 chip as a composition (models/chip): the BAR0 register map
+// reaches the right blocks, the device address map, the control block's
+// registers (identity, LNC, core reset, error causes and their interrupt,
+// routes), and the error causes the other blocks report. Most cases drive
+// the chip's register space and network directly (chip_rig); the last ones
+// go through its PCIe endpoint from a host (host_rig).
+#include <catch2/catch.hpp>
+
+#include <cstring>
+
+#include "../common/pattern.h"
+#include "rig.h"
+#include "trn3/kernels/builder.h"
+#include "trn3/spec/link.h"
+#include "trn3/spec/mailbox.h"
+#include "trn3/spec/pci.h"
+
+using namespace trn3;
+using namespace trn3::kernels;
+using isa::engine;
+using sc_core::sc_time;
+using sc_core::SC_US;
+using test::chip_rig;
+
+namespace {
+
+constexpr std::uint64_t GiB = 1ull << 30;
+
+unsigned core_state(chip_rig& r, unsigned c) { return static_cast<unsigned>((r.rd(TRN3_CHIP_CORE_STATE) >> (2 * c)) & 3); }
+
+// Loads `p` into HBM stack 0 at `base` (the cores fetch it through the network).
+std::array<std::uint64_t, isa::engine_count> load(chip_rig& r, const program& p, std::uint64_t base) {
+    return p.load([&](std::uint64_t a, const void* d, std::size_t n) { std::memcpy(r.chip.device_memory(a, n), d, n); },
+                  base);
+}
+
+// LAUNCH_PC for every engine in `mask`, then LAUNCH.
+void launch(chip_rig& r, unsigned core, const std::array<std::uint64_t, isa::engine_count>& pcs, unsigned mask) {
+    for (unsigned e = 0; e < isa::engine_count; ++e)
+        if (mask & (1u << e)) r.wr(TRN3_CHIP_LAUNCH_PC(e), pcs[e], 8);
+    r.wr(TRN3_CHIP_LAUNCH, (core << 8) | mask);
+}
+
+constexpr unsigned mask_of(engine e) { return 1u << static_cast<unsigned>(e); }
+
+// Programs DMA queue q with a one-entry-per-descriptor ring and its records in
+// device memory (HBM stack 1) and submits `d`.
+void submit_device_ring(chip_rig& r, unsigned q, const trn3_dma_descriptor& d) {
+    const std::uint64_t ring = TRN3_DEV_HBM_BASE(1) + 0x100000 * q, records = ring + 0x10000;
+    std::memcpy(r.chip.device_memory(ring, sizeof d), &d, sizeof d);
+    r.wr(TRN3_BAR0_DMA(q) + TRN3_DMA_RING_BASE, ring, 8);
+    r.wr(TRN3_BAR0_DMA(q) + TRN3_DMA_RING_SIZE, 4);
+    r.wr(TRN3_BAR0_DMA(q) + TRN3_DMA_CPL_BASE, records, 8);
+    r.wr(TRN3_BAR0_DMA(q) + TRN3_DMA_CONTROL, 3);  // enabled, ring and records in device memory
+    r.wr(TRN3_BAR0_DMA(q) + TRN3_DMA_TAIL, 1);
+}
+
+} // namespace
+
+TEST_CASE("BAR0 + 0 is the control block: ID reads 0x1D0F7364 and VERSION 1.0, and neither takes a write") {
+    chip_rig r;
+    CHECK(r.rd(TRN3_CHIP_ID) == 0x1D0F7364u);
+    CHECK(r.rd(TRN3_CHIP_ID) == TRN3_CHIP_ID_VALUE);
+    CHECK(r.rd(TRN3_CHIP_VERSION) == 0x00010000u);
+    r.wr(TRN3_CHIP_ID, 0);
+    r.wr(TRN3_CHIP_VERSION, 0);
+    CHECK(r.rd(TRN3_CHIP_ID) == TRN3_CHIP_ID_VALUE);
+    CHECK(r.rd(TRN3_CHIP_VERSION) == 0x00010000u);
+}
+
+TEST_CASE("HBM stack s's controller answers at BAR0 + 0x20000 + s x 0x1000, each its own") {
+    chip_rig r;
+    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) {
+        CHECK(TRN3_BAR0_HBM(s) == 0x20000u + 0x1000u * s);
+        CHECK(r.rd(TRN3_BAR0_HBM(s) + TRN3_HBM_ID) == TRN3_HBM_ID_VALUE);
+        r.wr(TRN3_BAR0_HBM(s) + 0x30, 0x1000ull * (s + 1), 8);  // inject_addr (RW; no mask written, no error)
+    }
+    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) CHECK(r.rd(TRN3_BAR0_HBM(s) + 0x30, 8) == 0x1000ull * (s + 1));
+}
+
+TEST_CASE("NeuronCore c's registers sit at BAR0 + 0x100000 + c x 0x10000") {
+    chip_rig r;
+    for (unsigned c = 0; c < TRN3_DEV_CORES; ++c) r.wr(TRN3_BAR0_CORE(c) + 0x400 + 4 * 7, 100 + c);  // semaphore 7
+    for (unsigned c = 0; c < TRN3_DEV_CORES; ++c) {
+        CHECK(TRN3_BAR0_CORE(c) == 0x100000u + 0x10000u * c);
+        CHECK(r.chip.nc[c]->semaphore(7) == 100 + c);
+    }
+}
+
+TEST_CASE("DMA queue q's registers sit at BAR0 + 0x200000 + q x 0x100, and the engine moves bytes between HBM stacks") {
+    chip_rig r;
+    r.boot();
+    const auto data = test::pattern(8192, 1);
+    std::memcpy(r.chip.device_memory(TRN3_DEV_HBM_BASE(0) + 0x5000, data.size()), data.data(), data.size());
+    submit_device_ring(r, 7, {TRN3_DEV_HBM_BASE(0) + 0x5000, TRN3_DEV_HBM_BASE(2) + 0x7000, 8192, 0, 0x77});
+    sc_core::sc_start(sc_time(20, SC_US));
+    CHECK(TRN3_BAR0_DMA(7) == 0x200700u);
+    CHECK(r.rd(TRN3_BAR0_DMA(7) + TRN3_DMA_HEAD) == 1);
+    CHECK(r.rd(TRN3_BAR0_DMA(7) + TRN3_DMA_STATUS) == TRN3_DMA_STATE_IDLE);
+    CHECK(std::memcmp(r.chip.device_memory(TRN3_DEV_HBM_BASE(2) + 0x7000, data.size()), data.data(), data.size()) == 0);
+    trn3_dma_completion c{};
+    std::memcpy(&c, r.chip.device_memory(TRN3_DEV_HBM_BASE(1) + 0x700000 + 0x10000, sizeof c), sizeof c);
+    CHECK(c.status == 0);
+    CHECK(c.length == 8192);
+    CHECK(c.user == 0x77);
+    CHECK(r.rd(TRN3_BAR0_DMA(6) + TRN3_DMA_HEAD) == 0);  // its neighbours saw nothing
+    CHECK(r.rd(TRN3_BAR0_DMA(8) + TRN3_DMA_HEAD) == 0);
+}
+
+TEST_CASE("the mailbox's host side is at BAR0 + 0x10000: the firmware answers a request there and MSI-X vector 0 is raised") {
+    chip_rig r;
+    r.boot();
+    trn3_mbox_request rq{};
+    rq.command = TRN3_MBOX_CMD_VERSION;
+    rq.tag = 0x1234abcd;
+    std::uint64_t header = 0;
+    std::memcpy(&header, &rq, 8);
+    r.wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_REQUEST, header, 8);
+    CHECK_FALSE(r.chip.ep.msix_pending(TRN3_MSIX_MAILBOX));
+    r.wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_H2M_DOORBELL, 1);
+    sc_core::sc_start(sc_time(100, SC_US));
+    CHECK(r.rd(TRN3_BAR0_MAILBOX + TRN3_MBOX_M2H_DOORBELL) == 1);
+    const std::uint64_t answer = r.rd(TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE, 8);
+    CHECK((answer & 0xFFFF) == TRN3_MBOX_STATUS_OK);
+    CHECK(((answer >> 16) & 0xFFFF) == sizeof(trn3_mbox_version));
+    CHECK((answer >> 32) == 0x1234abcdu);  // the tag, echoed
+    CHECK(r.rd(TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE + 8 + 4) == TRN3_MBOX_PROTOCOL_VERSION);
+    CHECK(r.chip.ep.msix_pending(TRN3_MSIX_MAILBOX));  // MSI-X is not enabled: the vector waits as pending
+}
+
+TEST_CASE("NL_PORTS has a bit per attached NeuronLink port, whose link registers sit at BAR0 + 0x30000 + p x 0x100") {
+    delivery_queue queue("queue");
+    pcie::link nl3("nl3", queue, 1, 2, pcie::link_of(pcie::generation::gen6, 8));
+    pcie::link nl5("nl5", queue, 3, 4, pcie::link_of(pcie::generation::gen6, 16));
+    chip_rig r([&](chip::trn3_chip& c) {
+        c.attach_neuronlink(3, nl3);
+        c.attach_neuronlink(5, nl5);
+    });
+    CHECK(r.rd(TRN3_CHIP_NL_PORTS) == ((1u << 3) | (1u << 5)));
+    CHECK(TRN3_BAR0_LINK(3) == 0x30300u);
+    CHECK(TRN3_LINK_LANES_CONFIGURED(r.rd(TRN3_BAR0_LINK(3) + TRN3_LINK_LANES)) == 8);
+    CHECK(TRN3_LINK_LANES_CONFIGURED(r.rd(TRN3_BAR0_LINK(5) + TRN3_LINK_LANES)) == 16);
+    std::uint32_t v = 0;
+    CHECK(r.bar0.access(tlm::TLM_READ_COMMAND, TRN3_BAR0_LINK(4) + TRN3_LINK_LANES, &v, 4) ==
+          tlm::TLM_ADDRESS_ERROR_RESPONSE);  // no link there: no registers
+    CHECK_THROWS_WITH(r.chip.attach_neuronlink(20, nl3), Catch::Contains("NeuronLink port 20 does not exist"));
+}
+
+TEST_CASE("a BAR0 offset no block claims is an address error") {
+    chip_rig r;
+    std::uint32_t v = 0;
+    for (std::uint64_t off : {0x1000ull, TRN3_BAR0_MAILBOX + 0x1000ull, TRN3_BAR0_HBM(4) + 0ull, 0x300000ull,
+                              TRN3_BAR0_DMA(TRN3_DMA_QUEUES) + 0ull, TRN3_BAR0_SIZE - 4})
+        CHECK(r.bar0.access(tlm::TLM_READ_COMMAND, off, &v, 4) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+}
+
+TEST_CASE("device_memory() gives HBM stack s at s x 64 GiB, 36 GiB each, and nothing outside the stacks") {
+    chip_rig r;
+    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) {
+        CHECK(r.chip.device_memory(TRN3_DEV_HBM_BASE(s), 1) == r.chip.hbm[s]->data());
+        CHECK(r.chip.device_memory(TRN3_DEV_HBM_BASE(s) + 36 * GiB - 8, 8) == r.chip.hbm[s]->data() + 36 * GiB - 8);
+        CHECK(r.chip.device_memory(TRN3_DEV_HBM_BASE(s) + 36 * GiB - 4, 8) == nullptr);  // runs past the stack
+        CHECK(r.chip.device_memory(TRN3_DEV_HBM_BASE(s) + 40 * GiB, 1) == nullptr);      // between stacks
+    }
+    CHECK(TRN3_DEV_HBM_BASE(3) == 0x3000000000ull);
+    CHECK(r.chip.device_memory(TRN3_DEV_HBM_BASE(4), 1) == nullptr);
+}
+
+TEST_CASE("the network reaches HBM stack s at s x 64 GiB once the firmware has trained it, other addresses are errors") {
+    chip_rig r;
+    std::uint64_t v = 0x0123456789ABCDEFull;
+    CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_DEV_HBM_BASE(2) + 0x40, &v, 8) != tlm::TLM_OK_RESPONSE);  // untrained
+    r.boot();
+    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s)
+        CHECK(r.rd(TRN3_BAR0_HBM(s) + TRN3_HBM_TRAIN_STATUS) == 2);  // the firmware trained every stack
+    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) {
+        std::uint64_t w = 0x1111111111111111ull * (s + 1);
+        CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_DEV_HBM_BASE(s) + 35 * GiB, &w, 8) == tlm::TLM_OK_RESPONSE);
+        CHECK(std::memcmp(r.chip.device_memory(TRN3_DEV_HBM_BASE(s) + 35 * GiB, 8), &w, 8) == 0);
+    }
+    CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_BASE(1) + 36 * GiB, &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_BASE(4), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+}
+
+TEST_CASE("CORE_RESET resets exactly the cores whose bits are written, keeps their SBUF, and reads as 0") {
+    chip_rig r;
+    r.wr(TRN3_BAR0_CORE(2) + 0x400 + 4 * 9, 5);
+    r.wr(TRN3_BAR0_CORE(3) + 0x400 + 4 * 9, 6);
+    std::memset(r.chip.nc[2]->sbuf(5), 0xA5, 16);
+    r.wr(TRN3_CHIP_CORE_RESET, 1u << 2);
+    CHECK(r.chip.nc[2]->semaphore(9) == 0);
+    CHECK(r.chip.nc[3]->semaphore(9) == 6);
+    CHECK(r.chip.nc[2]->sbuf(5)[15] == 0xA5);  // SBUF keeps its contents
+    CHECK(r.rd(TRN3_CHIP_CORE_RESET) == 0);
+}
+
+TEST_CASE("CORE_RESET stops a kernel blocked on a semaphore: CORE_STATE goes from running to idle and the core launches again") {
+    chip_rig r;
+    r.boot();
+    program blocked;
+    blocked.on(engine::sync).nop().wait(9, 1).halt();
+    launch(r, 4, load(r, blocked, 0x100000), mask_of(engine::sync));
+    sc_core::sc_start(sc_time(10, SC_US));
+    CHECK(core_state(r, 4) == 1);  // running
+    r.wr(TRN3_CHIP_CORE_RESET, 1u << 4);
+    CHECK(core_state(r, 4) == 0);
+    program p;
+    p.on(engine::vector).memset(sbuf(dtype::fp32, 0, 1, 0, 1), 3.5f).halt();
+    launch(r, 4, load(r, p, 0x200000), mask_of(engine::vector));
+    sc_core::sc_start(sc_time(10, SC_US));
+    float x = 0;
+    std::memcpy(&x, r.chip.nc[4]->sbuf(0), 4);
+    CHECK(x == 3.5f);
+    CHECK(core_state(r, 4) == 0);
+    CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == 0);
+}
+
+TEST_CASE("a kernel that stops on an error sets ERR_STATUS bit c and CORE_STATE 2, and raises the error vector") {
+    chip_rig r;
+    r.boot();
+    program p;
+    p.on(engine::vector).matmul(psum(dtype::fp32, 0, 1, 0, 1), sbuf(dtype::bf16, 0, 1, 0, 1), sbuf(dtype::bf16, 0, 1, 2, 1));
+    launch(r, 6, load(r, p, 0x100000), mask_of(engine::vector));
+    CHECK_FALSE(r.chip.control->error_irq.level());
+    sc_core::sc_start(sc_time(10, SC_US));
+    CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == TRN3_ERR_CORE(6));
+    CHECK(core_state(r, 6) == 2);
+    CHECK(r.chip.nc[6]->error(engine::vector) == neuroncore::err_illegal);
+    CHECK(r.chip.control->error_irq.level());
+    CHECK(r.chip.ep.msix_pending(TRN3_MSIX_ERROR));
+    for (unsigned c = 0; c < TRN3_DEV_CORES; ++c)
+        if (c != 6) CHECK(core_state(r, c) == 0);
+}
+
+TEST_CASE("ERR_STATUS is write-1-to-clear: writing 0 keeps a cause, writing its bit clears it and lowers the error interrupt") {
+    chip_rig r;
+    CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == 0);
+    r.wr(TRN3_CHIP_FW_EVENT, 1);  // a cause: the firmware's event
+    CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == TRN3_ERR_FIRMWARE);
+    CHECK(r.chip.control->error_irq.level());
+    CHECK(r.chip.ep.msix_pending(TRN3_MSIX_ERROR));
+    r.wr(TRN3_CHIP_ERR_STATUS, 0);
+    r.wr(TRN3_CHIP_ERR_STATUS, TRN3_ERR_CORE(0));  // another bit: no effect on this one
+    CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == TRN3_ERR_FIRMWARE);
+    CHECK(r.chip.control->error_irq.level());
+    r.wr(TRN3_CHIP_ERR_STATUS, TRN3_ERR_FIRMWARE);
+    CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == 0);
+    CHECK_FALSE(r.chip.control->error_irq.level());
+}
+
+TEST_CASE("ERR_ENABLE (reset: all) chooses the causes that interrupt: a disabled cause is recorded and interrupts once enabled") {
+    chip_rig r;
+    CHECK(r.rd(TRN3_CHIP_ERR_ENABLE) == 0xFFFFFFFFu);
+    r.wr(TRN3_CHIP_ERR_ENABLE, ~TRN3_ERR_FIRMWARE);
+    r.wr(TRN3_CHIP_FW_EVENT, 1);
+    CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == TRN3_ERR_FIRMWARE);
+    CHECK_FALSE(r.chip.control->error_irq.level());
+    CHECK_FALSE(r.chip.ep.msix_pending(TRN3_MSIX_ERROR));
+    r.wr(TRN3_CHIP_ERR_ENABLE, TRN3_ERR_FIRMWARE);
+    CHECK(r.chip.control->error_irq.level());
+    CHECK(r.chip.ep.msix_pending(TRN3_MSIX_ERROR));
+}
+
+TEST_CASE("LNC resets to 1, holds 1 or 2, and ignores other values") {
+    chip_rig r;
+    CHECK(r.rd(TRN3_CHIP_LNC) == 1);
+    r.wr(TRN3_CHIP_LNC, 2);
+    CHECK(r.rd(TRN3_CHIP_LNC) == 2);
+    CHECK(r.chip.control->lnc() == 2);
+    for (std::uint32_t bad : {0u, 3u, 4u, 0xFFFFFFFFu}) {
+        r.wr(TRN3_CHIP_LNC, bad);
+        CHECK(r.rd(TRN3_CHIP_LNC) == 2);
+    }
+    r.wr(TRN3_CHIP_LNC, 1);
+    CHECK(r.rd(TRN3_CHIP_LNC) == 1);
+}
+
+TEST_CASE("a DMA queue that stops on an error sets ERR_STATUS bit 8 + q") {
+    chip_rig r;
+    r.boot();
+    // The source lies between stacks 0 and 1: no target.
+    submit_device_ring(r, 3, {TRN3_DEV_HBM_BASE(0) + 40 * GiB, TRN3_DEV_HBM_BASE(2), 64, 0, 1});
+    sc_core::sc_start(sc_time(20, SC_US));
+    CHECK(r.rd(TRN3_BAR0_DMA(3) + TRN3_DMA_STATUS) == (TRN3_DMA_STATE_ERROR | (TRN3_DMA_ERR_DEVICE << 8)));
+    CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == TRN3_ERR_DMA(3));
+    CHECK(TRN3_ERR_DMA(3) == (1u << 11));
+    CHECK(r.chip.ep.msix_pending(TRN3_MSIX_ERROR));
+}
+
+TEST_CASE("an uncorrectable error in HBM stack s, injected through its controller, sets ERR_STATUS bit 24 + s, and the firmware reports its event") {
+    chip_rig r;
+    r.boot();
+    const std::uint64_t word = 0x123440;
+    std::uint32_t expected = 0;
+    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) {
+        r.wr(TRN3_BAR0_HBM(s) + 0x30, word, 8);  // inject_addr
+        r.wr(TRN3_BAR0_HBM(s) + 0x38, 0x3, 8);   // inject_mask: two bits, uncorrectable
+        std::uint64_t v = 0;
+        CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_BASE(s) + word, &v, 8) == tlm::TLM_GENERIC_ERROR_RESPONSE);
+        CHECK(r.chip.hbm[s]->mem_error.level());
+        expected |= TRN3_ERR_HBM(s);
+        CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == expected);
+    }
+    CHECK(expected == 0x0F000000u);
+    sc_core::sc_start(sc_time(200, SC_US));  // the firmware's handler runs
+    CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == (expected | TRN3_ERR_FIRMWARE));
+}
+
+TEST_CASE("a write to this chip's own fabric address lands in its HBM, a fabric read is an error, a write without a route is refused") {
+    chip_rig r;
+    r.boot();
+    r.wr(TRN3_CHIP_FABRIC_ID, 5);
+    std::uint64_t v = 0x0A0B0C0D0E0F1011ull;
+    const std::uint64_t at = TRN3_DEV_HBM_BASE(1) + 0x4000;
+    CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(5, at), &v, 8) == tlm::TLM_OK_RESPONSE);
+    CHECK(std::memcmp(r.chip.device_memory(at, 8), &v, 8) == 0);
+    CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_FABRIC_ADDR(5, at), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(6, at), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    r.wr(TRN3_CHIP_ROUTE(6), 2);  // a port with no link
+    CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(6, at), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+}
+
+TEST_CASE("a write to another chip's fabric address leaves on the routed NeuronLink port as write TLPs of fabric_mps bytes") {
+    delivery_queue queue("queue");
+    pcie::link nl3("nl3", queue, 1, 2, pcie::link_of(pcie::generation::gen6, 8));
+    std::vector<pcie::tlp> out;
+    nl3.b().on_receive([&](pcie::tlp& t) { out.push_back(t); });
+    chip_rig r([&](chip::trn3_chip& c) { c.attach_neuronlink(3, nl3); });
+    r.wr(TRN3_CHIP_FABRIC_ID, 1);
+    r.wr(TRN3_CHIP_ROUTE(9), 3);
+    const auto data = test::pattern(1000, 3);
+    const std::uint64_t at = TRN3_FABRIC_ADDR(9, TRN3_DEV_HBM_BASE(2) + 0x80);  // not 256-byte aligned
+    CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, at, const_cast<std::uint8_t*>(data.data()), 1000) == tlm::TLM_OK_RESPONSE);
+    sc_core::sc_start(sc_time(100, SC_US));  // the link trains, the TLPs cross it
+    // 128 bytes to the 256-byte boundary, three whole 256-byte TLPs as one aggregate, the 104 left.
+    REQUIRE(out.size() == 3);
+    CHECK((out[0].address == at && out[0].length == 128 && out[0].count == 1));
+    CHECK((out[1].address == at + 128 && out[1].length == 256 && out[1].count == 3));
+    CHECK((out[2].address == at + 896 && out[2].length == 104 && out[2].count == 1));
+    std::vector<std::uint8_t> joined;
+    for (const auto& t : out) {
+        CHECK(t.type == pcie::tlp_type::mem_write);
+        CHECK(t.requester == 1);  // this chip's fabric id
+        joined.insert(joined.end(), t.data.begin(), t.data.end());
+    }
+    CHECK(joined == data);
+}
+
+TEST_CASE("a write TLP arriving on a NeuronLink port lands in HBM when it is for this chip, and is forwarded on its route when not") {
+    delivery_queue queue("queue");
+    pcie::link nl3("nl3", queue, 1, 2, pcie::link_of(pcie::generation::gen6, 8));
+    pcie::link nl5("nl5", queue, 3, 4, pcie::link_of(pcie::generation::gen6, 8));
+    std::vector<pcie::tlp> forwarded;
+    nl5.b().on_receive([&](pcie::tlp& t) { forwarded.push_back(t); });
+    chip_rig r([&](chip::trn3_chip& c) {
+        c.attach_neuronlink(3, nl3);
+        c.attach_neuronlink(5, nl5);
+    });
+    r.boot();
+    r.wr(TRN3_CHIP_FABRIC_ID, 4);
+    r.wr(TRN3_CHIP_ROUTE(8), 5);
+    sc_core::sc_start(sc_time(50, SC_US));  // both links up
+    auto write_tlp = [](std::uint64_t address, std::uint8_t fill) {
+        pcie::tlp t;
+        t.type = pcie::tlp_type::mem_write;
+        t.address = address;
+        t.length = 64;
+        t.data.assign(64, fill);
+        return t;
+    };
+    const std::uint64_t at = TRN3_DEV_HBM_BASE(3) + 0x200;
+    nl3.b().send(write_tlp(TRN3_FABRIC_ADDR(4, at), 0x44), sc_core::sc_time_stamp());
+    nl3.b().send(write_tlp(TRN3_FABRIC_ADDR(8, at), 0x88), sc_core::sc_time_stamp());
+    sc_core::sc_start(sc_time(10, SC_US));
+    CHECK(r.chip.device_memory(at, 64)[63] == 0x44);
+    REQUIRE(forwarded.size() == 1);
+    CHECK(forwarded[0].address == TRN3_FABRIC_ADDR(8, at));
+    CHECK(forwarded[0].data == std::vector<std::uint8_t>(64, 0x88));
+}
+
+TEST_CASE("FABRIC_ID and the route table read back what is written, and every route resets to no route") {
+    chip_rig r;
+    for (unsigned d = 0; d < TRN3_FABRIC_CHIPS; ++d) CHECK(r.rd(TRN3_CHIP_ROUTE(d)) == TRN3_ROUTE_NONE);
+    r.wr(TRN3_CHIP_FABRIC_ID, 17);
+    r.wr(TRN3_CHIP_ROUTE(200), 3);
+    CHECK(r.rd(TRN3_CHIP_FABRIC_ID) == 17);
+    CHECK(r.chip.control->fabric_id() == 17);
+    CHECK(r.chip.control->route(200) == 3);
+    CHECK(r.chip.control->route(199) == TRN3_ROUTE_NONE);
+    CHECK(r.chip.control->route(TRN3_FABRIC_CHIPS) == TRN3_ROUTE_NONE);  // beyond the table
+}
+
+TEST_CASE("through PCIe the chip is 1d0f:7364 with BAR0 16 MiB, BAR2 256 GiB prefetchable, BAR4 64 KiB, 32 MSI-X vectors") {
+    test::host_rig h;
+    std::uint32_t id = 0, version = 0;
+    h.run([&] {
+        h.enumerate();
+        for (const auto& f : h.functions)
+            if (f.device == TRN3_PCI_DEVICE_TRN3) {
+                id = h.adapter.mmio_read32(f.bars[0].base + TRN3_CHIP_ID);
+                version = h.adapter.mmio_read32(f.bars[0].base + TRN3_CHIP_VERSION);
+            }
+    });
+    REQUIRE(h.functions.size() == 2);  // the root port and the chip
+    const driver::pci_function& f = h.functions[1];
+    CHECK(f.vendor == TRN3_PCI_VENDOR_AMAZON);
+    CHECK(f.device == 0x7364);
+    CHECK(f.class_code == 0x120000u);
+    CHECK(f.msix_vectors == 32);
+    REQUIRE(f.bars.size() == 3);
+    CHECK((f.bars[0].index == 0 && f.bars[0].size == 16ull << 20 && !f.bars[0].prefetchable));
+    CHECK((f.bars[1].index == 2 && f.bars[1].size == 256 * GiB && f.bars[1].prefetchable && f.bars[1].is64));
+    CHECK((f.bars[2].index == 4 && f.bars[2].size == 64ull << 10 && !f.bars[2].prefetchable));
+    CHECK(id == TRN3_CHIP_ID_VALUE);
+    CHECK(version == 0x00010000u);
+}
+
+TEST_CASE("through PCIe BAR2 maps the device address map from 0: a host write lands in HBM stack s, an unclaimed address reads all ones") {
+    test::host_rig h;
+    std::uint64_t back = 0, hole = 0;
+    const std::uint64_t v = 0xFEEDFACECAFEBEEFull;
+    h.run([&] {
+        h.bring_up();
+        std::uint64_t w = v;
+        h.adapter.mmio_write(h.device.bar2() + TRN3_DEV_HBM_BASE(3) + 0x100, &w, 8);
+        h.adapter.mmio_read(h.device.bar2() + TRN3_DEV_HBM_BASE(3) + 0x100, &back, 8);
+        h.adapter.mmio_read(h.device.bar2() + TRN3_DEV_HBM_BASE(0) + 40 * GiB, &hole, 8);
+    });
+    CHECK(std::memcmp(h.chip.device_memory(TRN3_DEV_HBM_BASE(3) + 0x100, 8), &v, 8) == 0);
+    CHECK(back == v);
+    CHECK(hole == ~0ull);
+}
+
+TEST_CASE("through PCIe a stopped kernel writes a notification (core, status, error, sequence) and raises vector 2, and a full ring drops it") {
+    test::host_rig h;
+    std::vector<trn3_notification> entries(2);
+    std::uint32_t head_full = 0, head_after = 0;
+    trn3_notification fourth{};
+    std::string counters;
+    h.run([&] {
+        h.bring_up();
+        // A two-entry ring of our own in place of the driver's.
+        const driver::dma_buffer ring = h.adapter.alloc_dma(h.device.bdf(), 2 * sizeof(trn3_notification));
+        const std::uint64_t q = h.device.bar0() + TRN3_BAR0_NOTIFY;
+        const std::uint32_t head0 = h.bar0_read(TRN3_BAR0_NOTIFY + TRN3_NOTIFY_HEAD);
+        REQUIRE(head0 == 0);
+        h.adapter.mmio_write32(q + TRN3_NOTIFY_CONTROL, 0);
+        h.adapter.mmio_write64(q + TRN3_NOTIFY_BASE, ring.bus_address);
+        h.adapter.mmio_write32(q + TRN3_NOTIFY_SIZE, 2);
+        h.adapter.mmio_write32(q + TRN3_NOTIFY_TAIL, 0);
+        h.adapter.mmio_write32(q + TRN3_NOTIFY_CONTROL, 1);
+        program good;
+        good.on(engine::vector).memset(sbuf(dtype::fp32, 0, 1, 0, 1), 1.0f).halt();
+        program bad;
+        bad.on(engine::scalar).memset(sbuf(dtype::fp32, 0, 1, 1u << 20, 1), 1.0f).halt();  // outside SBUF: error 2
+        std::uint64_t code = 0;
+        REQUIRE(h.device.alloc(1 << 20, code) == driver::status::ok);
+        auto put = [&](const program& p, std::uint64_t at) {
+            return p.load([&](std::uint64_t a, const void* d, std::size_t n) { REQUIRE(h.device.write(a, d, n) == driver::status::ok); }, at);
+        };
+        const auto good_pcs = put(good, code), bad_pcs = put(bad, code + 0x10000);
+        auto run_on = [&](unsigned core, const std::array<std::uint64_t, isa::engine_count>& pcs, unsigned mask) {
+            REQUIRE(h.device.launch(core, pcs, mask) == driver::status::ok);
+            h.adapter.sleep_ns(50'000);
+        };
+        run_on(1, good_pcs, mask_of(engine::vector));
+        run_on(2, bad_pcs, mask_of(engine::scalar));
+        run_on(3, good_pcs, mask_of(engine::vector));  // the ring is full: dropped
+        head_full = h.bar0_read(TRN3_BAR0_NOTIFY + TRN3_NOTIFY_HEAD);
+        std::memcpy(entries.data(), ring.cpu, 2 * sizeof(trn3_notification));
+        h.adapter.mmio_write32(q + TRN3_NOTIFY_TAIL, 2);  // consumed both
+        run_on(4, good_pcs, mask_of(engine::vector));
+        head_after = h.bar0_read(TRN3_BAR0_NOTIFY + TRN3_NOTIFY_HEAD);
+        std::memcpy(&fourth, ring.cpu, sizeof fourth);
+        counters = h.device.counters();
+    });
+    CHECK(head_full == 2);
+    CHECK((entries[0].core == 1 && entries[0].status == 0 && entries[0].error == 0 && entries[0].sequence == 1));
+    CHECK((entries[1].core == 2 && entries[1].status == 1 && entries[1].error == neuroncore::err_out_of_bounds &&
+           entries[1].sequence == 2));
+    CHECK(head_after == 3);
+    CHECK((fourth.core == 4 && fourth.status == 0 && fourth.sequence == 3));  // entry 0 again; the dropped one took no number
+    CHECK(counters.find("neuron/interrupts: mailbox 0 notify 3 dma") != std::string::npos);  // vector 2, once per entry written
+}

@@ -1,0 +1,549 @@
+// The chip's DMA engine (models/dma) on its own: descriptor rings, the
+// TAIL doorbell, completion records, HEAD, STATUS and its errors, restarts,
+// interrupts, round robin between queues, and its timing.
+//
+// The rig: the engine's host socket reaches 16 MiB of host memory at bus
+// address 0x80000000, its device socket two 64 MiB memories at the device
+// addresses of HBM stacks 0 and 1; anything else is an address error. A tap
+// on each socket logs every access in order.
+#include <catch2/catch.hpp>
+
+#include <cstring>
+#include <vector>
+
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+#include "../common/pattern.h"
+#include "../common/test_initiator.h"
+#include "trn3/core/router.h"
+#include "trn3/core/sparse_memory.h"
+#include "trn3/dma/dma_engine.h"
+#include "trn3/spec/device.h"
+
+using namespace trn3;
+using sc_core::sc_time;
+using sc_core::SC_NS;
+
+namespace {
+
+constexpr std::uint64_t host_base = 0x80000000ull, host_size = 16ull << 20;
+constexpr std::uint64_t dev0 = TRN3_DEV_HBM_BASE(0), dev1 = TRN3_DEV_HBM_BASE(1), dev_size = 64ull << 20;
+constexpr std::uint64_t host_hole = 0x40000000ull;          // no host memory there
+constexpr std::uint64_t dev_hole = TRN3_DEV_HBM_BASE(3);    // no device memory there
+
+struct access_record {
+    char side;  // 'h' host socket, 'd' device socket
+    char cmd;   // 'R' or 'W'
+    std::uint64_t address;
+    unsigned length;
+    bool operator==(const access_record& o) const {
+        return side == o.side && cmd == o.cmd && address == o.address && length == o.length;
+    }
+};
+
+std::ostream& operator<<(std::ostream& os, const access_record& r) {
+    return os << r.side << ' ' << r.cmd << " 0x" << std::hex << r.address << std::dec << ' ' << r.length;
+}
+
+// Logs each access that passes through it.
+struct tap : sc_core::sc_module {
+    tlm_utils::simple_target_socket<tap> in{"in"};
+    tlm_utils::simple_initiator_socket<tap> out{"out"};
+    std::vector<access_record>& log;
+    char side;
+    tap(const sc_core::sc_module_name& n, char s, std::vector<access_record>& l) : sc_core::sc_module(n), log(l), side(s) {
+        in.register_b_transport(this, &tap::transport);
+    }
+    void transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
+        log.push_back({side, tx.is_write() ? 'W' : 'R', tx.get_address(), tx.get_data_length()});
+        out->b_transport(tx, delay);
+    }
+};
+
+trn3_dma_descriptor desc(std::uint64_t src, std::uint64_t dst, std::uint32_t length, std::uint32_t flags,
+                         std::uint64_t user) {
+    return {src, dst, length, flags, user};
+}
+
+// A queue as software sees it: where its ring and records are, and its tail.
+struct ring {
+    unsigned q;
+    std::uint32_t size;
+    bool on_device;
+    std::uint64_t base, records;
+    std::uint32_t tail = 0;
+};
+
+struct rig {
+    std::vector<access_record> log;
+    dma::dma_engine dma{"dma"};
+    tap host_tap{"host_tap", 'h', log}, device_tap{"device_tap", 'd', log};
+    router host_bus{"host_bus"}, device_bus{"device_bus"};
+    sparse_memory host_mem{"host_mem", byte_count{host_size}};
+    sparse_memory hbm0{"hbm0", byte_count{dev_size}}, hbm1{"hbm1", byte_count{dev_size}};
+    test::initiator cpu{"cpu"};
+    std::vector<unsigned> vectors;  // MSI-X vectors raised, in order
+    std::vector<sc_time> vector_times;
+    std::vector<unsigned> stopped;  // queues reported stopped
+
+    rig() {
+        dma.host.bind(host_tap.in);
+        host_tap.out.bind(host_bus.in);
+        dma.device.bind(device_tap.in);
+        device_tap.out.bind(device_bus.in);
+        host_bus.map(host_mem.in, host_base, host_size, "host_mem");
+        device_bus.map(hbm0.in, dev0, dev_size, "hbm0");
+        device_bus.map(hbm1.in, dev1, dev_size, "hbm1");
+        cpu.out.bind(dma.in);
+        dma.raise_msix = [this](unsigned v) {
+            vectors.push_back(v);
+            vector_times.push_back(sc_core::sc_time_stamp());
+        };
+        dma.queue_error = [this](unsigned q) { stopped.push_back(q); };
+        sc_core::sc_start(sc_core::SC_ZERO_TIME);  // elaborate; the engine waits for a doorbell
+    }
+
+    // Host pointers to memory at a host bus address or a device address.
+    unsigned char* host(std::uint64_t a) {
+        REQUIRE((a >= host_base && a < host_base + host_size));
+        return host_mem.data() + (a - host_base);
+    }
+    unsigned char* dev(std::uint64_t a) {
+        REQUIRE(((a >= dev0 && a < dev0 + dev_size) || (a >= dev1 && a < dev1 + dev_size)));
+        return a >= dev1 ? hbm1.data() + (a - dev1) : hbm0.data() + (a - dev0);
+    }
+
+    std::uint64_t reg(unsigned q, unsigned off, unsigned bytes = 4) {
+        std::uint64_t v = 0;
+        REQUIRE(cpu.access(tlm::TLM_READ_COMMAND, TRN3_BAR0_DMA(q) - TRN3_BAR0_DMA(0) + off, &v, bytes) ==
+                tlm::TLM_OK_RESPONSE);
+        return v;
+    }
+    void set(unsigned q, unsigned off, std::uint64_t v, unsigned bytes = 4) {
+        REQUIRE(cpu.access(tlm::TLM_WRITE_COMMAND, TRN3_BAR0_DMA(q) - TRN3_BAR0_DMA(0) + off, &v, bytes) ==
+                tlm::TLM_OK_RESPONSE);
+    }
+    // A debug write: deposits the value whatever the register's policy.
+    void deposit(unsigned q, unsigned off, std::uint32_t v) {
+        tlm::tlm_generic_payload tx;
+        set_access(tx, tlm::TLM_WRITE_COMMAND, TRN3_BAR0_DMA(q) - TRN3_BAR0_DMA(0) + off, &v, 4);
+        REQUIRE(cpu.out->transport_dbg(tx) == 4);
+    }
+    std::uint32_t status(unsigned q) { return static_cast<std::uint32_t>(reg(q, TRN3_DMA_STATUS)); }
+    std::uint32_t head(unsigned q) { return static_cast<std::uint32_t>(reg(q, TRN3_DMA_HEAD)); }
+
+    // Programs queue q: a ring of `size` entries and its records, in host
+    // memory (or device memory), enabled.
+    ring open(unsigned q, std::uint32_t size, bool on_device = false) {
+        ring r{q, size, on_device, 0, 0};
+        r.base = (on_device ? dev1 : host_base) + 0x10000ull * q;
+        r.records = r.base + 0x8000;
+        set(q, TRN3_DMA_RING_BASE, r.base, 8);
+        set(q, TRN3_DMA_RING_SIZE, size);
+        set(q, TRN3_DMA_CPL_BASE, r.records, 8);
+        set(q, TRN3_DMA_CONTROL, on_device ? 3 : 1);
+        return r;
+    }
+    unsigned char* in_ring_memory(const ring& r, std::uint64_t a) { return r.on_device ? dev(a) : host(a); }
+    // Writes a descriptor at the tail's entry and advances the tail (no doorbell).
+    void post(ring& r, const trn3_dma_descriptor& d) {
+        std::memcpy(in_ring_memory(r, r.base + 32ull * (r.tail % r.size)), &d, sizeof d);
+        ++r.tail;
+    }
+    void doorbell(const ring& r) { set(r.q, TRN3_DMA_TAIL, r.tail); }
+    void submit(ring& r, const trn3_dma_descriptor& d) {
+        post(r, d);
+        doorbell(r);
+    }
+    trn3_dma_completion record(const ring& r, std::uint32_t entry) {
+        trn3_dma_completion c{};
+        std::memcpy(&c, in_ring_memory(r, r.records + 16ull * entry), sizeof c);
+        return c;
+    }
+};
+
+// STATUS of a queue stopped on `cause`.
+constexpr std::uint32_t stopped_with(std::uint32_t cause) { return TRN3_DMA_STATE_ERROR | (cause << 8); }
+
+bool all_zero(const unsigned char* p, std::size_t n) {
+    for (std::size_t i = 0; i < n; ++i)
+        if (p[i] != 0) return false;
+    return true;
+}
+
+void check_record(const trn3_dma_completion& c, std::uint32_t status, std::uint32_t length, std::uint64_t user) {
+    CHECK(c.status == status);
+    CHECK(c.length == length);
+    CHECK(c.user == user);
+}
+
+} // namespace
+
+TEST_CASE("a descriptor moves exactly its bytes, writes its completion record (status 0, length, user) and advances HEAD") {
+    rig r;
+    const auto data = test::pattern(5000, 1);
+    std::memcpy(r.host(host_base + 0x100003), data.data(), data.size());
+    ring q = r.open(0, 8);
+    r.submit(q, desc(host_base + 0x100003, dev0 + 0x1001, 5000, TRN3_DESC_SRC_HOST, 0xABCDEF0123456789ull));
+    sc_core::sc_start();
+    CHECK(std::memcmp(r.dev(dev0 + 0x1001), data.data(), data.size()) == 0);
+    CHECK(r.dev(dev0 + 0x1000)[0] == 0);  // not a byte more on either side
+    CHECK(r.dev(dev0 + 0x1001 + 5000)[0] == 0);
+    check_record(r.record(q, 0), 0, 5000, 0xABCDEF0123456789ull);
+    CHECK(r.head(0) == 1);
+    CHECK(r.status(0) == TRN3_DMA_STATE_IDLE);
+    CHECK(r.stopped.empty());
+    CHECK(r.vectors.empty());  // no interrupt flag
+}
+
+TEST_CASE("the flags choose each side's address space: device to host, device to device and host to host") {
+    rig r;
+    const auto a = test::pattern(4096, 2), b = test::pattern(3000, 3), c = test::pattern(777, 4);
+    std::memcpy(r.dev(dev0 + 0x2000), a.data(), a.size());
+    std::memcpy(r.dev(dev1 + 0x300000), b.data(), b.size());
+    std::memcpy(r.host(host_base + 0x200000), c.data(), c.size());
+    ring q = r.open(0, 4);
+    r.post(q, desc(dev0 + 0x2000, host_base + 0x400000, 4096, TRN3_DESC_DST_HOST, 1));
+    r.post(q, desc(dev1 + 0x300000, dev0 + 0x10000, 3000, 0, 2));
+    r.post(q, desc(host_base + 0x200000, host_base + 0x500000, 777, TRN3_DESC_SRC_HOST | TRN3_DESC_DST_HOST, 3));
+    r.doorbell(q);
+    sc_core::sc_start();
+    CHECK(std::memcmp(r.host(host_base + 0x400000), a.data(), a.size()) == 0);
+    CHECK(std::memcmp(r.dev(dev0 + 0x10000), b.data(), b.size()) == 0);
+    CHECK(std::memcmp(r.host(host_base + 0x500000), c.data(), c.size()) == 0);
+    CHECK(r.head(0) == 3);
+    for (std::uint32_t i = 0; i < 3; ++i) CHECK(r.record(q, i).user == i + 1);
+}
+
+TEST_CASE("a descriptor longer than chunk moves in chunk-sized pieces, each read before it is written") {
+    param_registry::instance().set_pending_text("dma.chunk", "4KiB", "test");
+    rig r;
+    const auto data = test::pattern(10000, 5);
+    std::memcpy(r.host(host_base + 0x100000), data.data(), data.size());
+    ring q = r.open(0, 4);
+    r.submit(q, desc(host_base + 0x100000, dev0 + 0x40000, 10000, TRN3_DESC_SRC_HOST, 9));
+    sc_core::sc_start();
+    const std::vector<access_record> expected = {
+        {'h', 'R', q.base, 32},                        // the descriptor
+        {'h', 'R', host_base + 0x100000, 4096},        {'d', 'W', dev0 + 0x40000, 4096},
+        {'h', 'R', host_base + 0x101000, 4096},        {'d', 'W', dev0 + 0x41000, 4096},
+        {'h', 'R', host_base + 0x102000, 1808},        {'d', 'W', dev0 + 0x42000, 1808},
+        {'h', 'W', q.records, 16},                     // the completion record
+    };
+    CHECK(r.log == expected);
+    CHECK(std::memcmp(r.dev(dev0 + 0x40000), data.data(), data.size()) == 0);
+}
+
+TEST_CASE("ring indices wrap at the ring size: entry = index & (size - 1), and HEAD counts every descriptor") {
+    rig r;
+    ring q = r.open(0, 4);
+    for (std::uint32_t i = 0; i < 3; ++i) r.post(q, desc(dev0 + 0x1000 * i, dev1 + 0x1000 * i, 64, 0, 100 + i));
+    r.doorbell(q);
+    sc_core::sc_start();
+    CHECK(r.head(0) == 3);
+    // Three more: entries 3, 0 and 1.
+    for (std::uint32_t i = 3; i < 6; ++i) {
+        std::memset(r.dev(dev0 + 0x1000 * i), static_cast<int>(i + 1), 64);
+        r.post(q, desc(dev0 + 0x1000 * i, dev1 + 0x1000 * i, 64, 0, 100 + i));
+    }
+    r.doorbell(q);
+    sc_core::sc_start();
+    CHECK(r.head(0) == 6);
+    CHECK(r.record(q, 3).user == 103);
+    CHECK(r.record(q, 0).user == 104);
+    CHECK(r.record(q, 1).user == 105);
+    CHECK(r.record(q, 2).user == 102);  // not rewritten
+    for (std::uint32_t i = 3; i < 6; ++i) CHECK(r.dev(dev1 + 0x1000 * i + 63)[0] == i + 1);
+}
+
+TEST_CASE("HEAD and TAIL are free-running 32-bit counters: HEAD wraps from 0xFFFFFFFF to 0") {
+    rig r;
+    ring q = r.open(0, 4);
+    r.deposit(0, TRN3_DMA_HEAD, 0xFFFFFFFEu);
+    r.deposit(0, TRN3_DMA_TAIL, 0xFFFFFFFEu);
+    q.tail = 0xFFFFFFFEu;
+    std::memset(r.dev(dev0), 0x11, 16);
+    std::memset(r.dev(dev0 + 16), 0x22, 16);
+    r.post(q, desc(dev0, dev1, 16, 0, 1));        // entry 2
+    r.post(q, desc(dev0 + 16, dev1 + 16, 16, 0, 2));  // entry 3
+    CHECK(q.tail == 0);
+    r.doorbell(q);
+    sc_core::sc_start();
+    CHECK(r.head(0) == 0);
+    CHECK(r.record(q, 2).user == 1);
+    CHECK(r.record(q, 3).user == 2);
+    CHECK(r.dev(dev1)[0] == 0x11);
+    CHECK(r.dev(dev1 + 16)[0] == 0x22);
+    CHECK(r.status(0) == TRN3_DMA_STATE_IDLE);
+}
+
+TEST_CASE("with CONTROL bit 1 the ring and the completion records are read and written in device memory") {
+    rig r;
+    const auto data = test::pattern(2048, 6);
+    std::memcpy(r.dev(dev0 + 0x8000), data.data(), data.size());
+    ring q = r.open(2, 8, true);
+    r.submit(q, desc(dev0 + 0x8000, host_base + 0x600000, 2048, TRN3_DESC_DST_HOST, 77));
+    sc_core::sc_start();
+    CHECK(std::memcmp(r.host(host_base + 0x600000), data.data(), data.size()) == 0);
+    check_record(r.record(q, 0), 0, 2048, 77);
+    const std::vector<access_record> expected = {
+        {'d', 'R', q.base, 32}, {'d', 'R', dev0 + 0x8000, 2048}, {'h', 'W', host_base + 0x600000, 2048}, {'d', 'W', q.records, 16}};
+    CHECK(r.log == expected);
+}
+
+TEST_CASE("a host read that fails stops the queue with error 1: STATUS, the queue reported, HEAD kept, nothing after it served") {
+    rig r;
+    ring q = r.open(3, 8);
+    std::memset(r.dev(dev0), 0x5A, 256);
+    r.post(q, desc(dev0, dev1, 256, 0, 1));
+    r.post(q, desc(host_hole, dev1 + 0x1000, 256, TRN3_DESC_SRC_HOST | TRN3_DESC_INTERRUPT, 2));
+    r.post(q, desc(dev0, dev1 + 0x2000, 256, 0, 3));
+    r.doorbell(q);
+    sc_core::sc_start();
+    CHECK(r.head(3) == 1);
+    CHECK(r.status(3) == stopped_with(TRN3_DMA_ERR_HOST));
+    CHECK(r.dma.queue_status(3) == r.status(3));
+    CHECK(r.stopped == std::vector<unsigned>{3});
+    check_record(r.record(q, 1), TRN3_DMA_ERR_HOST, 256, 2);  // the failed descriptor's record says why
+    CHECK(r.record(q, 2).user == 0);                         // the next one was not served
+    CHECK(all_zero(r.dev(dev1 + 0x2000), 256));
+    CHECK(all_zero(r.dev(dev1 + 0x1000), 256));
+    CHECK(r.vectors.empty());  // a failed descriptor raises no completion vector
+    // A doorbell does not wake a stopped queue.
+    r.doorbell(q);
+    sc_core::sc_start();
+    CHECK(r.head(3) == 1);
+}
+
+TEST_CASE("a device write that fails stops the queue with error 2 (device)") {
+    rig r;
+    ring q = r.open(0, 4);
+    r.submit(q, desc(host_base + 0x100000, dev_hole, 64, TRN3_DESC_SRC_HOST, 5));
+    sc_core::sc_start();
+    CHECK(r.status(0) == stopped_with(TRN3_DMA_ERR_DEVICE));
+    CHECK(r.head(0) == 0);
+    check_record(r.record(q, 0), TRN3_DMA_ERR_DEVICE, 64, 5);
+    CHECK(r.stopped == std::vector<unsigned>{0});
+}
+
+TEST_CASE("a ring the engine cannot read stops its queue: error 1 for a host ring, error 2 for a device ring") {
+    rig r;
+    r.set(0, TRN3_DMA_RING_BASE, host_hole, 8);
+    r.set(0, TRN3_DMA_RING_SIZE, 4);
+    r.set(0, TRN3_DMA_CPL_BASE, host_base, 8);
+    r.set(0, TRN3_DMA_CONTROL, 1);
+    r.set(1, TRN3_DMA_RING_BASE, dev_hole, 8);
+    r.set(1, TRN3_DMA_RING_SIZE, 4);
+    r.set(1, TRN3_DMA_CPL_BASE, dev0, 8);
+    r.set(1, TRN3_DMA_CONTROL, 3);
+    r.set(0, TRN3_DMA_TAIL, 1);
+    r.set(1, TRN3_DMA_TAIL, 1);
+    sc_core::sc_start();
+    CHECK(r.status(0) == stopped_with(TRN3_DMA_ERR_HOST));
+    CHECK(r.status(1) == stopped_with(TRN3_DMA_ERR_DEVICE));
+    CHECK(r.head(0) == 0);
+    CHECK(r.head(1) == 0);
+    CHECK(all_zero(r.host(host_base), 16));  // no record without a descriptor
+    CHECK(all_zero(r.dev(dev0), 16));
+    CHECK(r.stopped == std::vector<unsigned>{0, 1});
+}
+
+TEST_CASE("a completion record that cannot be written stops the queue: the bytes moved but HEAD stays") {
+    rig r;
+    ring q = r.open(0, 4);
+    r.set(0, TRN3_DMA_CPL_BASE, host_hole, 8);
+    std::memset(r.dev(dev0), 0x3C, 128);
+    r.submit(q, desc(dev0, dev1, 128, 0, 1));
+    sc_core::sc_start();
+    CHECK(r.dev(dev1 + 127)[0] == 0x3C);
+    CHECK(r.status(0) == stopped_with(TRN3_DMA_ERR_HOST));
+    CHECK(r.head(0) == 0);
+}
+
+TEST_CASE("a ring size that is not a power of two stops the queue with error 3 (descriptor) before anything is read") {
+    rig r;
+    ring q = r.open(0, 6);
+    std::memset(r.dev(dev0), 0x77, 64);
+    r.submit(q, desc(dev0, dev1, 64, 0, 1));
+    sc_core::sc_start();
+    CHECK(r.status(0) == stopped_with(TRN3_DMA_ERR_DESCRIPTOR));
+    CHECK(r.head(0) == 0);
+    CHECK(r.log.empty());  // not even the descriptor was fetched
+    CHECK(all_zero(r.dev(dev1), 64));
+    CHECK(r.stopped == std::vector<unsigned>{0});
+}
+
+TEST_CASE("a ring size of 0 leaves the queue idle: the doorbell is ignored, no error") {
+    rig r;
+    ring q = r.open(0, 0);
+    q.size = 1;  // where post() puts the descriptor; the engine reads nothing
+    r.submit(q, desc(dev0, dev1, 64, 0, 1));
+    sc_core::sc_start();
+    CHECK(r.status(0) == TRN3_DMA_STATE_IDLE);
+    CHECK(r.head(0) == 0);
+    CHECK(r.log.empty());
+    CHECK(r.stopped.empty());
+}
+
+TEST_CASE("a stopped queue restarts on a 0-to-1 edge of CONTROL.enable once TAIL is set back to HEAD") {
+    rig r;
+    ring q = r.open(0, 8);
+    r.submit(q, desc(host_hole, dev1, 64, TRN3_DESC_SRC_HOST, 1));
+    sc_core::sc_start();
+    REQUIRE(r.status(0) == stopped_with(TRN3_DMA_ERR_HOST));
+    const std::size_t accesses = r.log.size();
+    r.set(0, TRN3_DMA_CONTROL, 1);  // enable again without an edge: still stopped, nothing retried
+    sc_core::sc_start();
+    CHECK(r.status(0) == stopped_with(TRN3_DMA_ERR_HOST));
+    CHECK(r.log.size() == accesses);
+    CHECK(r.stopped.size() == 1);
+    // The documented recovery: disable, drop the failed descriptor, enable.
+    r.set(0, TRN3_DMA_CONTROL, 0);
+    q.tail = r.head(0);
+    r.doorbell(q);
+    r.set(0, TRN3_DMA_CONTROL, 1);
+    sc_core::sc_start();
+    CHECK(r.status(0) == TRN3_DMA_STATE_IDLE);
+    std::memset(r.dev(dev0), 0x42, 64);
+    r.submit(q, desc(dev0, dev1 + 0x100, 64, 0, 2));  // entry 0 again
+    sc_core::sc_start();
+    CHECK(r.head(0) == 1);
+    check_record(r.record(q, 0), 0, 64, 2);
+    CHECK(r.dev(dev1 + 0x100)[63] == 0x42);
+}
+
+TEST_CASE("a disabled queue ignores its doorbell, and enabling it serves what is pending") {
+    rig r;
+    ring q = r.open(0, 4);
+    r.set(0, TRN3_DMA_CONTROL, 0);
+    std::memset(r.dev(dev0), 0x66, 64);
+    r.submit(q, desc(dev0, dev1, 64, 0, 1));
+    sc_core::sc_start();
+    CHECK(r.head(0) == 0);
+    CHECK(r.log.empty());
+    r.set(0, TRN3_DMA_CONTROL, 1);
+    sc_core::sc_start();
+    CHECK(r.head(0) == 1);
+    CHECK(r.dev(dev1)[0] == 0x66);
+}
+
+TEST_CASE("a descriptor with the interrupt flag raises MSI-X vector 8 + q once it is complete, one without raises none") {
+    rig r;
+    ring q = r.open(5, 4);
+    r.post(q, desc(dev0, dev1, 64, 0, 1));
+    r.post(q, desc(dev0, dev1 + 64, 64, TRN3_DESC_INTERRUPT, 2));
+    r.doorbell(q);
+    // What software would see when the interrupt arrives.
+    trn3_dma_completion at_irq{};
+    std::uint32_t head_at_irq = 0;
+    r.dma.raise_msix = [&](unsigned v) {
+        r.vectors.push_back(v);
+        at_irq = r.record(q, 1);
+        head_at_irq = r.head(5);
+    };
+    sc_core::sc_start();
+    CHECK(r.vectors == std::vector<unsigned>{13});
+    CHECK(TRN3_MSIX_DMA(5) == 13);
+    check_record(at_irq, 0, 64, 2);  // the record is written and HEAD advanced before the vector
+    CHECK(head_at_irq == 2);
+}
+
+TEST_CASE("queues are served round robin, one descriptor at a time") {
+    rig r;
+    ring a = r.open(2, 4), b = r.open(9, 4);
+    for (std::uint32_t i = 0; i < 3; ++i) {
+        r.post(a, desc(dev0, dev1 + 0x100 * i, 64, TRN3_DESC_INTERRUPT, i));
+        r.post(b, desc(dev0, dev1 + 0x1000 + 0x100 * i, 64, TRN3_DESC_INTERRUPT, i));
+    }
+    r.doorbell(b);
+    r.doorbell(a);
+    sc_core::sc_start();
+    const unsigned va = TRN3_MSIX_DMA(2), vb = TRN3_MSIX_DMA(9);
+    CHECK(r.vectors == std::vector<unsigned>{va, vb, va, vb, va, vb});
+}
+
+TEST_CASE("a queue stopped on an error leaves the other queues running") {
+    rig r;
+    ring bad = r.open(0, 4), good = r.open(1, 4);
+    r.submit(bad, desc(dev_hole, dev1, 64, 0, 1));
+    for (std::uint32_t i = 0; i < 3; ++i) r.post(good, desc(dev0, dev1 + 0x100 * i, 64, 0, i));
+    r.doorbell(good);
+    sc_core::sc_start();
+    CHECK(r.status(0) == stopped_with(TRN3_DMA_ERR_DEVICE));
+    CHECK(r.head(1) == 3);
+    CHECK(r.status(1) == TRN3_DMA_STATE_IDLE);
+}
+
+TEST_CASE("a doorbell rung while the engine is busy is not lost") {
+    rig r;
+    ring q = r.open(0, 4);
+    r.submit(q, desc(dev0, dev1, 1 << 20, 0, 1));
+    sc_core::sc_start(sc_time(15, SC_NS));  // the engine is busy with the first descriptor
+    CHECK(r.status(0) == TRN3_DMA_STATE_RUNNING);
+    r.submit(q, desc(dev0, dev1 + (2 << 20), 64, 0, 2));
+    sc_core::sc_start();
+    CHECK(r.head(0) == 2);
+    CHECK(r.record(q, 1).user == 2);
+}
+
+TEST_CASE("a doorbell rung while the engine serves a descriptor that then fails is not lost") {
+    rig r;
+    ring bad = r.open(1, 4), good = r.open(0, 4);
+    r.submit(bad, desc(dev_hole, dev1, 64, 0, 1));  // fails after its fetch and descriptor_cost
+    sc_core::sc_start(sc_time(15, SC_NS));
+    CHECK(r.status(1) == TRN3_DMA_STATE_RUNNING);
+    r.submit(good, desc(dev0, dev1 + 0x100, 64, 0, 2));  // queue 0: already passed in this round
+    sc_core::sc_start();
+    CHECK(r.status(1) == stopped_with(TRN3_DMA_ERR_DEVICE));
+    CHECK(r.head(0) == 1);
+}
+
+TEST_CASE("a descriptor takes its fetch, descriptor_cost, a read and a write per piece, and its record write") {
+    for (const char* m : {"host_mem", "hbm0", "hbm1"}) {
+        param_registry::instance().set_pending_text(std::string(m) + ".read_latency", "7ns", "test");
+        param_registry::instance().set_pending_text(std::string(m) + ".write_latency", "11ns", "test");
+    }
+    param_registry::instance().set_pending_text("dma.descriptor_cost", "50ns", "test");
+    param_registry::instance().set_pending_text("dma.chunk", "4KiB", "test");
+    rig r;
+    ring q = r.open(0, 4);
+    r.submit(q, desc(dev0, dev1, 64, TRN3_DESC_INTERRUPT, 1));
+    r.submit(q, desc(dev0, dev1, 3 * 4096, TRN3_DESC_INTERRUPT, 2));  // three pieces
+    sc_core::sc_start();
+    REQUIRE(r.vector_times.size() == 2);
+    const sc_time one = sc_time(7 + 50 + 7 + 11 + 11, SC_NS);
+    CHECK(r.vector_times[0] == one);
+    CHECK(r.vector_times[1] == one + sc_time(7 + 50 + 3 * (7 + 11) + 11, SC_NS));
+}
+
+TEST_CASE("a descriptor of length 0 moves nothing and still completes with its record") {
+    rig r;
+    ring q = r.open(0, 4);
+    r.submit(q, desc(dev0, dev1, 0, TRN3_DESC_INTERRUPT, 42));
+    sc_core::sc_start();
+    CHECK(r.head(0) == 1);
+    check_record(r.record(q, 0), 0, 0, 42);
+    const std::vector<access_record> expected = {{'h', 'R', q.base, 32}, {'h', 'W', q.records, 16}};
+    CHECK(r.log == expected);
+    CHECK(r.vectors == std::vector<unsigned>{TRN3_MSIX_DMA(0)});
+}
+
+TEST_CASE("each queue's registers sit at q x 0x100 and read back what software wrote, HEAD and STATUS ignore writes") {
+    rig r;
+    r.set(15, TRN3_DMA_RING_BASE, 0x123456789ABCDEF0ull, 8);
+    r.set(15, TRN3_DMA_RING_SIZE, 64);
+    r.set(15, TRN3_DMA_CPL_BASE, 0x0FEDCBA987654321ull, 8);
+    r.set(15, TRN3_DMA_HEAD, 7);
+    r.set(15, TRN3_DMA_STATUS, 2);
+    CHECK(r.reg(15, TRN3_DMA_RING_BASE, 8) == 0x123456789ABCDEF0ull);
+    CHECK(r.reg(15, TRN3_DMA_RING_SIZE) == 64);
+    CHECK(r.reg(15, TRN3_DMA_CPL_BASE, 8) == 0x0FEDCBA987654321ull);
+    CHECK(r.reg(15, TRN3_DMA_HEAD) == 0);
+    CHECK(r.reg(15, TRN3_DMA_STATUS) == 0);
+    CHECK(r.reg(0, TRN3_DMA_RING_BASE, 8) == 0);  // queue 0 untouched
+    CHECK(r.reg(14, TRN3_DMA_RING_SIZE) == 0);
+    // Past the last queue there is no register.
+    std::uint32_t v = 0;
+    CHECK(r.cpu.access(tlm::TLM_READ_COMMAND, 0x100ull * TRN3_DMA_QUEUES, &v, 4) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+}

@@ -73,9 +73,9 @@ struct chip_rig {
 struct host_rig {
     delivery_queue queue{"queue"};
     host::graviton4 host0{"host0"};
-    pcie::link host_link{"host_link", queue, 1, 2, pcie::link_of(pcie::generation::gen5, 16, 0)};
+    pcie::link host_link{"host_link", queue, 1, 2, pcie::link_config{pcie::generation::gen5, 16}};
     pcie::rate_bridge bridge{"bridge"};
-    pcie::link chip_link{"chip_link", queue, 3, 4, pcie::link_of(pcie::generation::gen6, 16, 0)};
+    pcie::link chip_link{"chip_link", queue, 3, 4, pcie::link_config{pcie::generation::gen6, 16}};
     chip::trn3_chip chip;
     host_adapter adapter{host0};
     driver::trn3_device device{adapter};

@@ -130,8 +130,8 @@ TEST_CASE("the mailbox's host side is at BAR0 + 0x10000: the firmware answers a 
 
 TEST_CASE("NL_PORTS has a bit per attached NeuronLink port, whose link registers sit at BAR0 + 0x30000 + p x 0x100") {
     delivery_queue queue("queue");
-    pcie::link nl3("nl3", queue, 1, 2, pcie::link_of(pcie::generation::gen6, 8));
-    pcie::link nl5("nl5", queue, 3, 4, pcie::link_of(pcie::generation::gen6, 16));
+    pcie::link nl3("nl3", queue, 1, 2, pcie::link_config{pcie::generation::gen6, 8});
+    pcie::link nl5("nl5", queue, 3, 4, pcie::link_config{pcie::generation::gen6, 16});
     chip_rig r([&](chip::trn3_chip& c) {
         c.attach_neuronlink(3, nl3);
         c.attach_neuronlink(5, nl5);
@@ -322,7 +322,7 @@ TEST_CASE("a write to this chip's own fabric address lands in its HBM, a fabric 
 
 TEST_CASE("a write to another chip's fabric address leaves on the routed NeuronLink port as write TLPs of fabric_mps bytes") {
     delivery_queue queue("queue");
-    pcie::link nl3("nl3", queue, 1, 2, pcie::link_of(pcie::generation::gen6, 8));
+    pcie::link nl3("nl3", queue, 1, 2, pcie::link_config{pcie::generation::gen6, 8});
     std::vector<pcie::tlp> out;
     nl3.b().on_receive([&](pcie::tlp& t) { out.push_back(t); });
     chip_rig r([&](chip::trn3_chip& c) { c.attach_neuronlink(3, nl3); });
@@ -348,8 +348,8 @@ TEST_CASE("a write to another chip's fabric address leaves on the routed NeuronL
 
 TEST_CASE("a write TLP arriving on a NeuronLink port lands in HBM when it is for this chip, and is forwarded on its route when not") {
     delivery_queue queue("queue");
-    pcie::link nl3("nl3", queue, 1, 2, pcie::link_of(pcie::generation::gen6, 8));
-    pcie::link nl5("nl5", queue, 3, 4, pcie::link_of(pcie::generation::gen6, 8));
+    pcie::link nl3("nl3", queue, 1, 2, pcie::link_config{pcie::generation::gen6, 8});
+    pcie::link nl5("nl5", queue, 3, 4, pcie::link_config{pcie::generation::gen6, 8});
     std::vector<pcie::tlp> forwarded;
     nl5.b().on_receive([&](pcie::tlp& t) { forwarded.push_back(t); });
     chip_rig r([&](chip::trn3_chip& c) {

@@ -43,7 +43,7 @@ struct tree {
     pcie::link& link(pcie::generation g, unsigned lanes) {
         const std::uint64_t id = 2 * links.size() + 1;
         links.push_back(std::make_unique<pcie::link>(fmt::format("link{}", links.size()).c_str(), queue, id, id + 1,
-                                                     pcie::link_of(g, lanes)));
+                                                     pcie::link_config{g, lanes}));
         return *links.back();
     }
     pcie::link_end& root_side() { return links[1]->b(); }
@@ -54,8 +54,8 @@ struct tree {
         return l.b();
     }
     pcie::pcie_switch& add_switch(pcie::link_end& up, const char* preset, unsigned ports, unsigned lanes) {
-        switches.push_back(std::make_unique<pcie::pcie_switch>(fmt::format("sw{}", switches.size()).c_str(), preset, 0,
-                                                               ports, lanes));
+        switches.push_back(std::make_unique<pcie::pcie_switch>(
+            fmt::format("sw{}", switches.size()).c_str(), pcie::switch_config{preset}.with_ports(ports).with_port_lanes(lanes)));
         switches.back()->attach(0, up);
         return *switches.back();
     }

@@ -17,6 +17,7 @@ const char* status_name(status s) {
     case status::no_device: return "no Trainium3 device found";
     case status::firmware_refused: return "the boot ROM refused the firmware image";
     case status::firmware_timeout: return "the firmware did not answer";
+    case status::firmware_error: return "the firmware answered out of protocol";
     case status::bad_argument: return "bad argument";
     case status::out_of_memory: return "out of device memory";
     case status::dma_error: return "DMA failed";
@@ -114,10 +115,14 @@ status trn3_device::mailbox(std::uint16_t command, const void* payload, std::uin
     if (!host_.wait_until([this] { return mailbox_answered_; }, 10'000'000, 100'000)) return status::firmware_timeout;
     trn3_mbox_response rs{};
     host_.mmio_read(bar0_ + TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE, &rs, 8);
-    if (rs.length > TRN3_MBOX_PAYLOAD_MAX) return status::firmware_timeout;
+    if (rs.length > TRN3_MBOX_PAYLOAD_MAX) return status::firmware_error;
     if (rs.length) host_.mmio_read(bar0_ + TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE + 8, rs.payload, rs.length);
     wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_M2H_DOORBELL, 1);
-    if (rs.tag != rq.tag || rs.status != TRN3_MBOX_STATUS_OK) return status::firmware_timeout;
+    if (rs.tag != rq.tag) return status::firmware_error;
+    // The firmware's refusal of an argument (a stack, port or core that is
+    // not there) is the caller's error; anything else is out of protocol.
+    if (rs.status == TRN3_MBOX_STATUS_BAD_ARGUMENT || rs.status == TRN3_MBOX_STATUS_NOT_AVAILABLE) return status::bad_argument;
+    if (rs.status != TRN3_MBOX_STATUS_OK) return status::firmware_error;
     response_length = std::min<std::uint16_t>(rs.length, response_max);
     std::memcpy(response, rs.payload, response_length);
     return status::ok;
@@ -128,7 +133,7 @@ status trn3_device::handshake(firmware_info& info) {
     trn3_mbox_version v{};
     std::uint16_t n = 0;
     if (status s = mailbox(TRN3_MBOX_CMD_VERSION, nullptr, 0, &v, sizeof v, n); s != status::ok) return s;
-    if (n != sizeof v || v.protocol_version != TRN3_MBOX_PROTOCOL_VERSION) return status::firmware_timeout;
+    if (n != sizeof v || v.protocol_version != TRN3_MBOX_PROTOCOL_VERSION) return status::firmware_error;
     info.version = v.firmware_version;
     info.protocol = v.protocol_version;
     v.build[sizeof v.build - 1] = 0;
@@ -144,7 +149,7 @@ status trn3_device::query(std::uint16_t command, const std::uint32_t* arg, T& ou
     if (!probed_) return status::no_device;
     std::uint16_t n = 0;
     const status s = mailbox(command, arg, arg ? 4 : 0, &out, sizeof out, n);
-    return s == status::ok && n != sizeof out ? status::firmware_timeout : s;  // a short answer is a broken firmware
+    return s == status::ok && n != sizeof out ? status::firmware_error : s;  // a short answer is a broken firmware
 }
 
 status trn3_device::telemetry(trn3_mbox_telemetry& t) { return query(TRN3_MBOX_CMD_TELEMETRY, nullptr, t); }

@@ -37,6 +37,7 @@ enum class status {
     no_device,         // no Trainium3 among the enumerated functions
     firmware_refused,  // the boot ROM refused the firmware image
     firmware_timeout,  // the firmware did not come up or answer
+    firmware_error,    // the firmware answered out of protocol (unknown command, bad length, wrong tag or version)
     bad_argument,
     out_of_memory,     // device memory
     dma_error,         // a DMA descriptor failed (IOMMU fault, bad address)

@@ -111,6 +111,9 @@ const mx_codes& mx_code_table(numerics::format f) {
 sc_time cycles_at(std::uint64_t n, frequency f) { return sc_time(static_cast<double>(n) / f.hz, sc_core::SC_SEC); }
 } // namespace
 
+static_assert(TRN3_NC_ENGINES == engine_count && TRN3_NC_SEMAPHORE_COUNT == semaphores,
+              "the register map (spec/neuroncore.h) and the ISA agree on engines and semaphores");
+
 neuroncore::neuroncore(const sc_core::sc_module_name& name)
     : component(name, frequency{1.2e9}),
       mem("mem"), ctrl("ctrl"),
@@ -182,19 +185,19 @@ neuroncore::neuroncore(const sc_core::sc_module_name& name)
             owned_regs_.push_back(std::make_unique<reg>(regs_, n + "_" + leaf, off, width, 0, a, d));
             return owned_regs_.back().get();
         };
-        reg* pc = add("pc", 0x20 * e, 8, access::rw, "start address of the " + n + " stream");
-        reg* start_reg = add("start", 0x20 * e + 0x08, 4, access::wo, "write 1 to start the " + n + " engine");
-        add("status", 0x20 * e + 0x0c, 4, access::ro, "0 idle, 1 running, 2 halted, 3 error")
+        reg* pc = add("pc", TRN3_NC_PC(e), 8, access::rw, "start address of the " + n + " stream");
+        reg* start_reg = add("start", TRN3_NC_START(e), 4, access::wo, "write 1 to start the " + n + " engine");
+        add("status", TRN3_NC_STATUS(e), 4, access::ro, "0 idle, 1 running, 2 halted, 3 error")
             ->on_read([this, e](reg& r) { r.set(static_cast<std::uint32_t>(engines_[e].status)); });
-        add("error", 0x20 * e + 0x10, 4, access::ro, "error code")->on_read([this, e](reg& r) { r.set(engines_[e].error); });
-        add("error_pc", 0x20 * e + 0x14, 4, access::ro, "failing instruction index")
+        add("error", TRN3_NC_ERROR(e), 4, access::ro, "error code")->on_read([this, e](reg& r) { r.set(engines_[e].error); });
+        add("error_pc", TRN3_NC_ERROR_PC(e), 4, access::ro, "failing instruction index")
             ->on_read([this, e](reg& r) { r.set(engines_[e].error_pc); });
         start_reg->on_write([this, e, pc](reg& r, std::uint64_t) {
-            if (r.value() & 1) start(static_cast<engine>(e), pc->value());
+            if (r.value() & TRN3_NC_START_GO) start(static_cast<engine>(e), pc->value());
         });
     }
     for (unsigned s = 0; s < semaphores; ++s) {
-        owned_regs_.push_back(std::make_unique<reg>(regs_, fmt::format("semaphore{}", s), 0x400 + 4 * s, 4, 0,
+        owned_regs_.push_back(std::make_unique<reg>(regs_, fmt::format("semaphore{}", s), TRN3_NC_SEMAPHORE(s), 4, 0,
                                                      access::rw, "semaphore"));
         reg* r = owned_regs_.back().get();
         r->on_read([this, s](reg& x) { x.set(semaphores_[s]); });
@@ -951,7 +954,7 @@ void neuroncore::stop_on_error(engine_state& es, std::uint32_t pc_index, const f
     ++errors_;
     log().error("{} engine stopped at instruction {}: error {} ({})", isa::name(es.id), pc_index, f.code, f.what);
     timeline::instance().instant(es.track, fmt::format("error {}", f.code), sc_core::sc_time_stamp());
-    irq_status_.set(irq_status_.value() | (1u << static_cast<unsigned>(es.id)));
+    irq_status_.set(irq_status_.value() | TRN3_NC_IRQ_ENGINE(static_cast<unsigned>(es.id)));
     update_irq();
     stopped_.notify(sc_core::SC_ZERO_TIME);
 }

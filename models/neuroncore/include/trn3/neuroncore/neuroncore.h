@@ -11,20 +11,21 @@
 //          ctrl  (target, optional) registers below
 // irq:     error_irq — level: (irq_status & irq_enable) != 0
 //
-// registers (ctrl), engine e = 0 tensor, 1 vector, 2 scalar, 3 gpsimd, 4 sync:
-//   0x000 + 0x20 e   pc        RW 8  start address of engine e's stream
-//   0x008 + 0x20 e   start     WO 4  writing 1 starts engine e at pc
-//   0x00c + 0x20 e   status    RO 4  0 idle, 1 running, 2 halted, 3 error
-//   0x010 + 0x20 e   error     RO 4  error code (below), 0 when none
-//   0x014 + 0x20 e   error_pc  RO 4  index of the failing instruction
-//   0x0a0            irq_status W1C 4 bit e: engine e stopped on an error
-//   0x0a4            irq_enable RW 4  reset 0x1f
-//   0x400 + 4 s      semaphore s  RW 4
+// registers (ctrl): spec/include/trn3/spec/neuroncore.h, engine e = 0 tensor,
+// 1 vector, 2 scalar, 3 gpsimd, 4 sync:
+//   TRN3_NC_PC(e)           RW 8  start address of engine e's stream
+//   TRN3_NC_START(e)        WO 4  TRN3_NC_START_GO starts engine e at pc
+//   TRN3_NC_STATUS(e)       RO 4  TRN3_NC_STATUS_*: idle, running, halted, error
+//   TRN3_NC_ERROR(e)        RO 4  error code (TRN3_NC_ERR_*, below), 0 when none
+//   TRN3_NC_ERROR_PC(e)     RO 4  index of the failing instruction
+//   TRN3_NC_IRQ_STATUS      W1C 4 TRN3_NC_IRQ_ENGINE(e): engine e stopped on an error
+//   TRN3_NC_IRQ_ENABLE      RW 4  reset TRN3_NC_IRQ_ALL
+//   TRN3_NC_SEMAPHORE(s)    RW 4  semaphore s
 //
 // error codes: 1 illegal opcode or wrong engine, 2 tile outside SBUF/PSUM,
 // 3 partition start or count violation, 4 DMA or fetch outside device memory,
 // 5 operand type not allowed, 6 shape not allowed (matmul limits), 7 engine
-// cannot reach that memory (GpSimd and PSUM).
+// cannot reach that memory (GpSimd and PSUM), 8 invalid sparsity metadata.
 // An error stops that engine only; the simulation continues.
 #pragma once
 
@@ -48,15 +49,20 @@
 #include "trn3/neuroncore/isa.h"
 #include "trn3/rtl/systolic_array.h"
 #include "trn3/numerics/xorwow.h"
+#include "trn3/spec/neuroncore.h"
 
 namespace trn3::neuroncore {
 
 enum error_code : std::uint32_t {
-    err_none = 0, err_illegal = 1, err_out_of_bounds = 2, err_partition = 3, err_memory = 4, err_dtype = 5,
-    err_shape = 6, err_unreachable = 7, err_sparsity = 8
+    err_none = TRN3_NC_ERR_NONE, err_illegal = TRN3_NC_ERR_ILLEGAL, err_out_of_bounds = TRN3_NC_ERR_OUT_OF_BOUNDS,
+    err_partition = TRN3_NC_ERR_PARTITION, err_memory = TRN3_NC_ERR_MEMORY, err_dtype = TRN3_NC_ERR_DTYPE,
+    err_shape = TRN3_NC_ERR_SHAPE, err_unreachable = TRN3_NC_ERR_UNREACHABLE, err_sparsity = TRN3_NC_ERR_SPARSITY
 };
 
-enum class engine_status : std::uint32_t { idle = 0, running = 1, halted = 2, error = 3 };
+enum class engine_status : std::uint32_t {
+    idle = TRN3_NC_STATUS_IDLE, running = TRN3_NC_STATUS_RUNNING, halted = TRN3_NC_STATUS_HALTED,
+    error = TRN3_NC_STATUS_ERROR
+};
 
 class neuroncore : public component {
 public:
@@ -231,8 +237,8 @@ private:
 
     reg_bank regs_{std::string(name()) + ".regs"};
     std::vector<std::unique_ptr<reg>> owned_regs_;  // per-engine and semaphore registers, made in the constructor
-    reg irq_status_{regs_, "irq_status", 0xa0, 4, 0, access::w1c, "engines stopped on an error"};
-    reg irq_enable_{regs_, "irq_enable", 0xa4, 4, 0x1f, access::rw, "error interrupts enabled"};
+    reg irq_status_{regs_, "irq_status", TRN3_NC_IRQ_STATUS, 4, 0, access::w1c, "engines stopped on an error"};
+    reg irq_enable_{regs_, "irq_enable", TRN3_NC_IRQ_ENABLE, 4, TRN3_NC_IRQ_ALL, access::rw, "error interrupts enabled"};
 
     counter instructions_, errors_, matmul_flops_, dma_bytes_;
     std::unique_ptr<rtl::systolic_array> rtl_;

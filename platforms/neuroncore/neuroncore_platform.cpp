@@ -29,6 +29,7 @@
 #include "trn3/numerics/float_format.h"
 #include "trn3/numerics/mx.h"
 #include "trn3/platforms/platform.h"
+#include "trn3/rtl/systolic_array.h"
 
 namespace trn3 {
 namespace {

@@ -8,6 +8,7 @@
 #include "../common/test_initiator.h"
 #include "rig.h"
 #include "trn3/numerics/float_format.h"
+#include "trn3/spec/neuroncore.h"
 
 using namespace trn3;
 using namespace trn3::kernels;
@@ -274,19 +275,20 @@ TEST_CASE("software starts engines and reads their state through the control reg
     p.on(engine::vector).memset(sbuf(dtype::fp32, 0, 1, 0, 1), 3.0f).signal(17, 5).halt();
     p.on(engine::scalar).memset(sbuf(dtype::fp32, 0, 1, 1u << 20, 1), 1.0f).halt();  // outside SBUF
     auto pcs = p.load([&](std::uint64_t a, const void* d, std::size_t n) { r.write(a, d, n); }, 0x4000'0000);
-    r.set_reg(0x20 * 1, pcs[1], 8);  // vector pc
-    r.set_reg(0x20 * 2, pcs[2], 8);  // scalar pc
-    r.set_reg(0x20 * 1 + 8, 1);      // start
-    r.set_reg(0x20 * 2 + 8, 1);
+    const unsigned vector = static_cast<unsigned>(engine::vector), scalar = static_cast<unsigned>(engine::scalar);
+    r.set_reg(TRN3_NC_PC(vector), pcs[vector], 8);
+    r.set_reg(TRN3_NC_PC(scalar), pcs[scalar], 8);
+    r.set_reg(TRN3_NC_START(vector), TRN3_NC_START_GO);
+    r.set_reg(TRN3_NC_START(scalar), TRN3_NC_START_GO);
     sc_core::sc_start(1, sc_core::SC_MS);
-    CHECK(r.reg(0x20 * 1 + 0x0c) == 2);  // vector halted
-    CHECK(r.reg(0x20 * 2 + 0x0c) == 3);  // scalar error
-    CHECK(r.reg(0x20 * 2 + 0x10) == neuroncore::err_out_of_bounds);
-    CHECK(r.reg(0x20 * 2 + 0x14) == 0);  // the first instruction failed
-    CHECK(r.reg(0x400 + 4 * 17) == 5);   // semaphore 17
-    CHECK(r.reg(0xa0) == 0x4);           // irq_status: scalar
+    CHECK(r.reg(TRN3_NC_STATUS(vector)) == TRN3_NC_STATUS_HALTED);
+    CHECK(r.reg(TRN3_NC_STATUS(scalar)) == TRN3_NC_STATUS_ERROR);
+    CHECK(r.reg(TRN3_NC_ERROR(scalar)) == TRN3_NC_ERR_OUT_OF_BOUNDS);
+    CHECK(r.reg(TRN3_NC_ERROR_PC(scalar)) == 0);  // the first instruction failed
+    CHECK(r.reg(TRN3_NC_SEMAPHORE(17)) == 5);
+    CHECK(r.reg(TRN3_NC_IRQ_STATUS) == TRN3_NC_IRQ_ENGINE(scalar));
     CHECK(r.core.error_irq.level());
-    r.set_reg(0xa0, 0x4);                // W1C
+    r.set_reg(TRN3_NC_IRQ_STATUS, TRN3_NC_IRQ_ENGINE(scalar));  // W1C
     CHECK(!r.core.error_irq.level());
     CHECK(r.sbuf_f32(0, 0) == 3.0f);
 }

@@ -1,14 +1,10 @@
-// The Tensor engine's array arithmetic on its three back ends (param
-// <core>.tensor_engine.backend): the C++ model, the verilated systolic array
-// (rtl/), or the model checked against the RTL (docs/rtl.md).
+#include "tensor_array.h"
+
+#include <algorithm>
 #include <cmath>
 #include <cstring>
-#include <functional>
-#include <limits>
 
 #include <fmt/format.h>
-
-#include "trn3/neuroncore/neuroncore.h"
 
 namespace trn3::neuroncore {
 
@@ -20,7 +16,22 @@ std::uint32_t bits_of(float f) {
 }
 } // namespace
 
-void neuroncore::array_model(const array_operands& op, std::vector<float>& acc) const {
+tensor_array::tensor_array(const neuroncore& core)
+    : core_(core),
+      rtl_jobs_count_(&core, "rtl_array_jobs", "array jobs run on the RTL systolic array"),
+      rtl_cycles_(&core, "rtl_array_cycles", "clock cycles of the RTL systolic array"),
+      rtl_formula_cycles_(&core, "rtl_formula_cycles",
+                          "the same array jobs' cycles by the documented formula (passes x (2R + C - 2 + N x cadence))"),
+      rtl_mismatches_(&core, "rtl_mismatches", "check mode: RTL results that differ from the model's") {
+    const std::string& backend = core.tensor_backend.get();
+    if (backend != "model" && backend != "rtl" && backend != "check")
+        throw config_error("param " + core.tensor_backend.name() + " = '" + backend + "': must be model, rtl or check");
+    if (backend != "model") rtl_ = std::make_unique<rtl::systolic_array>();
+}
+
+tensor_array::~tensor_array() = default;
+
+void tensor_array::on_model(const operands& op, std::vector<float>& acc) {
     const unsigned K = op.K, M = op.M, N = op.N;
     if (op.select) {  // a transpose: acc[m][n] = a[n][m] (b is the identity)
         for (unsigned m = 0; m < M; ++m)
@@ -42,7 +53,7 @@ void neuroncore::array_model(const array_operands& op, std::vector<float>& acc) 
     }
 }
 
-rtl::array_job neuroncore::array_job_of(const array_operands& op) {
+rtl::array_job tensor_array::job_of(const operands& op) {
     rtl::array_job job;
     const unsigned K = op.k_of ? op.b_rows : op.K;
     job.K = K;
@@ -67,11 +78,12 @@ rtl::array_job neuroncore::array_job_of(const array_operands& op) {
     return job;
 }
 
-std::vector<float> neuroncore::array_rtl(const rtl::array_job& job) {
+std::vector<float> tensor_array::on_rtl(const rtl::array_job& job) {
     ++rtl_jobs_;  // this job's number, from 1
-    if (!tensor_waveform.get().empty() && rtl_jobs_ == tensor_waveform_job.get()) {
-        rtl_->trace_next_run(tensor_waveform.get());
-        log().info("waveform of RTL array job {} ({} x {} x {}) to {}", rtl_jobs_, job.K, job.M, job.N, tensor_waveform.get());
+    const std::string& waveform = core_.tensor_waveform.get();
+    if (!waveform.empty() && rtl_jobs_ == core_.tensor_waveform_job.get()) {
+        rtl_->trace_next_run(waveform);
+        core_.log().info("waveform of RTL array job {} ({} x {} x {}) to {}", rtl_jobs_, job.K, job.M, job.N, waveform);
     }
     const rtl::array_result r = rtl_->run(job);
     ++rtl_jobs_count_;
@@ -83,7 +95,7 @@ std::vector<float> neuroncore::array_rtl(const rtl::array_job& job) {
     rtl_formula_cycles_ += passes * rtl::systolic_array::pass_cycles(job.N, job.cadence);
     std::vector<float> acc(r.acc.size());
     std::memcpy(acc.data(), r.acc.data(), acc.size() * 4);
-    if (rtl_jobs_ == tensor_inject_flip.get() && !acc.empty()) {
+    if (rtl_jobs_ == core_.tensor_inject_flip.get() && !acc.empty()) {
         std::uint32_t u;
         std::memcpy(&u, &acc[0], 4);
         u ^= 1u;
@@ -92,19 +104,19 @@ std::vector<float> neuroncore::array_rtl(const rtl::array_job& job) {
     return acc;
 }
 
-void neuroncore::array_run(const std::function<void(std::vector<float>&)>& model,
-                           const std::function<rtl::array_job()>& job, std::vector<float>& acc) {
+void tensor_array::run(const std::function<void(std::vector<float>&)>& model,
+                       const std::function<rtl::array_job()>& job, std::vector<float>& acc) {
     ++array_jobs_;
-    const std::string& backend = tensor_backend.get();
+    const std::string& backend = core_.tensor_backend.get();
     if (backend == "model") return model(acc);
     if (backend == "rtl") {
-        acc = array_rtl(job());
+        acc = on_rtl(job());
         return;
     }
     model(acc);
-    if (array_jobs_ % tensor_check_every.get()) return;
+    if (array_jobs_ % core_.tensor_check_every.get()) return;
     const rtl::array_job j = job();
-    const std::vector<float> rtl = array_rtl(j);
+    const std::vector<float> rtl = on_rtl(j);
     for (std::size_t i = 0; i < acc.size(); ++i)
         if (bits_of(acc[i]) != bits_of(rtl[i])) {
             ++rtl_mismatches_;
@@ -113,11 +125,12 @@ void neuroncore::array_run(const std::function<void(std::vector<float>&)>& model
         }
 }
 
-void neuroncore::array_compute(const array_operands& op, std::vector<float>& acc) {
-    array_run([&](std::vector<float>& out) { array_model(op, out); }, [&] { return array_job_of(op); }, acc);
+void tensor_array::compute(const operands& op, std::vector<float>& acc) {
+    run([&](std::vector<float>& out) { on_model(op, out); }, [&] { return job_of(op); }, acc);
 }
 
-void neuroncore::report_mismatch(const rtl::array_job& job, const std::vector<float>& model, const std::vector<float>& rtl) {
+void tensor_array::report_mismatch(const rtl::array_job& job, const std::vector<float>& model,
+                                   const std::vector<float>& rtl) {
     std::size_t i = 0;
     while (bits_of(model[i]) == bits_of(rtl[i])) ++i;
     const unsigned m = static_cast<unsigned>(i / job.N), n = static_cast<unsigned>(i % job.N);
@@ -130,10 +143,10 @@ void neuroncore::report_mismatch(const rtl::array_job& job, const std::vector<fl
     for (unsigned g = 0; job.mx && g < job.K / 32; ++g)
         scales += fmt::format("{}{:02x}*{:02x}", g ? " " : "; block scales ", job.scales_a[static_cast<std::size_t>(g) * job.M + m],
                               job.scales_b[static_cast<std::size_t>(g) * job.N + n]);
-    log().error("RTL check: array job {} ({} x {} x {}{}) differs at output ({}, {}): model {:08x}, RTL {:08x}; "
-                "operands a[k][{}]*b[k][{}] for k = 0..{}: {}{}",
-                array_jobs_, job.K, job.M, job.N, job.select ? ", transpose" : job.mx ? ", MX" : "", m, n, bits_of(model[i]),
-                bits_of(rtl[i]), m, n, job.K - 1, operands, scales);
+    core_.log().error("RTL check: array job {} ({} x {} x {}{}) differs at output ({}, {}): model {:08x}, RTL {:08x}; "
+                      "operands a[k][{}]*b[k][{}] for k = 0..{}: {}{}",
+                      array_jobs_, job.K, job.M, job.N, job.select ? ", transpose" : job.mx ? ", MX" : "", m, n,
+                      bits_of(model[i]), bits_of(rtl[i]), m, n, job.K - 1, operands, scales);
 }
 
 } // namespace trn3::neuroncore

@@ -32,7 +32,7 @@
 /* ---- BAR0 layout ---- */
 #define TRN3_BAR0_CHIP 0x000000u          /* chip control, below */
 #define TRN3_BAR0_MAILBOX 0x010000u       /* the MCU mailbox, host side (spec/mailbox.h offsets) */
-#define TRN3_BAR0_CORE(c) (0x100000u + 0x10000u * (c)) /* NeuronCore c (models/neuroncore registers) */
+#define TRN3_BAR0_CORE(c) (0x100000u + 0x10000u * (c)) /* NeuronCore c (spec/neuroncore.h registers) */
 #define TRN3_BAR0_DMA(q) (0x200000u + 0x100u * (q))    /* DMA queue q, below */
 #define TRN3_BAR0_NOTIFY 0x000100u        /* notification queue (in the chip control block), below */
 #define TRN3_BAR0_HBM(s) (0x020000u + 0x1000u * (s))  /* HBM stack s controller, below */

@@ -5,7 +5,7 @@
 #include <random>
 
 #include "trn3/kernels/builder.h"
-#include "trn3/neuroncore/isa.h"
+#include "trn3/spec/isa.h"
 
 using namespace trn3;
 using namespace trn3::kernels;

@@ -12,7 +12,7 @@
 
 #include "trn3/core/timeline.h"
 #include "trn3/core/units.h"
-#include "trn3/neuroncore/isa.h"
+#include "trn3/spec/isa.h"
 #include "trn3/neuroncore/neuroncore.h"
 #include "trn3/numerics/float_format.h"
 

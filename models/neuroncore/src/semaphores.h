@@ -12,7 +12,7 @@
 
 #include <systemc>
 
-#include "trn3/neuroncore/isa.h"
+#include "trn3/spec/isa.h"
 
 namespace trn3::neuroncore {
 

@@ -60,7 +60,7 @@
 
 #include "trn3/core/component.h"
 #include "trn3/core/irq.h"
-#include "trn3/neuroncore/isa.h"
+#include "trn3/spec/isa.h"
 #include "trn3/spec/neuroncore.h"
 
 namespace trn3::neuroncore {

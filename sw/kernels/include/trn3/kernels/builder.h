@@ -15,7 +15,7 @@
 #include <functional>
 #include <vector>
 
-#include "trn3/neuroncore/isa.h"
+#include "trn3/spec/isa.h"
 
 namespace trn3::kernels {
 

@@ -1,4 +1,4 @@
-#include "trn3/neuroncore/isa.h"
+#include "trn3/spec/isa.h"
 
 #include <cerrno>
 #include <cstdio>

@@ -141,3 +141,16 @@ TEST_CASE("access patterns walk up to four free dimensions, and no more") {
     i.src0 = ap;
     CHECK(same(isa::assemble(isa::disassemble(i)), i));
 }
+
+TEST_CASE("a builder modifier on an empty stream, or sparse() on what is not a matmul, is refused") {
+    using namespace trn3::kernels;
+    stream s(trn3::isa::engine::tensor);
+    CHECK_THROWS_WITH(s.wait(1, 1), Catch::Contains("wait() modifies the last instruction"));
+    CHECK_THROWS_WITH(s.signal(1, 1), Catch::Contains("signal()"));
+    CHECK_THROWS_WITH(s.stochastic(), Catch::Contains("stochastic()"));
+    s.nop();
+    CHECK_THROWS_WITH(s.sparse(trn3::isa::sparsity::s4_8, 0), Catch::Contains("sparse() applies to a matmul"));
+    CHECK_NOTHROW(s.wait(1, 1).signal(2, 1));
+    CHECK(s.code().back().wait_sem == 1);
+    CHECK(s.code().back().signal_sem == 2);
+}

@@ -2,6 +2,7 @@
 
 #include <cstring>
 #include <stdexcept>
+#include <string>
 
 namespace trn3::kernels {
 namespace {
@@ -58,6 +59,12 @@ isa::instruction& stream::emit(isa::opcode op) {
     return code_.back();
 }
 
+// The instruction a modifier (wait, signal, sparse, stochastic) applies to.
+isa::instruction& stream::last(const char* modifier) {
+    if (code_.empty()) throw std::logic_error(std::string(modifier) + "() modifies the last instruction, and the stream has none");
+    return code_.back();
+}
+
 stream& stream::matmul(const access_pattern& dst, const access_pattern& st, const access_pattern& mv, bool acc) {
     auto& i = emit(isa::opcode::matmul);
     i.dst = dst;
@@ -75,8 +82,10 @@ stream& stream::matmul_mx(const access_pattern& dst, const access_pattern& st, c
     return *this;
 }
 stream& stream::sparse(isa::sparsity s, std::uint32_t meta) {
-    code_.back().sparsity = static_cast<std::uint8_t>(s);
-    code_.back().meta = meta;
+    isa::instruction& i = last("sparse");
+    if (static_cast<isa::opcode>(i.op) != isa::opcode::matmul) throw std::logic_error("sparse() applies to a matmul");
+    i.sparsity = static_cast<std::uint8_t>(s);
+    i.meta = meta;
     return *this;
 }
 stream& stream::quantize_mx(const access_pattern& dst, const access_pattern& src, std::uint32_t scales, bool trn3_rule) {
@@ -196,17 +205,19 @@ stream& stream::halt() {
     return *this;
 }
 stream& stream::wait(unsigned sem, std::uint32_t at_least) {
-    code_.back().wait_sem = static_cast<std::uint8_t>(sem);
-    code_.back().wait_value = at_least;
+    isa::instruction& i = last("wait");
+    i.wait_sem = static_cast<std::uint8_t>(sem);
+    i.wait_value = at_least;
     return *this;
 }
 stream& stream::signal(unsigned sem, std::uint32_t add) {
-    code_.back().signal_sem = static_cast<std::uint8_t>(sem);
-    code_.back().signal_add = add;
+    isa::instruction& i = last("signal");
+    i.signal_sem = static_cast<std::uint8_t>(sem);
+    i.signal_add = add;
     return *this;
 }
 stream& stream::stochastic() {
-    code_.back().flags |= isa::flag_stochastic;
+    last("stochastic").flags |= isa::flag_stochastic;
     return *this;
 }
 

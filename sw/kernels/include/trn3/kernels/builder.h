@@ -86,6 +86,7 @@ public:
 
 private:
     isa::instruction& emit(isa::opcode op);
+    isa::instruction& last(const char* modifier);
     isa::engine engine_;
     std::vector<isa::instruction> code_;
 };

@@ -38,7 +38,8 @@ using namespace kernels;
 
 class neuroncore_platform final : public platform {
 public:
-    param<std::string> kernel{this, "kernel", "gemm", "kernel to run: gemm, softmax, rmsnorm, attention or matmul_stream"};
+    param<std::string> kernel{this, "kernel", "gemm", "kernel to run",
+                              one_of<std::string>{{"gemm", "softmax", "rmsnorm", "attention", "matmul_stream"}}};
     param<std::uint64_t> m{this, "m", 512, "gemm: M (multiple of 128)"};
     param<std::uint64_t> n{this, "n", 1024, "gemm: N (multiple of 512)"};
     param<std::uint64_t> k{this, "k", 512, "gemm: K (multiple of 128)"};
@@ -47,7 +48,8 @@ public:
     param<std::uint64_t> keys{this, "keys", 256, "attention: keys (128, 256, 384 or 512); queries are 128"};
     param<std::uint64_t> head_dim{this, "head_dim", 128, "attention: head dimension (up to 128)"};
     param<std::uint64_t> repeats{this, "repeats", 1000, "matmul_stream: back-to-back 128x128x512 matmuls"};
-    param<std::string> operands{this, "dtype", "bf16", "gemm operands: bf16, e4m3fn or mxfp8; matmul_stream: bf16 or e4m3fn"};
+    param<std::string> operands{this, "dtype", "bf16", "gemm operands (all); matmul_stream: bf16 or e4m3fn",
+                                one_of<std::string>{{"bf16", "e4m3fn", "mxfp8"}}};
     param<std::uint64_t> seed{this, "seed", 1, "seed of the random inputs"};
     param<double> tolerance{this, "tolerance", 1e-4,
                             "largest accepted error against fp64, relative to max(|reference|, typical magnitude); "
@@ -57,14 +59,9 @@ public:
     sparse_memory device{"device", byte_count{16ull << 30}};
 
     explicit neuroncore_platform(const sc_core::sc_module_name& name) : platform(name) {
-        if (kernel.get() != "gemm" && kernel.get() != "softmax" && kernel.get() != "rmsnorm" &&
-            kernel.get() != "attention" && kernel.get() != "matmul_stream")
-            throw config_error("param " + kernel.name() + " = '" + kernel.get() +
-                               "': must be gemm, softmax, rmsnorm, attention or matmul_stream");
         const bool mx_ok = kernel.get() == "gemm";
-        if (operands.get() != "bf16" && operands.get() != "e4m3fn" && !(mx_ok && operands.get() == "mxfp8"))
-            throw config_error("param " + operands.name() + " = '" + operands.get() + "': must be bf16 or e4m3fn" +
-                               (mx_ok ? " or mxfp8" : ""));
+        if (operands.get() == "mxfp8" && !mx_ok)
+            throw config_error("param " + operands.name() + " = 'mxfp8': only the gemm kernel runs MX operands");
         // A shape the kernel cannot tile is the user's error: check it now.
         try {
             if (kernel.get() == "gemm")

@@ -240,9 +240,9 @@ TEST_CASE("the neuroncore platform runs each reference kernel and checks it agai
 
 TEST_CASE("a kernel shape or name the platform cannot run is a user error") {
     expect_user_error("run --platform neuroncore -p neuroncore.m=100", "M and K must be multiples of 128");
-    expect_user_error("run --platform neuroncore -p neuroncore.kernel=fft", "must be gemm, softmax, rmsnorm, attention or matmul_stream");
-    expect_user_error("run --platform neuroncore -p neuroncore.dtype=fp64", "must be bf16 or e4m3fn or mxfp8");
-    expect_user_error("run --platform neuroncore -p neuroncore.kernel=softmax -p neuroncore.dtype=mxfp8", "must be bf16 or e4m3fn");
+    expect_user_error("run --platform neuroncore -p neuroncore.kernel=fft", "must be one of gemm, softmax, rmsnorm, attention, matmul_stream");
+    expect_user_error("run --platform neuroncore -p neuroncore.dtype=fp64", "must be one of bf16, e4m3fn, mxfp8");
+    expect_user_error("run --platform neuroncore -p neuroncore.kernel=softmax -p neuroncore.dtype=mxfp8", "only the gemm kernel runs MX operands");
     expect_user_error("run --platform neuroncore -p neuroncore.dtype=mxfp8 -p neuroncore.k=128", "MX needs K a multiple of 512");
 }
 
@@ -284,7 +284,7 @@ TEST_CASE("check mode fails the run and names the first differing output with it
 
 TEST_CASE("an unknown Tensor engine back end is a user error") {
     expect_user_error("run --platform neuroncore -p neuroncore.nc0.tensor_engine.backend=verilog",
-                      "neuroncore.nc0.tensor_engine.backend = 'verilog': must be model, rtl or check");
+                      "neuroncore.nc0.tensor_engine.backend = 'verilog' (command line): must be one of model, rtl, check");
 }
 
 TEST_CASE("the mcu platform boots the verified firmware and the host's mailbox requests are answered") {

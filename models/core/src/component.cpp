@@ -18,7 +18,7 @@ bool component::trace_default() { return trace_default_flag(); }
 component::component(const sc_core::sc_module_name& name, frequency default_clock)
     : sc_core::sc_module(name),
       clock(this, "clock", default_clock, "clock of this block"),
-      log_level(this, "log_level", "", "log level of this block (trace..off); empty = the global --log-level"),
+      log_level(this, "log_level", "", "log level of this block; empty = the global --log-level", log_level_choices()),
       trace(this, "trace", trace_default(), "log every transaction on every socket of this block"),
       logger_(make_logger(this->name(), log_level.get())),
       period_(clock.get().period()) {}

@@ -45,6 +45,8 @@ spdlog::level::level_enum parse_log_level(const std::string& level) {
     return l;
 }
 
+one_of<std::string> log_level_choices() { return {{"", "trace", "debug", "info", "warn", "error", "critical", "off"}}; }
+
 void set_global_log_level(const std::string& level) { global_level() = parse_log_level(level); }
 
 std::shared_ptr<spdlog::logger> make_logger(const std::string& name, const std::string& level) {

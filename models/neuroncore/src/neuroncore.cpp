@@ -72,7 +72,8 @@ neuroncore::neuroncore(const sc_core::sc_module_name& name)
       rounding_seed(this, "rounding_seed", 1, "seed of the stochastic-rounding generator"),
       tensor_backend(this, "tensor_engine.backend", "model",
                      "Tensor engine array: model (C++), rtl (the verilated systolic array) or check (model, "
-                     "replaying every check_every-th array job on the RTL and comparing bits)"),
+                     "replaying every check_every-th array job on the RTL and comparing bits)",
+                     one_of<std::string>{{"model", "rtl", "check"}}),
       tensor_check_every(this, "tensor_engine.check_every", 1, "check: replay every Nth array job on the RTL",
                          range<std::uint64_t>{1, {}}),
       tensor_waveform(this, "tensor_engine.waveform", "", "VCD file for a waveform of one RTL array job (empty: none)"),

@@ -11,6 +11,8 @@
 
 #include <spdlog/logger.h>
 
+#include "trn3/core/param.h"
+
 namespace trn3 {
 
 // A logger named `name` writing to the shared sink at `level` ("" = global).
@@ -20,5 +22,7 @@ std::shared_ptr<spdlog::logger> make_logger(const std::string& name, const std::
 // config_error for a name spdlog does not know.
 void set_global_log_level(const std::string& level);
 spdlog::level::level_enum parse_log_level(const std::string& level);
+// The values of a log_level param: "" (the global level) and the level names.
+one_of<std::string> log_level_choices();
 
 } // namespace trn3

@@ -147,7 +147,10 @@ private:
     }
     std::string choices_text() const {
         std::string s;
-        for (const T& c : choices_) s += (s.empty() ? "" : ", ") + param_traits<T>::format(c);
+        for (const T& c : choices_) {
+            const std::string text = param_traits<T>::format(c);
+            s += (s.empty() ? "" : ", ") + (text.empty() ? std::string("\"\"") : text);
+        }
         return s;
     }
     void check(const T& v, const std::string& source) const {

@@ -20,7 +20,7 @@ void boot_main(void) {
     uint8_t digest[32];
     sha256((const uint8_t*)base, size, digest);
     unsigned same = 1;
-    for (unsigned i = 0; i < 8; ++i) {
+    for (unsigned i = 0; i < TRN3_MCU_SYSCTL_DIGEST_WORDS; ++i) {
         const uint32_t fuse = SYSCTL(TRN3_MCU_SYSCTL_DIGEST + 4 * i);
         for (unsigned j = 0; j < 4; ++j) same &= digest[4 * i + j] == (uint8_t)(fuse >> (8 * j));
     }

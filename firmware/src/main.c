@@ -29,9 +29,9 @@ FILE* const stdout = &uart_file;
 static uint64_t mtime(void) {
     uint32_t hi, lo;
     do {
-        hi = REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_MTIME + 4);
+        hi = REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_MTIME_HI);
         lo = REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_MTIME);
-    } while (hi != REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_MTIME + 4));
+    } while (hi != REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_MTIME_HI));
     return ((uint64_t)hi << 32) | lo;
 }
 
@@ -67,12 +67,12 @@ static void hbm_init(void) {
         }
         const uint64_t t0 = mtime();
         CHIP(base + TRN3_HBM_TRAIN_CTRL) = TRN3_HBM_TRAIN_START;
-        if (!poll(base + TRN3_HBM_TRAIN_STATUS, 0xFF, TRN3_HBM_TRAIN_READY, 10000)) {
+        if (!poll(base + TRN3_HBM_TRAIN_STATUS, TRN3_HBM_TRAIN_STATE_MASK, TRN3_HBM_TRAIN_READY, 10000)) {
             printf("hbm%u: training timed out\n", s);
             continue;
         }
         state.hbm_ready |= 1u << s;
-        CHIP(base + TRN3_HBM_IRQ_ENABLE) = 0x5; /* uncorrectable and address errors */
+        CHIP(base + TRN3_HBM_IRQ_ENABLE) = TRN3_HBM_IRQ_UNCORRECTABLE | TRN3_HBM_IRQ_ADDRESS;
         printf("hbm%u: trained in %u us\n", s, (unsigned)us_since(t0));
     }
 }
@@ -98,14 +98,14 @@ static void link_report(unsigned p) {
 static void links_init(void) {
     state.ports = CHIP(TRN3_CHIP_NL_PORTS);
     for (unsigned p = 0; p < TRN3_NEURONLINK_PORTS; ++p)
-        if (state.ports & (1u << p)) {
+        if (state.ports & TRN3_NL_PORT(p)) {
             const uint32_t base = TRN3_BAR0_LINK(p);
             CHIP(base + TRN3_LINK_EVENT_MASK) = TRN3_LINK_EVENT_DOWN | TRN3_LINK_EVENT_DEGRADED | TRN3_LINK_EVENT_FAILED;
             CHIP(base + TRN3_LINK_CONTROL) = TRN3_LINK_CONTROL_ENABLE | TRN3_LINK_CONTROL_SPARING;
         }
     /* All ports train at once; wait for each to come up or fail. */
     for (unsigned p = 0; p < TRN3_NEURONLINK_PORTS; ++p)
-        if (state.ports & (1u << p)) {
+        if (state.ports & TRN3_NL_PORT(p)) {
             poll(TRN3_BAR0_LINK(p) + TRN3_LINK_STATUS, TRN3_LINK_STATUS_UP | TRN3_LINK_STATUS_FAILED, TRN3_LINK_STATUS_UP, 2000);
             CHIP(TRN3_BAR0_LINK(p) + TRN3_LINK_EVENTS) = 0xFFFFFFFFu; /* what training raised is reported here */
             link_report(p);
@@ -123,13 +123,13 @@ static void hbm_errors(void) {
                (unsigned)CHIP(base + TRN3_HBM_UE_COUNT), (unsigned)CHIP(base + TRN3_HBM_CE_COUNT),
                (unsigned)CHIP(base + TRN3_HBM_LAST_ERROR_ADDR + 4), (unsigned)CHIP(base + TRN3_HBM_LAST_ERROR_ADDR));
         CHIP(base + TRN3_HBM_IRQ_STATUS) = st;
-        CHIP(TRN3_CHIP_FW_EVENT) = 1;
+        CHIP(TRN3_CHIP_FW_EVENT) = TRN3_FW_EVENT_REPORT;
     }
 }
 
 static void link_errors(void) {
     for (unsigned p = 0; p < TRN3_NEURONLINK_PORTS; ++p) {
-        if (!(state.ports & (1u << p))) continue;
+        if (!(state.ports & TRN3_NL_PORT(p))) continue;
         const uint32_t base = TRN3_BAR0_LINK(p);
         const uint32_t ev = CHIP(base + TRN3_LINK_EVENTS);
         if (!ev) continue;
@@ -150,7 +150,7 @@ static void link_errors(void) {
             CHIP(base + TRN3_LINK_EVENTS) = CHIP(base + TRN3_LINK_EVENTS) & (TRN3_LINK_EVENT_UP | TRN3_LINK_EVENT_DOWN);
         }
         link_report(p);
-        CHIP(TRN3_CHIP_FW_EVENT) = 1;
+        CHIP(TRN3_CHIP_FW_EVENT) = TRN3_FW_EVENT_REPORT;
     }
 }
 
@@ -214,12 +214,12 @@ static void serve(const volatile struct trn3_mbox_request* rq, volatile struct t
             } else if (command == TRN3_MBOX_CMD_RESET_CORE) {
                 if (arg >= TRN3_DEV_CORES) status = TRN3_MBOX_STATUS_BAD_ARGUMENT;
                 else {
-                    CHIP(TRN3_CHIP_CORE_RESET) = 1u << arg;
+                    CHIP(TRN3_CHIP_CORE_RESET) = TRN3_CORE_RESET_BIT(arg);
                     CHIP(TRN3_CHIP_ERR_STATUS) = TRN3_ERR_CORE(arg);
                     ++state.core_resets;
                 }
             } else if (command == TRN3_MBOX_CMD_LINK_STATUS) {
-                if (arg >= TRN3_NEURONLINK_PORTS || !(state.ports & (1u << arg))) status = TRN3_MBOX_STATUS_BAD_ARGUMENT;
+                if (arg >= TRN3_NEURONLINK_PORTS || !(state.ports & TRN3_NL_PORT(arg))) status = TRN3_MBOX_STATUS_BAD_ARGUMENT;
                 else {
                     const uint32_t base = TRN3_BAR0_LINK(arg);
                     struct trn3_mbox_link l;
@@ -286,9 +286,9 @@ static uint32_t watchdog_ticks;
 
 static void wake_in(uint32_t ticks) {
     const uint64_t t = mtime() + ticks;
-    REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_MTIMECMP + 4) = 0xffffffffu; /* no early match while updating */
+    REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_MTIMECMP_HI) = 0xffffffffu; /* no early match while updating */
     REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_MTIMECMP) = (uint32_t)t;
-    REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_MTIMECMP + 4) = (uint32_t)(t >> 32);
+    REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_MTIMECMP_HI) = (uint32_t)(t >> 32);
 }
 
 static void kick(void) { REG(TRN3_MCU_WDT_BASE, TRN3_MCU_WDT_KICK) = TRN3_MCU_WDT_KICK_KEY; }
@@ -312,12 +312,12 @@ int main(void) {
     __asm__ volatile("csrci mstatus, 8\n csrw mie, %0" ::"r"((1u << 11) | (1u << 7)));
     watchdog_ticks = REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_FREQ) / 100;
     REG(TRN3_MCU_WDT_BASE, TRN3_MCU_WDT_TIMEOUT) = watchdog_ticks;
-    REG(TRN3_MCU_WDT_BASE, TRN3_MCU_WDT_CTRL) = 1;
+    REG(TRN3_MCU_WDT_BASE, TRN3_MCU_WDT_CTRL) = TRN3_MCU_WDT_CTRL_ENABLE;
     printf("ready (watchdog %u ticks)\n", (unsigned)watchdog_ticks);
     const volatile struct trn3_mbox_request* rq = (const volatile void*)(TRN3_MCU_MAILBOX_BASE + TRN3_MBOX_REQUEST);
     volatile struct trn3_mbox_response* rs = (volatile void*)(TRN3_MCU_MAILBOX_BASE + TRN3_MBOX_RESPONSE);
     for (;;) {
-        while (!(REG(TRN3_MCU_MAILBOX_BASE, TRN3_MBOX_H2M_DOORBELL) & 1)) {
+        while (!(REG(TRN3_MCU_MAILBOX_BASE, TRN3_MBOX_H2M_DOORBELL) & TRN3_MBOX_DOORBELL_PENDING)) {
             const uint32_t pending = REG(TRN3_MCU_INTC_BASE, TRN3_MCU_INTC_PENDING);
             if (pending & (1u << TRN3_MCU_IRQ_HBM)) hbm_errors();
             if (pending & (1u << TRN3_MCU_IRQ_LINK)) link_errors();
@@ -328,7 +328,7 @@ int main(void) {
         }
         kick();
         serve(rq, rs);
-        REG(TRN3_MCU_MAILBOX_BASE, TRN3_MBOX_H2M_DOORBELL) = 1; /* taken */
-        REG(TRN3_MCU_MAILBOX_BASE, TRN3_MBOX_M2H_DOORBELL) = 1; /* answered */
+        REG(TRN3_MCU_MAILBOX_BASE, TRN3_MBOX_H2M_DOORBELL) = TRN3_MBOX_DOORBELL_CLEAR; /* taken */
+        REG(TRN3_MCU_MAILBOX_BASE, TRN3_MBOX_M2H_DOORBELL) = TRN3_MBOX_DOORBELL_RING; /* answered */
     }
 }

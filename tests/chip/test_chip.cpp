@@ -6,6 +6,7 @@
 // go through its PCIe endpoint from a host (host_rig).
 #include <catch2/catch.hpp>
 
+#include <cstddef>
 #include <cstring>
 
 #include "../common/pattern.h"
@@ -26,7 +27,7 @@ namespace {
 
 constexpr std::uint64_t GiB = 1ull << 30;
 
-unsigned core_state(chip_rig& r, unsigned c) { return static_cast<unsigned>((r.rd(TRN3_CHIP_CORE_STATE) >> (2 * c)) & 3); }
+unsigned core_state(chip_rig& r, unsigned c) { return static_cast<unsigned>(TRN3_CORE_STATE(r.rd(TRN3_CHIP_CORE_STATE), c)); }
 
 // Loads `p` into HBM stack 0 at `base` (the cores fetch it through the network).
 std::array<std::uint64_t, isa::engine_count> load(chip_rig& r, const program& p, std::uint64_t base) {
@@ -38,7 +39,7 @@ std::array<std::uint64_t, isa::engine_count> load(chip_rig& r, const program& p,
 void launch(chip_rig& r, unsigned core, const std::array<std::uint64_t, isa::engine_count>& pcs, unsigned mask) {
     for (unsigned e = 0; e < isa::engine_count; ++e)
         if (mask & (1u << e)) r.wr(TRN3_CHIP_LAUNCH_PC(e), pcs[e], 8);
-    r.wr(TRN3_CHIP_LAUNCH, (core << 8) | mask);
+    r.wr(TRN3_CHIP_LAUNCH, TRN3_LAUNCH_VALUE(core, mask));
 }
 
 constexpr unsigned mask_of(engine e) { return 1u << static_cast<unsigned>(e); }
@@ -51,7 +52,7 @@ void submit_device_ring(chip_rig& r, unsigned q, const trn3_dma_descriptor& d) {
     r.wr(TRN3_BAR0_DMA(q) + TRN3_DMA_RING_BASE, ring, 8);
     r.wr(TRN3_BAR0_DMA(q) + TRN3_DMA_RING_SIZE, 4);
     r.wr(TRN3_BAR0_DMA(q) + TRN3_DMA_CPL_BASE, records, 8);
-    r.wr(TRN3_BAR0_DMA(q) + TRN3_DMA_CONTROL, 3);  // enabled, ring and records in device memory
+    r.wr(TRN3_BAR0_DMA(q) + TRN3_DMA_CONTROL, TRN3_DMA_CONTROL_ENABLE | TRN3_DMA_CONTROL_DEVICE_RING);
     r.wr(TRN3_BAR0_DMA(q) + TRN3_DMA_TAIL, 1);
 }
 
@@ -59,13 +60,13 @@ void submit_device_ring(chip_rig& r, unsigned q, const trn3_dma_descriptor& d) {
 
 TEST_CASE("BAR0 + 0 is the control block: ID reads 0x1D0F7364 and VERSION 1.0, and neither takes a write") {
     chip_rig r;
-    CHECK(r.rd(TRN3_CHIP_ID) == 0x1D0F7364u);
     CHECK(r.rd(TRN3_CHIP_ID) == TRN3_CHIP_ID_VALUE);
-    CHECK(r.rd(TRN3_CHIP_VERSION) == 0x00010000u);
+    CHECK(r.rd(TRN3_CHIP_ID) == TRN3_CHIP_ID_VALUE);
+    CHECK(r.rd(TRN3_CHIP_VERSION) == TRN3_CHIP_VERSION_VALUE);
     r.wr(TRN3_CHIP_ID, 0);
     r.wr(TRN3_CHIP_VERSION, 0);
     CHECK(r.rd(TRN3_CHIP_ID) == TRN3_CHIP_ID_VALUE);
-    CHECK(r.rd(TRN3_CHIP_VERSION) == 0x00010000u);
+    CHECK(r.rd(TRN3_CHIP_VERSION) == TRN3_CHIP_VERSION_VALUE);
 }
 
 TEST_CASE("HBM stack s's controller answers at BAR0 + 0x20000 + s x 0x1000, each its own") {
@@ -73,9 +74,9 @@ TEST_CASE("HBM stack s's controller answers at BAR0 + 0x20000 + s x 0x1000, each
     for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) {
         CHECK(TRN3_BAR0_HBM(s) == 0x20000u + 0x1000u * s);
         CHECK(r.rd(TRN3_BAR0_HBM(s) + TRN3_HBM_ID) == TRN3_HBM_ID_VALUE);
-        r.wr(TRN3_BAR0_HBM(s) + 0x30, 0x1000ull * (s + 1), 8);  // inject_addr (RW; no mask written, no error)
+        r.wr(TRN3_BAR0_HBM(s) + TRN3_HBM_INJECT_ADDR, 0x1000ull * (s + 1), 8);  // RW; no mask written, no error
     }
-    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) CHECK(r.rd(TRN3_BAR0_HBM(s) + 0x30, 8) == 0x1000ull * (s + 1));
+    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) CHECK(r.rd(TRN3_BAR0_HBM(s) + TRN3_HBM_INJECT_ADDR, 8) == 0x1000ull * (s + 1));
 }
 
 TEST_CASE("NeuronCore c's registers sit at BAR0 + 0x100000 + c x 0x10000") {
@@ -117,14 +118,17 @@ TEST_CASE("the mailbox's host side is at BAR0 + 0x10000: the firmware answers a 
     std::memcpy(&header, &rq, 8);
     r.wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_REQUEST, header, 8);
     CHECK_FALSE(r.chip.ep.msix_pending(TRN3_MSIX_MAILBOX));
-    r.wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_H2M_DOORBELL, 1);
+    r.wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_H2M_DOORBELL, TRN3_MBOX_DOORBELL_RING);
     sc_core::sc_start(sc_time(100, SC_US));
-    CHECK(r.rd(TRN3_BAR0_MAILBOX + TRN3_MBOX_M2H_DOORBELL) == 1);
-    const std::uint64_t answer = r.rd(TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE, 8);
-    CHECK((answer & 0xFFFF) == TRN3_MBOX_STATUS_OK);
-    CHECK(((answer >> 16) & 0xFFFF) == sizeof(trn3_mbox_version));
-    CHECK((answer >> 32) == 0x1234abcdu);  // the tag, echoed
-    CHECK(r.rd(TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE + 8 + 4) == TRN3_MBOX_PROTOCOL_VERSION);
+    CHECK(r.rd(TRN3_BAR0_MAILBOX + TRN3_MBOX_M2H_DOORBELL) == TRN3_MBOX_DOORBELL_PENDING);
+    const std::uint64_t header_back = r.rd(TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE, 8);
+    trn3_mbox_response answer{};
+    std::memcpy(&answer, &header_back, 8);
+    CHECK(answer.status == TRN3_MBOX_STATUS_OK);
+    CHECK(answer.length == sizeof(trn3_mbox_version));
+    CHECK(answer.tag == 0x1234abcdu);  // echoed
+    CHECK(r.rd(TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE + offsetof(trn3_mbox_response, payload) +
+               offsetof(trn3_mbox_version, protocol_version)) == TRN3_MBOX_PROTOCOL_VERSION);
     CHECK(r.chip.ep.msix_pending(TRN3_MSIX_MAILBOX));  // MSI-X is not enabled: the vector waits as pending
 }
 
@@ -136,7 +140,7 @@ TEST_CASE("NL_PORTS has a bit per attached NeuronLink port, whose link registers
         c.attach_neuronlink(3, nl3);
         c.attach_neuronlink(5, nl5);
     });
-    CHECK(r.rd(TRN3_CHIP_NL_PORTS) == ((1u << 3) | (1u << 5)));
+    CHECK(r.rd(TRN3_CHIP_NL_PORTS) == (TRN3_NL_PORT(3) | TRN3_NL_PORT(5)));
     CHECK(TRN3_BAR0_LINK(3) == 0x30300u);
     CHECK(TRN3_LINK_LANES_CONFIGURED(r.rd(TRN3_BAR0_LINK(3) + TRN3_LINK_LANES)) == 8);
     CHECK(TRN3_LINK_LANES_CONFIGURED(r.rd(TRN3_BAR0_LINK(5) + TRN3_LINK_LANES)) == 16);
@@ -172,7 +176,7 @@ TEST_CASE("the network reaches HBM stack s at s x 64 GiB once the firmware has t
     CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_DEV_HBM_BASE(2) + 0x40, &v, 8) != tlm::TLM_OK_RESPONSE);  // untrained
     r.boot();
     for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s)
-        CHECK(r.rd(TRN3_BAR0_HBM(s) + TRN3_HBM_TRAIN_STATUS) == 2);  // the firmware trained every stack
+        CHECK(r.rd(TRN3_BAR0_HBM(s) + TRN3_HBM_TRAIN_STATUS) == TRN3_HBM_TRAIN_READY);  // the firmware trained every stack
     for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) {
         std::uint64_t w = 0x1111111111111111ull * (s + 1);
         CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_DEV_HBM_BASE(s) + 35 * GiB, &w, 8) == tlm::TLM_OK_RESPONSE);
@@ -187,7 +191,7 @@ TEST_CASE("CORE_RESET resets exactly the cores whose bits are written, keeps the
     r.wr(TRN3_BAR0_CORE(2) + 0x400 + 4 * 9, 5);
     r.wr(TRN3_BAR0_CORE(3) + 0x400 + 4 * 9, 6);
     std::memset(r.chip.nc[2]->sbuf(5), 0xA5, 16);
-    r.wr(TRN3_CHIP_CORE_RESET, 1u << 2);
+    r.wr(TRN3_CHIP_CORE_RESET, TRN3_CORE_RESET_BIT(2));
     CHECK(r.chip.nc[2]->semaphore(9) == 0);
     CHECK(r.chip.nc[3]->semaphore(9) == 6);
     CHECK(r.chip.nc[2]->sbuf(5)[15] == 0xA5);  // SBUF keeps its contents
@@ -201,9 +205,9 @@ TEST_CASE("CORE_RESET stops a kernel blocked on a semaphore: CORE_STATE goes fro
     blocked.on(engine::sync).nop().wait(9, 1).halt();
     launch(r, 4, load(r, blocked, 0x100000), mask_of(engine::sync));
     sc_core::sc_start(sc_time(10, SC_US));
-    CHECK(core_state(r, 4) == 1);  // running
-    r.wr(TRN3_CHIP_CORE_RESET, 1u << 4);
-    CHECK(core_state(r, 4) == 0);
+    CHECK(core_state(r, 4) == TRN3_CORE_STATE_RUNNING);
+    r.wr(TRN3_CHIP_CORE_RESET, TRN3_CORE_RESET_BIT(4));
+    CHECK(core_state(r, 4) == TRN3_CORE_STATE_IDLE);
     program p;
     p.on(engine::vector).memset(sbuf(dtype::fp32, 0, 1, 0, 1), 3.5f).halt();
     launch(r, 4, load(r, p, 0x200000), mask_of(engine::vector));
@@ -211,7 +215,7 @@ TEST_CASE("CORE_RESET stops a kernel blocked on a semaphore: CORE_STATE goes fro
     float x = 0;
     std::memcpy(&x, r.chip.nc[4]->sbuf(0), 4);
     CHECK(x == 3.5f);
-    CHECK(core_state(r, 4) == 0);
+    CHECK(core_state(r, 4) == TRN3_CORE_STATE_IDLE);
     CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == 0);
 }
 
@@ -224,18 +228,18 @@ TEST_CASE("a kernel that stops on an error sets ERR_STATUS bit c and CORE_STATE 
     CHECK_FALSE(r.chip.control->error_irq.level());
     sc_core::sc_start(sc_time(10, SC_US));
     CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == TRN3_ERR_CORE(6));
-    CHECK(core_state(r, 6) == 2);
+    CHECK(core_state(r, 6) == TRN3_CORE_STATE_ERROR);
     CHECK(r.chip.nc[6]->error(engine::vector) == neuroncore::err_illegal);
     CHECK(r.chip.control->error_irq.level());
     CHECK(r.chip.ep.msix_pending(TRN3_MSIX_ERROR));
     for (unsigned c = 0; c < TRN3_DEV_CORES; ++c)
-        if (c != 6) CHECK(core_state(r, c) == 0);
+        if (c != 6) CHECK(core_state(r, c) == TRN3_CORE_STATE_IDLE);
 }
 
 TEST_CASE("ERR_STATUS is write-1-to-clear: writing 0 keeps a cause, writing its bit clears it and lowers the error interrupt") {
     chip_rig r;
     CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == 0);
-    r.wr(TRN3_CHIP_FW_EVENT, 1);  // a cause: the firmware's event
+    r.wr(TRN3_CHIP_FW_EVENT, TRN3_FW_EVENT_REPORT);  // a cause: the firmware's event
     CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == TRN3_ERR_FIRMWARE);
     CHECK(r.chip.control->error_irq.level());
     CHECK(r.chip.ep.msix_pending(TRN3_MSIX_ERROR));
@@ -252,7 +256,7 @@ TEST_CASE("ERR_ENABLE (reset: all) chooses the causes that interrupt: a disabled
     chip_rig r;
     CHECK(r.rd(TRN3_CHIP_ERR_ENABLE) == 0xFFFFFFFFu);
     r.wr(TRN3_CHIP_ERR_ENABLE, ~TRN3_ERR_FIRMWARE);
-    r.wr(TRN3_CHIP_FW_EVENT, 1);
+    r.wr(TRN3_CHIP_FW_EVENT, TRN3_FW_EVENT_REPORT);
     CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == TRN3_ERR_FIRMWARE);
     CHECK_FALSE(r.chip.control->error_irq.level());
     CHECK_FALSE(r.chip.ep.msix_pending(TRN3_MSIX_ERROR));
@@ -281,7 +285,7 @@ TEST_CASE("a DMA queue that stops on an error sets ERR_STATUS bit 8 + q") {
     // The source lies between stacks 0 and 1: no target.
     submit_device_ring(r, 3, {TRN3_DEV_HBM_BASE(0) + 40 * GiB, TRN3_DEV_HBM_BASE(2), 64, 0, 1});
     sc_core::sc_start(sc_time(20, SC_US));
-    CHECK(r.rd(TRN3_BAR0_DMA(3) + TRN3_DMA_STATUS) == (TRN3_DMA_STATE_ERROR | (TRN3_DMA_ERR_DEVICE << 8)));
+    CHECK(r.rd(TRN3_BAR0_DMA(3) + TRN3_DMA_STATUS) == TRN3_DMA_STATUS_VALUE(TRN3_DMA_STATE_ERROR, TRN3_DMA_ERR_DEVICE));
     CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == TRN3_ERR_DMA(3));
     CHECK(TRN3_ERR_DMA(3) == (1u << 11));
     CHECK(r.chip.ep.msix_pending(TRN3_MSIX_ERROR));
@@ -293,8 +297,8 @@ TEST_CASE("an uncorrectable error in HBM stack s, injected through its controlle
     const std::uint64_t word = 0x123440;
     std::uint32_t expected = 0;
     for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) {
-        r.wr(TRN3_BAR0_HBM(s) + 0x30, word, 8);  // inject_addr
-        r.wr(TRN3_BAR0_HBM(s) + 0x38, 0x3, 8);   // inject_mask: two bits, uncorrectable
+        r.wr(TRN3_BAR0_HBM(s) + TRN3_HBM_INJECT_ADDR, word, 8);
+        r.wr(TRN3_BAR0_HBM(s) + TRN3_HBM_INJECT_MASK, 0x3, 8);  // two bits: uncorrectable
         std::uint64_t v = 0;
         CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_BASE(s) + word, &v, 8) == tlm::TLM_GENERIC_ERROR_RESPONSE);
         CHECK(r.chip.hbm[s]->mem_error.level());
@@ -404,15 +408,15 @@ TEST_CASE("through PCIe the chip is 1d0f:7364 with BAR0 16 MiB, BAR2 256 GiB pre
     REQUIRE(h.functions.size() == 2);  // the root port and the chip
     const driver::pci_function& f = h.functions[1];
     CHECK(f.vendor == TRN3_PCI_VENDOR_AMAZON);
-    CHECK(f.device == 0x7364);
-    CHECK(f.class_code == 0x120000u);
+    CHECK(f.device == TRN3_PCI_DEVICE_TRN3);
+    CHECK(f.class_code == TRN3_PCI_CLASS_ACCELERATOR);
     CHECK(f.msix_vectors == 32);
     REQUIRE(f.bars.size() == 3);
-    CHECK((f.bars[0].index == 0 && f.bars[0].size == 16ull << 20 && !f.bars[0].prefetchable));
-    CHECK((f.bars[1].index == 2 && f.bars[1].size == 256 * GiB && f.bars[1].prefetchable && f.bars[1].is64));
-    CHECK((f.bars[2].index == 4 && f.bars[2].size == 64ull << 10 && !f.bars[2].prefetchable));
+    CHECK((f.bars[0].index == 0 && f.bars[0].size == TRN3_BAR0_SIZE && !f.bars[0].prefetchable));
+    CHECK((f.bars[1].index == 2 && f.bars[1].size == TRN3_BAR2_SIZE && f.bars[1].prefetchable && f.bars[1].is64));
+    CHECK((f.bars[2].index == TRN3_EP_MSIX_BAR && f.bars[2].size == 64ull << 10 && !f.bars[2].prefetchable));
     CHECK(id == TRN3_CHIP_ID_VALUE);
-    CHECK(version == 0x00010000u);
+    CHECK(version == TRN3_CHIP_VERSION_VALUE);
 }
 
 TEST_CASE("through PCIe BAR2 maps the device address map from 0: a host write lands in HBM stack s, an unclaimed address reads all ones") {
@@ -448,7 +452,7 @@ TEST_CASE("through PCIe a stopped kernel writes a notification (core, status, er
         h.adapter.mmio_write64(q + TRN3_NOTIFY_BASE, ring.bus_address);
         h.adapter.mmio_write32(q + TRN3_NOTIFY_SIZE, 2);
         h.adapter.mmio_write32(q + TRN3_NOTIFY_TAIL, 0);
-        h.adapter.mmio_write32(q + TRN3_NOTIFY_CONTROL, 1);
+        h.adapter.mmio_write32(q + TRN3_NOTIFY_CONTROL, TRN3_NOTIFY_CONTROL_ENABLE);
         program good;
         good.on(engine::vector).memset(sbuf(dtype::fp32, 0, 1, 0, 1), 1.0f).halt();
         program bad;
@@ -475,10 +479,10 @@ TEST_CASE("through PCIe a stopped kernel writes a notification (core, status, er
         counters = h.device.counters();
     });
     CHECK(head_full == 2);
-    CHECK((entries[0].core == 1 && entries[0].status == 0 && entries[0].error == 0 && entries[0].sequence == 1));
-    CHECK((entries[1].core == 2 && entries[1].status == 1 && entries[1].error == neuroncore::err_out_of_bounds &&
+    CHECK((entries[0].core == 1 && entries[0].status == TRN3_NOTIFY_STATUS_DONE && entries[0].error == 0 && entries[0].sequence == 1));
+    CHECK((entries[1].core == 2 && entries[1].status == TRN3_NOTIFY_STATUS_ERROR && entries[1].error == neuroncore::err_out_of_bounds &&
            entries[1].sequence == 2));
     CHECK(head_after == 3);
-    CHECK((fourth.core == 4 && fourth.status == 0 && fourth.sequence == 3));  // entry 0 again; the dropped one took no number
+    CHECK((fourth.core == 4 && fourth.status == TRN3_NOTIFY_STATUS_DONE && fourth.sequence == 3));  // entry 0 again; the dropped one took no number
     CHECK(counters.find("neuron/interrupts: mailbox 0 notify 3 dma") != std::string::npos);  // vector 2, once per entry written
 }

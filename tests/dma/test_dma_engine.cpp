@@ -142,13 +142,13 @@ struct rig {
         set(q, TRN3_DMA_RING_BASE, r.base, 8);
         set(q, TRN3_DMA_RING_SIZE, size);
         set(q, TRN3_DMA_CPL_BASE, r.records, 8);
-        set(q, TRN3_DMA_CONTROL, on_device ? 3 : 1);
+        set(q, TRN3_DMA_CONTROL, on_device ? TRN3_DMA_CONTROL_ENABLE | TRN3_DMA_CONTROL_DEVICE_RING : TRN3_DMA_CONTROL_ENABLE);
         return r;
     }
     unsigned char* in_ring_memory(const ring& r, std::uint64_t a) { return r.on_device ? dev(a) : host(a); }
     // Writes a descriptor at the tail's entry and advances the tail (no doorbell).
     void post(ring& r, const trn3_dma_descriptor& d) {
-        std::memcpy(in_ring_memory(r, r.base + 32ull * (r.tail % r.size)), &d, sizeof d);
+        std::memcpy(in_ring_memory(r, r.base + sizeof d * (r.tail % r.size)), &d, sizeof d);
         ++r.tail;
     }
     void doorbell(const ring& r) { set(r.q, TRN3_DMA_TAIL, r.tail); }
@@ -158,13 +158,13 @@ struct rig {
     }
     trn3_dma_completion record(const ring& r, std::uint32_t entry) {
         trn3_dma_completion c{};
-        std::memcpy(&c, in_ring_memory(r, r.records + 16ull * entry), sizeof c);
+        std::memcpy(&c, in_ring_memory(r, r.records + sizeof c * entry), sizeof c);
         return c;
     }
 };
 
 // STATUS of a queue stopped on `cause`.
-constexpr std::uint32_t stopped_with(std::uint32_t cause) { return TRN3_DMA_STATE_ERROR | (cause << 8); }
+constexpr std::uint32_t stopped_with(std::uint32_t cause) { return TRN3_DMA_STATUS_VALUE(TRN3_DMA_STATE_ERROR, cause); }
 
 bool all_zero(const unsigned char* p, std::size_t n) {
     for (std::size_t i = 0; i < n; ++i)
@@ -332,11 +332,11 @@ TEST_CASE("a ring the engine cannot read stops its queue: error 1 for a host rin
     r.set(0, TRN3_DMA_RING_BASE, host_hole, 8);
     r.set(0, TRN3_DMA_RING_SIZE, 4);
     r.set(0, TRN3_DMA_CPL_BASE, host_base, 8);
-    r.set(0, TRN3_DMA_CONTROL, 1);
+    r.set(0, TRN3_DMA_CONTROL, TRN3_DMA_CONTROL_ENABLE);
     r.set(1, TRN3_DMA_RING_BASE, dev_hole, 8);
     r.set(1, TRN3_DMA_RING_SIZE, 4);
     r.set(1, TRN3_DMA_CPL_BASE, dev0, 8);
-    r.set(1, TRN3_DMA_CONTROL, 3);
+    r.set(1, TRN3_DMA_CONTROL, TRN3_DMA_CONTROL_ENABLE | TRN3_DMA_CONTROL_DEVICE_RING);
     r.set(0, TRN3_DMA_TAIL, 1);
     r.set(1, TRN3_DMA_TAIL, 1);
     sc_core::sc_start();
@@ -393,7 +393,7 @@ TEST_CASE("a stopped queue restarts on a 0-to-1 edge of CONTROL.enable once TAIL
     sc_core::sc_start();
     REQUIRE(r.status(0) == stopped_with(TRN3_DMA_ERR_HOST));
     const std::size_t accesses = r.log.size();
-    r.set(0, TRN3_DMA_CONTROL, 1);  // enable again without an edge: still stopped, nothing retried
+    r.set(0, TRN3_DMA_CONTROL, TRN3_DMA_CONTROL_ENABLE);  // enable again without an edge: still stopped, nothing retried
     sc_core::sc_start();
     CHECK(r.status(0) == stopped_with(TRN3_DMA_ERR_HOST));
     CHECK(r.log.size() == accesses);
@@ -402,7 +402,7 @@ TEST_CASE("a stopped queue restarts on a 0-to-1 edge of CONTROL.enable once TAIL
     r.set(0, TRN3_DMA_CONTROL, 0);
     q.tail = r.head(0);
     r.doorbell(q);
-    r.set(0, TRN3_DMA_CONTROL, 1);
+    r.set(0, TRN3_DMA_CONTROL, TRN3_DMA_CONTROL_ENABLE);
     sc_core::sc_start();
     CHECK(r.status(0) == TRN3_DMA_STATE_IDLE);
     std::memset(r.dev(dev0), 0x42, 64);
@@ -422,7 +422,7 @@ TEST_CASE("a disabled queue ignores its doorbell, and enabling it serves what is
     sc_core::sc_start();
     CHECK(r.head(0) == 0);
     CHECK(r.log.empty());
-    r.set(0, TRN3_DMA_CONTROL, 1);
+    r.set(0, TRN3_DMA_CONTROL, TRN3_DMA_CONTROL_ENABLE);
     sc_core::sc_start();
     CHECK(r.head(0) == 1);
     CHECK(r.dev(dev1)[0] == 0x66);
@@ -535,7 +535,7 @@ TEST_CASE("each queue's registers sit at q x 0x100 and read back what software w
     r.set(15, TRN3_DMA_RING_SIZE, 64);
     r.set(15, TRN3_DMA_CPL_BASE, 0x0FEDCBA987654321ull, 8);
     r.set(15, TRN3_DMA_HEAD, 7);
-    r.set(15, TRN3_DMA_STATUS, 2);
+    r.set(15, TRN3_DMA_STATUS, TRN3_DMA_STATE_ERROR);
     CHECK(r.reg(15, TRN3_DMA_RING_BASE, 8) == 0x123456789ABCDEF0ull);
     CHECK(r.reg(15, TRN3_DMA_RING_SIZE) == 64);
     CHECK(r.reg(15, TRN3_DMA_CPL_BASE, 8) == 0x0FEDCBA987654321ull);
@@ -545,5 +545,5 @@ TEST_CASE("each queue's registers sit at q x 0x100 and read back what software w
     CHECK(r.reg(14, TRN3_DMA_RING_SIZE) == 0);
     // Past the last queue there is no register.
     std::uint32_t v = 0;
-    CHECK(r.cpu.access(tlm::TLM_READ_COMMAND, 0x100ull * TRN3_DMA_QUEUES, &v, 4) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    CHECK(r.cpu.access(tlm::TLM_READ_COMMAND, std::uint64_t(TRN3_DMA_QUEUE_BLOCK_SIZE) * TRN3_DMA_QUEUES, &v, 4) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
 }

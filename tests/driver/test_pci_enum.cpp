@@ -255,7 +255,7 @@ TEST_CASE("every function ends with Memory Space and Bus Master on, and memory d
         std::uint32_t read(std::uint16_t b, std::uint16_t off, unsigned n) override { return real.read(b, off, n); }
         void write(std::uint16_t b, std::uint16_t off, unsigned n, std::uint32_t v) override {
             if (off == TRN3_PCI_COMMAND) command[b] = v;
-            if (off >= TRN3_PCI_BAR0 && off < TRN3_PCI_BAR0 + 24 && v == 0xFFFFFFFFu) {
+            if (off >= TRN3_PCI_BAR(0) && off < TRN3_PCI_BAR(6) && v == 0xFFFFFFFFu) {
                 ++sized;
                 if (command.count(b) == 0 || (command[b] & TRN3_PCI_COMMAND_MEMORY)) ++sized_while_decoding;
             }
@@ -365,14 +365,14 @@ struct in_memory_config final : driver::config_access {
 TEST_CASE("a capability list that loops ends after 48 entries and the capabilities on it are still found") {
     in_memory_config cfg;
     pcie::config_space& c = cfg.accelerator();
-    c.init_pcie_cap(TRN3_PCIE_TYPE_ENDPOINT, 6, 16);
+    c.init_pcie_cap(TRN3_PCIE_TYPE_ENDPOINT, TRN3_PCIE_SPEED_GEN6, 16);
     c.add_capability(TRN3_PCI_CAP_ID_MSIX, TRN3_PCI_MSIX_CAP);
-    c.init(TRN3_PCI_MSIX_CAP + TRN3_MSIX_CONTROL, 2, 7);
-    c.init(TRN3_PCI_MSIX_CAP + 1, 1, TRN3_PCI_PCIE_CAP);  // MSI-X's next pointer back to the PCIe capability
+    c.init(TRN3_PCI_MSIX_CAP + TRN3_MSIX_CONTROL, 2, 7);  // 8 entries
+    c.init(TRN3_PCI_MSIX_CAP + TRN3_PCI_CAP_NEXT, 1, TRN3_PCI_PCIE_CAP);  // MSI-X's next pointer back to the PCIe capability
     const std::vector<pci_function> found = driver::enumerate(cfg, pools);
     REQUIRE(found.size() == 1);
     CHECK(found[0].port_type == TRN3_PCIE_TYPE_ENDPOINT);
-    CHECK(found[0].max_speed == 6);
+    CHECK(found[0].max_speed == TRN3_PCIE_SPEED_GEN6);
     CHECK(found[0].msix_vectors == 8);
     CHECK(cfg.reads < 32 * 2 + 48 + 40);  // bounded: the scan of bus 0, 48 capability headers, the header and PCIe fields
 }
@@ -381,7 +381,7 @@ TEST_CASE("a 64-bit BAR in the last slot has no upper half: the walker leaves it
     in_memory_config cfg;
     pcie::config_space& c = cfg.accelerator();
     c.init_bar64(0, 1 << 20, false);
-    c.init(TRN3_PCI_BAR0 + 20, 4, TRN3_PCI_BAR_MEM64, 0xFFFFF000u);  // BAR5 says 64-bit
+    c.init(TRN3_PCI_BAR(5), 4, TRN3_PCI_BAR_MEM64, 0xFFFFF000u);  // BAR5 says 64-bit
     const std::vector<pci_function> found = driver::enumerate(cfg, pools);
     REQUIRE(found.size() == 1);
     REQUIRE(found[0].bars.size() == 1);

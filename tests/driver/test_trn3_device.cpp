@@ -112,9 +112,9 @@ TEST_CASE("probe sets up DMA queue 0 (256 descriptors, their records, enabled) a
         notify_control = h.bar0_read(TRN3_BAR0_NOTIFY + TRN3_NOTIFY_CONTROL);
     });
     CHECK(size == 256);
-    CHECK(control == 1);  // enabled, ring in host memory
+    CHECK(control == TRN3_DMA_CONTROL_ENABLE);  // ring in host memory
     CHECK(notify_size == 64);
-    CHECK(notify_control == 1);
+    CHECK(notify_control == TRN3_NOTIFY_CONTROL_ENABLE);
     // Host memory from the host's DMA base (1 GiB), in the order probe asks for it: ring, records, bounce buffer, notifications.
     CHECK(ring == GiB);
     CHECK(records == GiB + 256 * 32);

@@ -7,6 +7,7 @@
 #include "trn3/core/payload.h"
 #include "trn3/hbm/hbm_stack.h"
 #include "trn3/hbm/ecc.h"
+#include "trn3/spec/device.h"
 
 using namespace trn3;
 using namespace trn3::hbm;
@@ -38,7 +39,7 @@ struct rig {
     }
     std::uint64_t reg(std::uint64_t offset_in_bank, std::uint64_t write_value = 0, bool write = false) {
         std::uint64_t v = write_value;
-        const unsigned len = offset_in_bank == 0x28 || offset_in_bank == 0x2c || offset_in_bank == 0 ? 4 : 8;
+        const unsigned len = offset_in_bank == TRN3_HBM_IRQ_STATUS || offset_in_bank == TRN3_HBM_IRQ_ENABLE || offset_in_bank == TRN3_HBM_ID ? 4 : 8;
         REQUIRE(mcu.access(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, offset_in_bank, &v, len) ==
                 tlm::TLM_OK_RESPONSE);
         return v;
@@ -84,11 +85,11 @@ TEST_CASE("an access beyond the stack gets an address error, is counted and rais
     rig r;
     std::uint64_t v = 0;
     CHECK(r.access(tlm::TLM_READ_COMMAND, (36ull << 30) - 4, &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    CHECK(r.reg(0x18) == 1);
-    CHECK(r.reg(0x20) == (36ull << 30) - 4);
-    CHECK(r.reg(0x28) == 0x4);
+    CHECK(r.reg(TRN3_HBM_ADDR_ERRORS) == 1);
+    CHECK(r.reg(TRN3_HBM_LAST_ERROR_ADDR) == (36ull << 30) - 4);
+    CHECK(r.reg(TRN3_HBM_IRQ_STATUS) == TRN3_HBM_IRQ_ADDRESS);
     CHECK(r.stack.mem_error.level());
-    r.reg(0x28, 0x4, true);  // W1C
+    r.reg(TRN3_HBM_IRQ_STATUS, TRN3_HBM_IRQ_ADDRESS, true);  // W1C
     CHECK(!r.stack.mem_error.level());
 }
 
@@ -99,8 +100,8 @@ TEST_CASE("a single-bit error injected by param is corrected and counted") {
     std::memcpy(r.stack.data() + 0x1000, &in, 8);
     REQUIRE(r.access(tlm::TLM_READ_COMMAND, 0x1000, &out, 8) == tlm::TLM_OK_RESPONSE);
     CHECK(out == in);
-    CHECK(r.reg(0x08) == 1);
-    CHECK(r.reg(0x28) == 0x2);
+    CHECK(r.reg(TRN3_HBM_CE_COUNT) == 1);
+    CHECK(r.reg(TRN3_HBM_IRQ_STATUS) == TRN3_HBM_IRQ_CORRECTED);
     CHECK(!r.stack.mem_error.level());  // corrected errors are not enabled by default
 }
 
@@ -111,8 +112,8 @@ TEST_CASE("a double-bit error returns poisoned data with an error response and r
     REQUIRE(r.access(tlm::TLM_READ_COMMAND, 0x2000, words, 32) == tlm::TLM_GENERIC_ERROR_RESPONSE);
     CHECK(words[0] == 0);
     CHECK(words[1] == 0x8001);  // exactly the flipped bits
-    CHECK(r.reg(0x10) == 1);
-    CHECK(r.reg(0x20) == 0x2008);
+    CHECK(r.reg(TRN3_HBM_UE_COUNT) == 1);
+    CHECK(r.reg(TRN3_HBM_LAST_ERROR_ADDR) == 0x2008);
     CHECK(r.stack.mem_error.level());
 }
 
@@ -123,7 +124,7 @@ TEST_CASE("a whole-word write repairs a poisoned word, and a partial write corre
     REQUIRE(r.access(tlm::TLM_WRITE_COMMAND, 0x3000, &v, 8) == tlm::TLM_OK_RESPONSE);
     std::uint8_t b = 1;
     REQUIRE(r.access(tlm::TLM_WRITE_COMMAND, 0x3008, &b, 1) == tlm::TLM_OK_RESPONSE);
-    CHECK(r.reg(0x08) == 1);  // the read-modify-write corrected it
+    CHECK(r.reg(TRN3_HBM_CE_COUNT) == 1);  // the read-modify-write corrected it
     std::uint64_t out[2];
     REQUIRE(r.access(tlm::TLM_READ_COMMAND, 0x3000, out, 16) == tlm::TLM_OK_RESPONSE);
     CHECK(out[0] == 42);
@@ -137,14 +138,14 @@ TEST_CASE("software injects an error through the registers, and DMI is revoked")
     tx.set_address(0);
     tlm::tlm_dmi dmi;
     REQUIRE(r.cpu.out->get_direct_mem_ptr(tx, dmi));
-    r.reg(0x30, 0x4000, true);
-    r.reg(0x38, 0x100, true);
+    r.reg(TRN3_HBM_INJECT_ADDR, 0x4000, true);
+    r.reg(TRN3_HBM_INJECT_MASK, 0x100, true);
     CHECK(r.cpu.invalidations == 1);
     CHECK(!r.cpu.out->get_direct_mem_ptr(tx, dmi));
     std::uint64_t v;
     REQUIRE(r.access(tlm::TLM_READ_COMMAND, 0x4000, &v, 8) == tlm::TLM_OK_RESPONSE);
     CHECK(v == 0);
-    CHECK(r.reg(0x08) == 1);
+    CHECK(r.reg(TRN3_HBM_CE_COUNT) == 1);
 }
 
 TEST_CASE("DMI is granted when no error can appear, with the unloaded latencies") {

@@ -101,12 +101,12 @@ struct device : sc_core::sc_module {
     void assign(std::uint64_t bar0, std::uint64_t bar2, std::uint64_t bar4, std::uint16_t bdf) {
         ep.set_bdf(bdf);
         config_space& c = ep.config();
-        c.write(TRN3_PCI_BAR0, 4, static_cast<std::uint32_t>(bar0));
-        c.write(TRN3_PCI_BAR0 + 4, 4, static_cast<std::uint32_t>(bar0 >> 32));
-        c.write(TRN3_PCI_BAR0 + 8, 4, static_cast<std::uint32_t>(bar2));
-        c.write(TRN3_PCI_BAR0 + 12, 4, static_cast<std::uint32_t>(bar2 >> 32));
-        c.write(TRN3_PCI_BAR0 + 16, 4, static_cast<std::uint32_t>(bar4));
-        c.write(TRN3_PCI_BAR0 + 20, 4, static_cast<std::uint32_t>(bar4 >> 32));
+        c.write(TRN3_PCI_BAR(0), 4, static_cast<std::uint32_t>(bar0));
+        c.write(TRN3_PCI_BAR(1), 4, static_cast<std::uint32_t>(bar0 >> 32));
+        c.write(TRN3_PCI_BAR(2), 4, static_cast<std::uint32_t>(bar2));
+        c.write(TRN3_PCI_BAR(3), 4, static_cast<std::uint32_t>(bar2 >> 32));
+        c.write(TRN3_PCI_BAR(4), 4, static_cast<std::uint32_t>(bar4));
+        c.write(TRN3_PCI_BAR(5), 4, static_cast<std::uint32_t>(bar4 >> 32));
         c.write(TRN3_PCI_COMMAND, 2, TRN3_PCI_COMMAND_MEMORY | TRN3_PCI_COMMAND_BUS_MASTER);
     }
 };
@@ -116,8 +116,8 @@ struct device : sc_core::sc_module {
 inline void route(pcie_switch& sw, unsigned port, std::uint64_t base, std::uint64_t size, unsigned bus) {
     config_space& c = sw.port_config(port);
     const std::uint64_t limit = base + size - 1;
-    c.write(TRN3_PCI_PREF_MEMORY_BASE, 2, static_cast<std::uint32_t>((base >> 16) & 0xFFF0));
-    c.write(TRN3_PCI_PREF_MEMORY_LIMIT, 2, static_cast<std::uint32_t>((limit >> 16) & 0xFFF0));
+    c.write(TRN3_PCI_PREF_MEMORY_BASE, 2, TRN3_PCI_WINDOW_FIELD(base));
+    c.write(TRN3_PCI_PREF_MEMORY_LIMIT, 2, TRN3_PCI_WINDOW_FIELD(limit));
     c.write(TRN3_PCI_PREF_BASE_UPPER, 4, static_cast<std::uint32_t>(base >> 32));
     c.write(TRN3_PCI_PREF_LIMIT_UPPER, 4, static_cast<std::uint32_t>(limit >> 32));
     c.write(TRN3_PCI_PRIMARY_BUS, 4, (bus << 8) | (bus << 16));

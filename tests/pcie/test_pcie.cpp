@@ -123,12 +123,12 @@ TEST_CASE("configuration space: BAR sizing, write-1-to-clear status, bridge wind
     c.init_type0(0x1D0F, 0x7364, 0x120000, 1);
     c.init_bar64(2, 1ull << 30, true);
     c.init_aer();
-    c.write(TRN3_PCI_BAR0 + 8, 4, 0xFFFFFFFF);
-    c.write(TRN3_PCI_BAR0 + 12, 4, 0xFFFFFFFF);
-    CHECK(c.read(TRN3_PCI_BAR0 + 8, 4) == 0xC000000Cu);  // 1 GiB, 64-bit, prefetchable
-    CHECK(c.read(TRN3_PCI_BAR0 + 12, 4) == 0xFFFFFFFFu);
-    c.write(TRN3_PCI_BAR0 + 8, 4, 0x40000000);
-    c.write(TRN3_PCI_BAR0 + 12, 4, 0x40);
+    c.write(TRN3_PCI_BAR(2), 4, 0xFFFFFFFF);
+    c.write(TRN3_PCI_BAR(3), 4, 0xFFFFFFFF);
+    CHECK(c.read(TRN3_PCI_BAR(2), 4) == (0xC0000000u | TRN3_PCI_BAR_MEM64 | TRN3_PCI_BAR_PREFETCH));  // 1 GiB
+    CHECK(c.read(TRN3_PCI_BAR(3), 4) == 0xFFFFFFFFu);
+    c.write(TRN3_PCI_BAR(2), 4, 0x40000000);
+    c.write(TRN3_PCI_BAR(3), 4, 0x40);
     CHECK(c.bar_address(2) == 0x4040000000ull);
     CHECK(c.read(TRN3_PCI_VENDOR_ID, 4) == 0x73641D0Fu);
     c.write(TRN3_PCI_VENDOR_ID, 2, 0x1234);  // read-only
@@ -142,8 +142,8 @@ TEST_CASE("configuration space: BAR sizing, write-1-to-clear status, bridge wind
     config_space b;
     b.init_type1(0x1D0F, 0x7F11);
     CHECK_FALSE(b.routes_address(0));  // windows are closed after reset
-    b.write(TRN3_PCI_MEMORY_BASE, 2, 0xE000);
-    b.write(TRN3_PCI_MEMORY_LIMIT, 2, 0xE010);
+    b.write(TRN3_PCI_MEMORY_BASE, 2, TRN3_PCI_WINDOW_FIELD(0xE0000000u));
+    b.write(TRN3_PCI_MEMORY_LIMIT, 2, TRN3_PCI_WINDOW_FIELD(0xE01FFFFFu));
     CHECK(b.routes_address(0xE0000000));
     CHECK(b.routes_address(0xE01FFFFF));
     CHECK_FALSE(b.routes_address(0xE0200000));
@@ -177,7 +177,7 @@ TEST_CASE("a link trains Detect, Polling, Configuration, equalisation phases 0-3
     }
     CHECK(states == std::vector<unsigned>{10, 20, 30, 50, 51, 52, 53, 40});
     const std::uint32_t up = seen.back().second;
-    CHECK(TRN3_LINK_STATUS_SPEED(up) == 6);
+    CHECK(TRN3_LINK_STATUS_SPEED(up) == TRN3_PCIE_SPEED_GEN6);
     CHECK(TRN3_LINK_STATUS_WIDTH(up) == 8);
     CHECK((up & TRN3_LINK_STATUS_UP) != 0);
     CHECK((up & TRN3_LINK_STATUS_FLIT) != 0);

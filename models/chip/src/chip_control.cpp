@@ -20,13 +20,13 @@ chip_control::chip_control(const sc_core::sc_module_name& name, std::array<neuro
     for (unsigned d = 0; d < TRN3_FABRIC_CHIPS; ++d)
         routes_.push_back(std::make_unique<reg>(regs, fmt::format("route{}", d), TRN3_CHIP_ROUTE(d), 4, TRN3_ROUTE_NONE,
                                                 access::rw, "NeuronLink port towards chip " + std::to_string(d)));
-    boot_.on_read([this](reg& r) { r.set(boot_status ? boot_status() : 0); });
+    boot_.on_read([this](reg& r) { r.set(boot_status ? boot_status() : TRN3_BOOT_RESET); });
     lnc_.on_write([](reg& r, std::uint64_t old) {
         if (r.value() != 1 && r.value() != 2) r.set(old);  // only 1 and 2 exist
     });
     core_reset_.on_write([this](reg& r, std::uint64_t) {
         for (unsigned c = 0; c < TRN3_DEV_CORES; ++c)
-            if (r.value() & (1u << c)) {
+            if (r.value() & TRN3_CORE_RESET_BIT(c)) {
                 cores_[c]->reset();
                 running_[c] = false;
                 log().info("NeuronCore {} reset", c);
@@ -40,15 +40,17 @@ chip_control::chip_control(const sc_core::sc_module_name& name, std::array<neuro
             bool error = false;
             for (unsigned e = 0; e < isa::engine_count; ++e)
                 error = error || cores_[c]->status(static_cast<isa::engine>(e)) == engine_status::error;
-            v |= (error ? 2u : running_[c] ? 1u : 0u) << (2 * c);
+            v |= TRN3_CORE_STATE_FIELD(c, error         ? TRN3_CORE_STATE_ERROR
+                                          : running_[c] ? TRN3_CORE_STATE_RUNNING
+                                                        : TRN3_CORE_STATE_IDLE);
         }
         r.set(v);
     });
     fw_event_.on_write([this](reg& r, std::uint64_t) {
-        if (r.value() & 1) report_error(TRN3_ERR_FIRMWARE);
+        if (r.value() & TRN3_FW_EVENT_REPORT) report_error(TRN3_ERR_FIRMWARE);
     });
     launch_.on_write([this](reg& r, std::uint64_t) {
-        launch(static_cast<unsigned>((r.value() >> 8) & 0xF), static_cast<unsigned>(r.value() & 0x1F));
+        launch(static_cast<unsigned>(TRN3_LAUNCH_CORE(r.value())), static_cast<unsigned>(TRN3_LAUNCH_ENGINES(r.value())));
     });
     SC_HAS_PROCESS(chip_control);
     SC_METHOD(watch);
@@ -84,18 +86,19 @@ void chip_control::watch() {
             // One engine's error stops the kernel: its partners may wait forever.
             running_[c] = false;
             report_error(TRN3_ERR_CORE(c));
-            notify(c, 1, error);
+            notify(c, TRN3_NOTIFY_STATUS_ERROR, error);
         } else if (all_done) {
             running_[c] = false;
-            notify(c, 0, 0);
+            notify(c, TRN3_NOTIFY_STATUS_DONE, 0);
         }
     }
 }
 
 void chip_control::notify(unsigned core, std::uint32_t status, std::uint32_t error) {
-    timeline::instance().instant(track_, fmt::format("nc{} {}", core, status ? "error" : "done"), sc_core::sc_time_stamp());
+    timeline::instance().instant(track_, fmt::format("nc{} {}", core, status == TRN3_NOTIFY_STATUS_ERROR ? "error" : "done"),
+                                 sc_core::sc_time_stamp());
     const std::uint32_t size = static_cast<std::uint32_t>(notify_size_.value());
-    if (!(notify_control_.value() & 1) || size == 0 || (size & (size - 1))) return;
+    if (!(notify_control_.value() & TRN3_NOTIFY_CONTROL_ENABLE) || size == 0 || (size & (size - 1))) return;
     const std::uint32_t head = static_cast<std::uint32_t>(notify_head_.value());
     if (head - static_cast<std::uint32_t>(notify_tail_.value()) >= size) {
         log().warn("notification ring full: core {} not reported", core);
@@ -104,7 +107,7 @@ void chip_control::notify(unsigned core, std::uint32_t status, std::uint32_t err
     trn3_notification n{core, status, error, ++sequence_};
     tlm::tlm_generic_payload tx;
     sc_core::sc_time delay;
-    set_access(tx, tlm::TLM_WRITE_COMMAND, notify_base_.value() + 16ull * (head & (size - 1)), &n, sizeof n);
+    set_access(tx, tlm::TLM_WRITE_COMMAND, notify_base_.value() + sizeof n * (head & (size - 1)), &n, sizeof n);
     host->b_transport(tx, delay);  // a posted write: the endpoint does not wait
     notify_head_.set(head + 1);
     ++notifications_;

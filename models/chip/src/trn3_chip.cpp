@@ -42,11 +42,13 @@ trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images
     // The register space: behind BAR0 for the host, the MCU's chip window for the firmware.
     connect(ep.bar0, regs.in);
     connect(mcu0.chip, regs.in);
-    regs.map(control->in, TRN3_BAR0_CHIP, 0x1000, "control");
-    regs.map(mcu0.mailbox0.host, TRN3_BAR0_MAILBOX, 0x1000, "mailbox");
-    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) regs.map(hbm[s]->ctrl, TRN3_BAR0_HBM(s), 0x1000, fmt::format("hbm{}", s));
-    for (unsigned c = 0; c < TRN3_DEV_CORES; ++c) regs.map(nc[c]->ctrl, TRN3_BAR0_CORE(c), 0x10000, fmt::format("nc{}", c));
-    regs.map(dma0.in, TRN3_BAR0_DMA(0), 0x100 * TRN3_DMA_QUEUES, "dma");
+    regs.map(control->in, TRN3_BAR0_CHIP, TRN3_BAR0_CHIP_BLOCK_SIZE, "control");
+    regs.map(mcu0.mailbox0.host, TRN3_BAR0_MAILBOX, TRN3_BAR0_MAILBOX_BLOCK_SIZE, "mailbox");
+    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s)
+        regs.map(hbm[s]->ctrl, TRN3_BAR0_HBM(s), TRN3_BAR0_HBM_BLOCK_SIZE, fmt::format("hbm{}", s));
+    for (unsigned c = 0; c < TRN3_DEV_CORES; ++c)
+        regs.map(nc[c]->ctrl, TRN3_BAR0_CORE(c), TRN3_BAR0_CORE_BLOCK_SIZE, fmt::format("nc{}", c));
+    regs.map(dma0.in, TRN3_BAR0_DMA(0), TRN3_DMA_QUEUE_BLOCK_SIZE * TRN3_DMA_QUEUES, "dma");
 
     // Device requests into host memory.
     connect(dma0.host, to_host.in);

@@ -20,7 +20,7 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name)
       bytes_(this, "bytes", "bytes moved"),
       errors_(this, "errors", "queues stopped on an error") {
     for (unsigned q = 0; q < TRN3_DMA_QUEUES; ++q) {
-        const std::uint64_t b = 0x100ull * q;
+        const std::uint64_t b = std::uint64_t(TRN3_DMA_QUEUE_BLOCK_SIZE) * q;
         auto add = [&](const char* leaf, std::uint64_t off, unsigned width, trn3::access a, const char* d) {
             regs_owned_.push_back(std::make_unique<reg>(regs, fmt::format("q{}_{}", q, leaf), b + off, width, 0, a, d));
             return regs_owned_.back().get();
@@ -36,7 +36,8 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name)
         qu.tail->on_write([this](reg&, std::uint64_t) { ring(); });
         qu.control->on_write([this, q](reg& r, std::uint64_t old) {
             // Enabling a stopped queue restarts it.
-            if ((r.value() & 1) && !(old & 1) && (queues_[q].status->value() & 0xFF) == TRN3_DMA_STATE_ERROR)
+            if ((r.value() & TRN3_DMA_CONTROL_ENABLE) && !(old & TRN3_DMA_CONTROL_ENABLE) &&
+                TRN3_DMA_STATUS_STATE(queues_[q].status->value()) == TRN3_DMA_STATE_ERROR)
                 queues_[q].status->set(TRN3_DMA_STATE_IDLE);
             ring();
         });
@@ -78,7 +79,7 @@ bool dma_engine::transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t ad
 }
 
 void dma_engine::fail(unsigned q, std::uint32_t cause) {
-    queues_[q].status->set(TRN3_DMA_STATE_ERROR | (cause << 8));
+    queues_[q].status->set(TRN3_DMA_STATUS_VALUE(TRN3_DMA_STATE_ERROR, cause));
     ++errors_;
     log().warn("queue {} stopped: error {}", q, cause);
     if (queue_error) queue_error(q);
@@ -88,7 +89,8 @@ bool dma_engine::serve(unsigned q) {
     queue& qu = queues_[q];
     const std::uint32_t size = static_cast<std::uint32_t>(qu.ring_size->value());
     const std::uint32_t head = static_cast<std::uint32_t>(qu.head->value());
-    if (!(qu.control->value() & 1) || (qu.status->value() & 0xFF) == TRN3_DMA_STATE_ERROR || size == 0 ||
+    if (!(qu.control->value() & TRN3_DMA_CONTROL_ENABLE) || TRN3_DMA_STATUS_STATE(qu.status->value()) == TRN3_DMA_STATE_ERROR ||
+        size == 0 ||
         head == static_cast<std::uint32_t>(qu.tail->value()))
         return false;
     if (size & (size - 1)) {
@@ -97,10 +99,10 @@ bool dma_engine::serve(unsigned q) {
     }
     qu.status->set(TRN3_DMA_STATE_RUNNING);
     const sc_time start = sc_core::sc_time_stamp();
-    const bool ring_on_host = !(qu.control->value() & 2);
+    const bool ring_on_host = !(qu.control->value() & TRN3_DMA_CONTROL_DEVICE_RING);
     const std::uint32_t index = head & (size - 1);
     trn3_dma_descriptor d{};
-    if (!transfer(ring_on_host, tlm::TLM_READ_COMMAND, qu.ring_base->value() + 32ull * index,
+    if (!transfer(ring_on_host, tlm::TLM_READ_COMMAND, qu.ring_base->value() + sizeof d * index,
                 reinterpret_cast<std::uint8_t*>(&d), sizeof d)) {
         fail(q, ring_on_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE);
         return false;
@@ -118,7 +120,7 @@ bool dma_engine::serve(unsigned q) {
             status = dst_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
     }
     trn3_dma_completion c{status, d.length, d.user};
-    if (!transfer(ring_on_host, tlm::TLM_WRITE_COMMAND, qu.cpl_base->value() + 16ull * index, reinterpret_cast<std::uint8_t*>(&c),
+    if (!transfer(ring_on_host, tlm::TLM_WRITE_COMMAND, qu.cpl_base->value() + sizeof c * index, reinterpret_cast<std::uint8_t*>(&c),
                   sizeof c) &&
         status == 0)
         status = ring_on_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;  // the host would never see it done

@@ -127,10 +127,10 @@ hbm_stack::hbm_stack(const sc_core::sc_module_name& name, bool default_needs_tra
     ctrl.register_b_transport(this, &hbm_stack::ctrl_transport);
     ctrl.register_transport_dbg(this, &hbm_stack::ctrl_dbg);
     irq_status_.on_write([this](reg&, std::uint64_t) { update_irq(); });
-    train_status_.set(needs_training.get() ? 0 : 2);
+    train_status_.set(needs_training.get() ? TRN3_HBM_TRAIN_UNTRAINED : TRN3_HBM_TRAIN_READY);
     train_ctrl_.on_write([this](reg& r, std::uint64_t) {
-        if ((r.value() & 1) && train_status_.value() == 0) {
-            train_status_.set(1);
+        if ((r.value() & TRN3_HBM_TRAIN_START) && train_status_.value() == TRN3_HBM_TRAIN_UNTRAINED) {
+            train_status_.set(TRN3_HBM_TRAIN_BUSY);
             trained_event_.notify(training_time.get());
         }
     });
@@ -211,13 +211,13 @@ ps_t hbm_stack::place(std::uint64_t addr, unsigned len, bool is_write, ps_t arri
 }
 
 void hbm_stack::finish_training() {
-    train_status_.set(2);
+    train_status_.set(TRN3_HBM_TRAIN_READY);
     log().info("trained in {}", training_time.get().to_string());
 }
 
 void hbm_stack::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay) {
     ++transaction_count();
-    if (train_status_.value() != 2) {
+    if (train_status_.value() != TRN3_HBM_TRAIN_READY) {
         // Not initialised: the controller refuses the access.
         tx.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
         delay += controller_latency.get();
@@ -230,7 +230,7 @@ void hbm_stack::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& dela
     if (len == 0 || addr >= size.get().bytes || len > size.get().bytes - addr) {
         ++stat_addr_errors_;
         addr_errors_.set(addr_errors_.value() + 1);
-        raise(irq_address, addr);
+        raise(TRN3_HBM_IRQ_ADDRESS, addr);
         delay += controller_latency.get();
         tx.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         trace_in_.record(tx, delay);
@@ -258,7 +258,7 @@ void hbm_stack::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& dela
             if (std::uint64_t fixed = ecc_.on_write(addr, len)) {
                 stat_ce_ += fixed;
                 ce_count_.set(ce_count_.value() + fixed);
-                raise(irq_corrected, addr);
+                raise(TRN3_HBM_IRQ_CORRECTED, addr);
             }
         }
     } else {
@@ -272,12 +272,12 @@ void hbm_stack::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& dela
                 if (r.corrected) {
                     stat_ce_ += r.corrected;
                     ce_count_.set(ce_count_.value() + r.corrected);
-                    raise(irq_corrected, addr + (r.first_error_addr > addr ? r.first_error_addr - addr : 0));
+                    raise(TRN3_HBM_IRQ_CORRECTED, addr + (r.first_error_addr > addr ? r.first_error_addr - addr : 0));
                 }
                 if (r.uncorrectable) {
                     stat_ue_ += r.uncorrectable;
                     ue_count_.set(ue_count_.value() + r.uncorrectable);
-                    raise(irq_uncorrectable, std::max(addr, r.first_error_addr));
+                    raise(TRN3_HBM_IRQ_UNCORRECTABLE, std::max(addr, r.first_error_addr));
                     tx.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
                     log().warn("uncorrectable ECC error at 0x{:x}: poisoned data returned", r.first_error_addr);
                 }
@@ -291,7 +291,7 @@ void hbm_stack::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& dela
 bool hbm_stack::get_direct_mem_ptr(tlm::tlm_generic_payload&, tlm::tlm_dmi& d) {
     // DMI bypasses ECC and timing: granted only when no error can appear.
     // Timing stays charged by initiators through timing_only payloads.
-    if (!dmi.get() || ecc_.active() || train_status_.value() != 2) return false;
+    if (!dmi.get() || ecc_.active() || train_status_.value() != TRN3_HBM_TRAIN_READY) return false;
     d.set_dmi_ptr(store_.data());
     d.set_start_address(0);
     d.set_end_address(size.get().bytes - 1);
@@ -326,9 +326,9 @@ unsigned hbm_stack::ctrl_dbg(tlm::tlm_generic_payload& tx) {
 
 void hbm_stack::raise(std::uint32_t bits, std::uint64_t addr) {
     timeline::instance().instant(track_,
-                                 bits & irq_uncorrectable ? "uncorrectable ECC error"
-                                 : bits & irq_corrected   ? "corrected ECC error"
-                                                          : "address error",
+                                 bits & TRN3_HBM_IRQ_UNCORRECTABLE ? "uncorrectable ECC error"
+                                 : bits & TRN3_HBM_IRQ_CORRECTED   ? "corrected ECC error"
+                                                                   : "address error",
                                  sc_core::sc_time_stamp());
     last_error_addr_.set(addr);
     irq_status_.set(irq_status_.value() | bits);

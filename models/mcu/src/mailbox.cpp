@@ -2,14 +2,13 @@
 
 #include <fmt/format.h>
 
-#include "trn3/spec/mailbox.h"
-
 namespace trn3::mcu {
 
 mailbox::mailbox(const sc_core::sc_module_name& name) : reg_block(name, frequency{1e9}), host("host") {
     host.register_b_transport(this, &mailbox::host_transport);
     host.register_transport_dbg(this, &mailbox::host_debug);
-    for (unsigned i = 0; i < 64; ++i) {
+    static_assert(sizeof(trn3_mbox_request) == sizeof(trn3_mbox_response), "one word count for both buffers");
+    for (unsigned i = 0; i < sizeof(trn3_mbox_request) / 4; ++i) {
         buffers_.push_back(std::make_unique<reg>(regs, fmt::format("request{}", i), TRN3_MBOX_REQUEST + 4 * i, 4, 0,
                                                  access::rw, "request message word"));
         buffers_.push_back(std::make_unique<reg>(regs, fmt::format("response{}", i), TRN3_MBOX_RESPONSE + 4 * i, 4, 0,
@@ -18,8 +17,8 @@ mailbox::mailbox(const sc_core::sc_module_name& name) : reg_block(name, frequenc
     // Ringing sets a doorbell from its own side; writing 1 from the other side
     // clears it. A doorbell drives its interrupt line.
     auto doorbell = [this](reg& r, std::uint64_t old, side ringer, irq_line& line, bool count) {
-        const bool one = r.value() & 1;
-        bool pending = old & 1;
+        const bool one = r.value() & TRN3_MBOX_DOORBELL_RING;  // ring or clear, by side
+        bool pending = old & TRN3_MBOX_DOORBELL_PENDING;
         if (one && side_ == ringer) {
             pending = true;
             if (count) ++requests_;

@@ -41,13 +41,13 @@ mcu::mcu(const sc_core::sc_module_name& name, const images& defaults)
       wfi_waits_(this, "wfi_waits", "times the hart waited in wfi"),
       traps_(this, "traps", "traps taken (exceptions and interrupts)") {
     mmio_.bind(bus_.in);
-    bus_.map(uart0.in, TRN3_MCU_UART_BASE, 0x1000, "uart");
-    bus_.map(timer0.in, TRN3_MCU_TIMER_BASE, 0x1000, "timer");
-    bus_.map(intc0.in, TRN3_MCU_INTC_BASE, 0x1000, "intc");
-    bus_.map(sysctl0.in, TRN3_MCU_SYSCTL_BASE, 0x1000, "sysctl");
-    bus_.map(mailbox0.in, TRN3_MCU_MAILBOX_BASE, 0x1000, "mailbox");
+    bus_.map(uart0.in, TRN3_MCU_UART_BASE, TRN3_MCU_BLOCK_SIZE, "uart");
+    bus_.map(timer0.in, TRN3_MCU_TIMER_BASE, TRN3_MCU_BLOCK_SIZE, "timer");
+    bus_.map(intc0.in, TRN3_MCU_INTC_BASE, TRN3_MCU_BLOCK_SIZE, "intc");
+    bus_.map(sysctl0.in, TRN3_MCU_SYSCTL_BASE, TRN3_MCU_BLOCK_SIZE, "sysctl");
+    bus_.map(mailbox0.in, TRN3_MCU_MAILBOX_BASE, TRN3_MCU_BLOCK_SIZE, "mailbox");
     mailbox0.mcu_irq.on_change([this](bool level) { intc0.line(TRN3_MCU_IRQ_MAILBOX).set(level); });
-    bus_.map(watchdog0.in, TRN3_MCU_WDT_BASE, 0x1000, "watchdog");
+    bus_.map(watchdog0.in, TRN3_MCU_WDT_BASE, TRN3_MCU_BLOCK_SIZE, "watchdog");
     watchdog0.warning.on_change([this](bool level) { intc0.line(TRN3_MCU_IRQ_WATCHDOG).set(level); });
     watchdog0.reset_request = [this] {
         log().warn("watchdog reset");
@@ -206,7 +206,7 @@ void mcu::run() {
             }
         }
         if (sysctl0.tohost()) {
-            state_ = sysctl0.tohost() == 1 ? state::passed : state::failed;
+            state_ = sysctl0.tohost() == TRN3_MCU_TOHOST_PASS ? state::passed : state::failed;
             wait(local_);
             local_ = sc_core::SC_ZERO_TIME;
             stopped_at_ = sc_core::sc_time_stamp();

@@ -1,7 +1,5 @@
 #include "trn3/mcu/watchdog.h"
 
-#include "trn3/spec/mcu.h"
-
 namespace trn3::mcu {
 
 watchdog::watchdog(const sc_core::sc_module_name& name, const timer& timebase)
@@ -25,7 +23,7 @@ void watchdog::restart() {
 
 void watchdog::run() {
     for (;;) {
-        if (!(ctrl_.value() & 1) || timeout_.value() == 0) {
+        if (!(ctrl_.value() & TRN3_MCU_WDT_CTRL_ENABLE) || timeout_.value() == 0) {
             wait(changed_);
             continue;
         }
@@ -37,8 +35,8 @@ void watchdog::run() {
             continue;
         }
         ++expiries_;
-        if (!(status_.value() & 1)) {  // first expiry: warn, count again
-            status_.set(1);
+        if (!(status_.value() & TRN3_MCU_WDT_STATUS_WARNING)) {  // first expiry: warn, count again
+            status_.set(TRN3_MCU_WDT_STATUS_WARNING);
             warning.set(true);
             kicked_at_ = now;
             continue;

@@ -1,7 +1,5 @@
 #include "trn3/pcie/config_space.h"
 
-#include "trn3/spec/pci.h"
-
 namespace trn3::pcie {
 
 std::uint32_t config_space::read(std::uint16_t offset, unsigned bytes) {
@@ -48,61 +46,62 @@ void config_space::init_type0(std::uint16_t vendor, std::uint16_t device, std::u
     init(TRN3_PCI_STATUS, 2, TRN3_PCI_STATUS_CAP_LIST, 0,
          TRN3_PCI_STATUS_SIG_TARGET_ABORT | TRN3_PCI_STATUS_REC_MASTER_ABORT | TRN3_PCI_STATUS_DETECTED_PARITY);
     init(TRN3_PCI_CLASS_REV, 4, (std::uint64_t(class_code) << 8) | revision);
-    init(TRN3_PCI_HEADER_TYPE, 1, 0);
+    init(TRN3_PCI_HEADER_TYPE, 1, TRN3_PCI_HEADER_TYPE_ENDPOINT);
 }
 
 void config_space::init_type1(std::uint16_t vendor, std::uint16_t device) {
     init_type0(vendor, device, TRN3_PCI_CLASS_BRIDGE_P2P, 0);
-    init(TRN3_PCI_HEADER_TYPE, 1, 1);
+    init(TRN3_PCI_HEADER_TYPE, 1, TRN3_PCI_HEADER_TYPE_BRIDGE);
     init(TRN3_PCI_PRIMARY_BUS, 3, 0, 0xFFFFFF);
     // Windows: bits 15:4 hold address bits 31:20; the prefetchable window is 64-bit.
     // Windows come out of reset closed (base above limit).
-    init(TRN3_PCI_MEMORY_BASE, 2, 0xFFF0, 0xFFF0);
-    init(TRN3_PCI_MEMORY_LIMIT, 2, 0, 0xFFF0);
-    init(TRN3_PCI_PREF_MEMORY_BASE, 2, 0xFFF1, 0xFFF0);
-    init(TRN3_PCI_PREF_MEMORY_LIMIT, 2, 0x1, 0xFFF0);
+    init(TRN3_PCI_MEMORY_BASE, 2, TRN3_PCI_WINDOW_MASK, TRN3_PCI_WINDOW_MASK);
+    init(TRN3_PCI_MEMORY_LIMIT, 2, 0, TRN3_PCI_WINDOW_MASK);
+    init(TRN3_PCI_PREF_MEMORY_BASE, 2, TRN3_PCI_WINDOW_MASK | TRN3_PCI_PREF_64BIT, TRN3_PCI_WINDOW_MASK);
+    init(TRN3_PCI_PREF_MEMORY_LIMIT, 2, TRN3_PCI_PREF_64BIT, TRN3_PCI_WINDOW_MASK);
     init(TRN3_PCI_PREF_BASE_UPPER, 4, 0, 0xFFFFFFFF);
     init(TRN3_PCI_PREF_LIMIT_UPPER, 4, 0, 0xFFFFFFFF);
 }
 
 void config_space::init_bar64(unsigned index, std::uint64_t size, bool prefetchable) {
     const std::uint64_t mask = ~(size - 1);
-    const std::uint16_t off = static_cast<std::uint16_t>(TRN3_PCI_BAR0 + 4 * index);
-    init(off, 4, TRN3_PCI_BAR_MEM64 | (prefetchable ? TRN3_PCI_BAR_PREFETCH : 0), mask & 0xFFFFFFF0u);
-    init(static_cast<std::uint16_t>(off + 4), 4, 0, mask >> 32);
+    init(static_cast<std::uint16_t>(TRN3_PCI_BAR(index)), 4, TRN3_PCI_BAR_MEM64 | (prefetchable ? TRN3_PCI_BAR_PREFETCH : 0),
+         static_cast<std::uint32_t>(mask) & ~TRN3_PCI_BAR_FLAGS);
+    init(static_cast<std::uint16_t>(TRN3_PCI_BAR(index + 1)), 4, 0, mask >> 32);
     bar_sizes_[index] = size;
 }
 
 std::uint64_t config_space::bar_address(unsigned index) const {
-    const std::uint16_t off = static_cast<std::uint16_t>(TRN3_PCI_BAR0 + 4 * index);
-    return (get(off, 4) & ~0xFull) | (get(static_cast<std::uint16_t>(off + 4), 4) << 32);
+    return (get(static_cast<std::uint16_t>(TRN3_PCI_BAR(index)), 4) & ~std::uint64_t(TRN3_PCI_BAR_FLAGS)) |
+           (get(static_cast<std::uint16_t>(TRN3_PCI_BAR(index + 1)), 4) << 32);
 }
 
 void config_space::add_capability(std::uint8_t id, std::uint16_t offset) {
     init(offset, 2, id);
     if (last_cap_ == 0) init(TRN3_PCI_CAP_PTR, 1, offset);
-    else set(static_cast<std::uint16_t>(last_cap_ + 1), 1, offset);
+    else set(static_cast<std::uint16_t>(last_cap_ + TRN3_PCI_CAP_NEXT), 1, offset);
     last_cap_ = offset;
 }
 
 void config_space::add_ext_capability(std::uint16_t id, std::uint16_t offset, std::uint8_t version) {
-    init(offset, 4, id | (std::uint32_t(version) << 16));
+    init(offset, 4, TRN3_PCI_EXT_CAP_HEADER(id, version, 0));
     if (last_ext_cap_ != 0) {
         const std::uint64_t prev = get(last_ext_cap_, 4);
-        set(last_ext_cap_, 4, (prev & 0xFFFFF) | (std::uint64_t(offset) << 20));
+        set(last_ext_cap_, 4, TRN3_PCI_EXT_CAP_HEADER(TRN3_PCI_EXT_CAP_ID(prev), TRN3_PCI_EXT_CAP_VERSION(prev), offset));
     }
     last_ext_cap_ = offset;
 }
 
 void config_space::init_pcie_cap(unsigned port_type, unsigned max_speed, unsigned max_width) {
     add_capability(TRN3_PCI_CAP_ID_PCIE, TRN3_PCI_PCIE_CAP);
-    init(TRN3_PCI_PCIE_CAP + TRN3_PCIE_CAPS, 2, 0x2 | (port_type << 4));  // version 2
-    init(TRN3_PCI_PCIE_CAP + TRN3_PCIE_LINK_CAP, 4, max_speed | (max_width << 4));
+    init(TRN3_PCI_PCIE_CAP + TRN3_PCIE_CAPS, 2, TRN3_PCIE_CAPS_VALUE(port_type, TRN3_PCIE_CAP_VERSION));
+    init(TRN3_PCI_PCIE_CAP + TRN3_PCIE_LINK_CAP, 4, TRN3_PCIE_LINK_VALUE(max_speed, max_width));
     init(TRN3_PCI_PCIE_CAP + TRN3_PCIE_LINK_CONTROL, 2, 0, 0xFFFF);
 }
 
 void config_space::set_link_status(unsigned speed, unsigned width, bool dl_active, bool flit) {
-    set(TRN3_PCI_PCIE_CAP + TRN3_PCIE_LINK_STATUS, 2, speed | (width << 4) | (dl_active ? TRN3_PCIE_LINK_DL_ACTIVE : 0));
+    set(TRN3_PCI_PCIE_CAP + TRN3_PCIE_LINK_STATUS, 2,
+        TRN3_PCIE_LINK_VALUE(speed, width) | (dl_active ? TRN3_PCIE_LINK_DL_ACTIVE : 0));
     set(TRN3_PCI_PCIE_CAP + TRN3_PCIE_LINK_STATUS2, 2, flit ? TRN3_PCIE_LINK_STATUS2_FLIT_MODE : 0);
 }
 
@@ -117,11 +116,12 @@ void config_space::report_error(std::uint32_t aer_bit, std::uint16_t status_bit)
 }
 
 bool config_space::routes_address(std::uint64_t a) const {
-    const std::uint64_t mem_base = (get(TRN3_PCI_MEMORY_BASE, 2) & 0xFFF0) << 16;
-    const std::uint64_t mem_limit = ((get(TRN3_PCI_MEMORY_LIMIT, 2) & 0xFFF0) << 16) | 0xFFFFF;
+    const std::uint64_t granule_end = TRN3_PCI_WINDOW_GRANULE - 1;  // a limit covers its whole granule
+    const std::uint64_t mem_base = TRN3_PCI_WINDOW_ADDR(get(TRN3_PCI_MEMORY_BASE, 2));
+    const std::uint64_t mem_limit = TRN3_PCI_WINDOW_ADDR(get(TRN3_PCI_MEMORY_LIMIT, 2)) | granule_end;
     if (mem_base <= mem_limit && a >= mem_base && a <= mem_limit) return true;
-    const std::uint64_t pref_base = ((get(TRN3_PCI_PREF_MEMORY_BASE, 2) & 0xFFF0) << 16) | (get(TRN3_PCI_PREF_BASE_UPPER, 4) << 32);
-    const std::uint64_t pref_limit = ((get(TRN3_PCI_PREF_MEMORY_LIMIT, 2) & 0xFFF0) << 16) | 0xFFFFF |
+    const std::uint64_t pref_base = TRN3_PCI_WINDOW_ADDR(get(TRN3_PCI_PREF_MEMORY_BASE, 2)) | (get(TRN3_PCI_PREF_BASE_UPPER, 4) << 32);
+    const std::uint64_t pref_limit = TRN3_PCI_WINDOW_ADDR(get(TRN3_PCI_PREF_MEMORY_LIMIT, 2)) | granule_end |
                                      (get(TRN3_PCI_PREF_LIMIT_UPPER, 4) << 32);
     return pref_base <= pref_limit && a >= pref_base && a <= pref_limit;
 }

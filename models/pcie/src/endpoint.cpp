@@ -16,6 +16,7 @@ using sc_core::SC_NS;
 
 namespace {
 bool power_of_two(std::uint64_t v) { return v >= 16 && (v & (v - 1)) == 0; }
+constexpr int msix_bar = TRN3_EP_MSIX_BAR;  // BAR0 registers, BAR2 memory window, this one the MSI-X table and PBA
 } // namespace
 
 endpoint::endpoint(const sc_core::sc_module_name& name, unsigned default_device_id, std::uint64_t default_bar0,
@@ -55,13 +56,13 @@ endpoint::endpoint(const sc_core::sc_module_name& name, unsigned default_device_
                        static_cast<std::uint32_t>(class_code.get()), 1);
     config_.init_bar64(0, bar0_size.get().bytes, false);
     config_.init_bar64(2, bar2_size.get().bytes, true);
-    config_.init_bar64(4, msix_bar_size, false);
-    config_.init_pcie_cap(TRN3_PCIE_TYPE_ENDPOINT, 6, 16);
+    config_.init_bar64(msix_bar, msix_bar_size, false);
+    config_.init_pcie_cap(TRN3_PCIE_TYPE_ENDPOINT, TRN3_PCIE_SPEED_GEN6, 16);  // until attach() says the link's
     config_.add_capability(TRN3_PCI_CAP_ID_MSIX, TRN3_PCI_MSIX_CAP);
     config_.init(TRN3_PCI_MSIX_CAP + TRN3_MSIX_CONTROL, 2, msix_vectors.get() - 1,
                  TRN3_MSIX_ENABLE | TRN3_MSIX_FUNCTION_MASK);
-    config_.init(TRN3_PCI_MSIX_CAP + TRN3_MSIX_TABLE, 4, 4);  // BAR4 + 0
-    config_.init(TRN3_PCI_MSIX_CAP + TRN3_MSIX_PBA, 4, msix_pba_offset | 4);
+    config_.init(TRN3_PCI_MSIX_CAP + TRN3_MSIX_TABLE, 4, TRN3_EP_MSIX_BAR);  // at offset 0 of the MSI-X BAR
+    config_.init(TRN3_PCI_MSIX_CAP + TRN3_MSIX_PBA, 4, msix_pba_offset | TRN3_EP_MSIX_BAR);
     config_.init_aer();
     config_.on_read([this](std::uint16_t) {
         if (end_) {
@@ -75,7 +76,8 @@ endpoint::endpoint(const sc_core::sc_module_name& name, unsigned default_device_
             if (msix_pending(v)) send_msix(v);
     });
     msix_table_.assign(msix_vectors.get() * TRN3_MSIX_ENTRY_SIZE, 0);
-    for (unsigned v = 0; v < msix_vectors.get(); ++v) msix_table_[v * TRN3_MSIX_ENTRY_SIZE + TRN3_MSIX_ENTRY_CONTROL] = 1;
+    for (unsigned v = 0; v < msix_vectors.get(); ++v)
+        msix_table_[v * TRN3_MSIX_ENTRY_SIZE + TRN3_MSIX_ENTRY_CONTROL] = TRN3_MSIX_ENTRY_MASKED;
     msix_pba_.assign((msix_vectors.get() + 63) / 64, 0);
 }
 
@@ -83,7 +85,7 @@ void endpoint::attach(link_end& end) {
     if (end_) throw config_error(fmt::format("{}: already attached to a link", name()));
     end_ = &end;
     config_.set(TRN3_PCI_PCIE_CAP + TRN3_PCIE_LINK_CAP, 4,
-                end.owner().phy().speed_code | (end.owner().lanes.get() << 4));
+                TRN3_PCIE_LINK_VALUE(end.owner().phy().speed_code, end.owner().lanes.get()));
     end.on_receive([this](tlp& t) { receive(t); });
 }
 
@@ -133,7 +135,7 @@ void endpoint::receive(tlp& t) {
 void endpoint::serve_request(tlp& t) {
     const std::uint64_t bytes = t.total_bytes();
     int bar = -1;
-    for (int b : {0, 2, 4}) {
+    for (int b : {0, 2, msix_bar}) {
         const std::uint64_t base = config_.bar_address(static_cast<unsigned>(b));
         if (base != 0 && t.address >= base && t.address + bytes <= base + config_.bar_size(static_cast<unsigned>(b))) bar = b;
     }
@@ -150,7 +152,7 @@ void endpoint::serve_request(tlp& t) {
         return;  // a poisoned write is not used
     }
     const std::uint64_t offset = t.address - config_.bar_address(static_cast<unsigned>(bar));
-    if (bar == 4) return msix_access(t, offset);
+    if (bar == msix_bar) return msix_access(t, offset);
     tlm::tlm_generic_payload tx;
     std::vector<std::uint8_t> buffer;
     const bool write = t.type == tlp_type::mem_write;
@@ -225,7 +227,7 @@ void endpoint::send_msix(unsigned v) {
     std::memcpy(&data, e + TRN3_MSIX_ENTRY_DATA, 4);
     std::memcpy(&vctl, e + TRN3_MSIX_ENTRY_CONTROL, 4);
     const bool master = config_.get(TRN3_PCI_COMMAND, 2) & TRN3_PCI_COMMAND_BUS_MASTER;
-    if (!(control & TRN3_MSIX_ENABLE) || (control & TRN3_MSIX_FUNCTION_MASK) || (vctl & 1) || !master || !end_) {
+    if (!(control & TRN3_MSIX_ENABLE) || (control & TRN3_MSIX_FUNCTION_MASK) || (vctl & TRN3_MSIX_ENTRY_MASKED) || !master || !end_) {
         ++msix_pending_;
         return;
     }

@@ -6,7 +6,6 @@
 
 #include "trn3/core/error.h"
 #include "trn3/core/log.h"
-#include "trn3/spec/link.h"
 
 namespace trn3::pcie {
 
@@ -277,14 +276,14 @@ void link::raise(std::uint32_t events) {
 }
 
 void link::update_status() {
-    std::uint32_t s = state_ | (eq_phase_ << 4) | (phy().speed_code << 8) | (width_ << 16);
+    std::uint32_t s = TRN3_LINK_STATUS_VALUE(state_, eq_phase_, phy().speed_code, width_);
     if (state_ == TRN3_LTSSM_L0) s |= TRN3_LINK_STATUS_UP;
     if (phy().flit_mode) s |= TRN3_LINK_STATUS_FLIT;
     if (width_ != 0 && width_ < lanes.get()) s |= TRN3_LINK_STATUS_DEGRADED;
     if (failed_training_) s |= TRN3_LINK_STATUS_FAILED;
     status_.set(s);
-    lanes_.set(lanes.get() | (spare_lanes.get() << 8) | (spares_used_ << 16) |
-               (std::min<std::size_t>(failed_.size(), 255) << 24));
+    lanes_.set(TRN3_LINK_LANES_VALUE(lanes.get(), spare_lanes.get(), spares_used_,
+                                     std::min<std::size_t>(failed_.size(), 255)));
     std::uint32_t mask[3] = {0, 0, 0};
     for (unsigned l : failed_) mask[l / 32] |= 1u << (l % 32);
     failed0_.set(mask[0]);

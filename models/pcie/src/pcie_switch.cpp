@@ -98,9 +98,10 @@ pcie_switch::pcie_switch(const sc_core::sc_module_name& name, const switch_confi
     }
     // Downstream ports past 32 are functions 1.. of the first 32 devices,
     // which then say they are multi-function.
-    if (k > 32) {
+    if (k > TRN3_PCI_DEVICES_PER_BUS) {
         for (unsigned i = 0, d = 0; i < ports_.size(); ++i)
-            if (ports_[i].downstream && d++ < 32) ports_[i].config.set_bits(TRN3_PCI_HEADER_TYPE, 1, 0x80);
+            if (ports_[i].downstream && d++ < TRN3_PCI_DEVICES_PER_BUS)
+                ports_[i].config.set_bits(TRN3_PCI_HEADER_TYPE, 1, TRN3_PCI_HEADER_TYPE_MULTI_FUNCTION);
     }
 }
 
@@ -121,7 +122,7 @@ std::uint16_t pcie_switch::port_bdf(unsigned port) const {
     if (static_cast<int>(port) == up_) return TRN3_PCI_BDF(upc.get(TRN3_PCI_PRIMARY_BUS, 1), 0, 0);
     unsigned k = 0;
     for (unsigned i = 0; i < port; ++i) k += ports_[i].downstream ? 1 : 0;
-    return TRN3_PCI_BDF(upc.secondary_bus(), k % 32, k / 32);
+    return TRN3_PCI_BDF(upc.secondary_bus(), k % TRN3_PCI_DEVICES_PER_BUS, k / TRN3_PCI_DEVICES_PER_BUS);
 }
 
 int pcie_switch::downstream_for_bus(unsigned bus) const {

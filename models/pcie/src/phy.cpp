@@ -6,13 +6,14 @@
 #include <fmt/format.h>
 
 #include "trn3/core/error.h"
+#include "trn3/spec/pci.h"
 
 namespace trn3::pcie {
 
 const phy_spec& spec_of(generation g) {
-    static const phy_spec gen5{"Gen5", 32e9 * 128.0 / 130.0 / 8.0, false, 0, 0, 8, 5, 32};
-    static const phy_spec gen6{"Gen6", 64e9 / 8.0, true, 256, 236, 0, 6, 64};
-    static const phy_spec ualink{"UALink", 200e9 / 8.0, true, 640, 616, 0, 7, 200};
+    static const phy_spec gen5{"Gen5", 32e9 * 128.0 / 130.0 / 8.0, false, 0, 0, 8, TRN3_PCIE_SPEED_GEN5, 32};
+    static const phy_spec gen6{"Gen6", 64e9 / 8.0, true, 256, 236, 0, TRN3_PCIE_SPEED_GEN6, 64};
+    static const phy_spec ualink{"UALink", 200e9 / 8.0, true, 640, 616, 0, TRN3_PCIE_SPEED_UALINK, 200};
     switch (g) {
     case generation::gen5: return gen5;
     case generation::gen6: return gen6;

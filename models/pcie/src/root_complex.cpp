@@ -96,8 +96,8 @@ requester::result root_complex::round_trip(port_state& p, tlp&& t, std::uint64_t
 void root_complex::ecam_transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
     const std::uint64_t a = tx.get_address();
     const unsigned bytes = tx.get_data_length();
-    const std::uint16_t bdf = static_cast<std::uint16_t>(a >> 12);
-    const std::uint16_t reg = static_cast<std::uint16_t>(a & 0xFFF);
+    const std::uint16_t bdf = TRN3_ECAM_BDF(a);
+    const std::uint16_t reg = static_cast<std::uint16_t>(TRN3_ECAM_REGISTER(a));
     const bool write = tx.is_write();
     unsigned char* data = tx.get_data_ptr();
     tx.set_response_status(tlm::TLM_OK_RESPONSE);

@@ -4,6 +4,8 @@
 
 #include <fmt/format.h>
 
+#include "trn3/spec/pci.h"
+
 namespace trn3::pcie {
 
 unsigned header_bytes(const tlp& t) {
@@ -127,7 +129,7 @@ const char* type_name(tlp_type t) {
 }
 
 std::string bdf_text(std::uint16_t bdf) {
-    return fmt::format("{:02x}:{:02x}.{}", bdf >> 8, (bdf >> 3) & 0x1F, bdf & 7);
+    return fmt::format("{:02x}:{:02x}.{}", TRN3_PCI_BDF_BUS(bdf), TRN3_PCI_BDF_DEV(bdf), TRN3_PCI_BDF_FN(bdf));
 }
 
 std::string describe(const tlp& t) {

@@ -83,11 +83,11 @@ private:
 
     // Probes every device on `bus`; functions 1..7 only on multi-function devices.
     void scan_bus(unsigned bus, int parent, int depth) {
-        for (unsigned dev = 0; dev < 32; ++dev) {
+        for (unsigned dev = 0; dev < TRN3_PCI_DEVICES_PER_BUS; ++dev) {
             const std::uint16_t fn0 = TRN3_PCI_BDF(bus, dev, 0);
             if (!present(fn0)) continue;
-            const bool multi = (read8(fn0, TRN3_PCI_HEADER_TYPE) & 0x80) != 0;
-            for (unsigned fn = 0; fn < (multi ? 8u : 1u); ++fn) {
+            const bool multi = (read8(fn0, TRN3_PCI_HEADER_TYPE) & TRN3_PCI_HEADER_TYPE_MULTI_FUNCTION) != 0;
+            for (unsigned fn = 0; fn < (multi ? TRN3_PCI_FUNCTIONS : 1u); ++fn) {
                 const std::uint16_t bdf = TRN3_PCI_BDF(bus, dev, fn);
                 if (fn == 0 || present(bdf)) probe(bdf, parent, depth);
             }
@@ -104,8 +104,8 @@ private:
         const std::uint32_t class_rev = read32(bdf, TRN3_PCI_CLASS_REV);
         f.class_code = class_rev >> 8;
         f.revision = static_cast<std::uint8_t>(class_rev);
-        const unsigned layout = read8(bdf, TRN3_PCI_HEADER_TYPE) & 0x7F;
-        f.bridge = layout == 1;
+        const unsigned layout = TRN3_PCI_HEADER_TYPE_LAYOUT(read8(bdf, TRN3_PCI_HEADER_TYPE));
+        f.bridge = layout == TRN3_PCI_HEADER_TYPE_BRIDGE;
         f.parent = parent;
         f.depth = depth;
         read_capabilities(f);
@@ -113,11 +113,12 @@ private:
         // No memory decoding while the BARs hold sizing patterns.
         const std::uint16_t command = read16(bdf, TRN3_PCI_COMMAND);
         write16(bdf, TRN3_PCI_COMMAND, command & ~TRN3_PCI_COMMAND_MEMORY);
-        if (layout == 0 || layout == 1) assign_bars(f, layout == 0 ? 6 : 2);
+        if (layout == TRN3_PCI_HEADER_TYPE_ENDPOINT || layout == TRN3_PCI_HEADER_TYPE_BRIDGE)
+            assign_bars(f, layout == TRN3_PCI_HEADER_TYPE_ENDPOINT ? 6 : 2);
 
         const int index = static_cast<int>(found_.size());
         found_.push_back(std::move(f));
-        if (layout == 1) configure_bridge(index);  // found_ may grow: keep the index, not a reference
+        if (layout == TRN3_PCI_HEADER_TYPE_BRIDGE) configure_bridge(index);  // found_ may grow: keep the index, not a reference
 
         write16(bdf, TRN3_PCI_COMMAND, command | TRN3_PCI_COMMAND_MEMORY | TRN3_PCI_COMMAND_BUS_MASTER);
     }
@@ -140,19 +141,19 @@ private:
 
         if (pcie != 0) {
             const std::uint16_t caps = read16(bdf, pcie + TRN3_PCIE_CAPS);
-            f.port_type = (caps >> 4) & 0xF;
+            f.port_type = TRN3_PCIE_CAPS_TYPE(caps);
             const std::uint32_t link_cap = read32(bdf, pcie + TRN3_PCIE_LINK_CAP);
-            f.max_speed = link_cap & 0xF;
-            f.max_width = (link_cap >> 4) & 0x3F;
+            f.max_speed = TRN3_PCIE_LINK_SPEED(link_cap);
+            f.max_width = TRN3_PCIE_LINK_WIDTH(link_cap);
             const std::uint16_t link_status = read16(bdf, pcie + TRN3_PCIE_LINK_STATUS);
-            f.link_speed = link_status & 0xF;
-            f.link_width = (link_status >> 4) & 0x3F;
+            f.link_speed = TRN3_PCIE_LINK_SPEED(link_status);
+            f.link_width = TRN3_PCIE_LINK_WIDTH(link_status);
             f.dl_active = (link_status & TRN3_PCIE_LINK_DL_ACTIVE) != 0;
-            // Link Status 2 exists from capability version 2 on (bits 3:0).
-            if ((caps & 0xF) >= 2)
+            // Link Status 2 exists from capability version 2 on.
+            if (TRN3_PCIE_CAPS_VERSION(caps) >= TRN3_PCIE_CAP_VERSION)
                 f.flit_mode = (read16(bdf, pcie + TRN3_PCIE_LINK_STATUS2) & TRN3_PCIE_LINK_STATUS2_FLIT_MODE) != 0;
         }
-        if (msix != 0) f.msix_vectors = (read16(bdf, msix + TRN3_MSIX_CONTROL) & 0x7FFu) + 1;
+        if (msix != 0) f.msix_vectors = (read16(bdf, msix + TRN3_MSIX_CONTROL) & TRN3_MSIX_TABLE_SIZE_MASK) + 1;
     }
 
     // Sizes the memory BARs in the first `slots` slots and assigns each an
@@ -161,10 +162,10 @@ private:
     void assign_bars(pci_function& f, unsigned slots) {
         const std::uint16_t bdf = f.bdf;
         for (unsigned i = 0; i < slots; ++i) {
-            const unsigned off = TRN3_PCI_BAR0 + 4 * i;
+            const unsigned off = TRN3_PCI_BAR(i);
             const std::uint32_t lo = read32(bdf, off);
-            if (lo & 0x1) continue;  // I/O space
-            const bool is64 = (lo & 0x6) == TRN3_PCI_BAR_MEM64;
+            if (lo & TRN3_PCI_BAR_IO) continue;
+            const bool is64 = (lo & TRN3_PCI_BAR_TYPE) == TRN3_PCI_BAR_MEM64;
             if (is64 && i + 1 == slots) break;  // malformed: no upper half
 
             // Size: all ones into the BAR (both halves of a 64-bit one); the
@@ -173,7 +174,7 @@ private:
             const std::uint32_t hi = is64 ? read32(bdf, off + 4) : 0;
             write32(bdf, off, 0xFFFFFFFFu);
             if (is64) write32(bdf, off + 4, 0xFFFFFFFFu);
-            std::uint64_t mask = read32(bdf, off) & ~0xFull;
+            std::uint64_t mask = read32(bdf, off) & ~std::uint64_t(TRN3_PCI_BAR_FLAGS);
             if (is64) mask |= static_cast<std::uint64_t>(read32(bdf, off + 4)) << 32;
             write32(bdf, off, lo);
             if (is64) write32(bdf, off + 4, hi);
@@ -234,10 +235,10 @@ private:
         // Closed, the registers decode to base 0xFFF00000 > limit 0x000FFFFF.
         const window mem_regs = mem.value_or(window{0xFFF00000ull, 0x000FFFFFull});
         if (mem) {
-            write16(bdf, TRN3_PCI_MEMORY_BASE, static_cast<std::uint16_t>((mem->base >> 16) & 0xFFF0));
-            write16(bdf, TRN3_PCI_MEMORY_LIMIT, static_cast<std::uint16_t>((mem->limit >> 16) & 0xFFF0));
+            write16(bdf, TRN3_PCI_MEMORY_BASE, static_cast<std::uint16_t>(TRN3_PCI_WINDOW_FIELD(mem->base)));
+            write16(bdf, TRN3_PCI_MEMORY_LIMIT, static_cast<std::uint16_t>(TRN3_PCI_WINDOW_FIELD(mem->limit)));
         } else {
-            write16(bdf, TRN3_PCI_MEMORY_BASE, 0xFFF0);
+            write16(bdf, TRN3_PCI_MEMORY_BASE, TRN3_PCI_WINDOW_MASK);
             write16(bdf, TRN3_PCI_MEMORY_LIMIT, 0x0000);
         }
         // Prefetchable window: likewise, bits 3:0 = 1 (64-bit), bits 63:32 in
@@ -245,12 +246,14 @@ private:
         // Closed: base 0xFFFFFFFF_FFF00000 > limit 0x00000000_000FFFFF.
         const window pref_regs = pref.value_or(window{0xFFFFFFFFFFF00000ull, 0x00000000000FFFFFull});
         if (pref) {
-            write16(bdf, TRN3_PCI_PREF_MEMORY_BASE, static_cast<std::uint16_t>(((pref->base >> 16) & 0xFFF0) | 0x1));
-            write16(bdf, TRN3_PCI_PREF_MEMORY_LIMIT, static_cast<std::uint16_t>(((pref->limit >> 16) & 0xFFF0) | 0x1));
+            write16(bdf, TRN3_PCI_PREF_MEMORY_BASE,
+                    static_cast<std::uint16_t>(TRN3_PCI_WINDOW_FIELD(pref->base) | TRN3_PCI_PREF_64BIT));
+            write16(bdf, TRN3_PCI_PREF_MEMORY_LIMIT,
+                    static_cast<std::uint16_t>(TRN3_PCI_WINDOW_FIELD(pref->limit) | TRN3_PCI_PREF_64BIT));
             write32(bdf, TRN3_PCI_PREF_BASE_UPPER, static_cast<std::uint32_t>(pref->base >> 32));
             write32(bdf, TRN3_PCI_PREF_LIMIT_UPPER, static_cast<std::uint32_t>(pref->limit >> 32));
         } else {
-            write16(bdf, TRN3_PCI_PREF_MEMORY_BASE, 0xFFF0);
+            write16(bdf, TRN3_PCI_PREF_MEMORY_BASE, TRN3_PCI_WINDOW_MASK);
             write16(bdf, TRN3_PCI_PREF_MEMORY_LIMIT, 0x0000);
             write32(bdf, TRN3_PCI_PREF_BASE_UPPER, 0xFFFFFFFFu);
             write32(bdf, TRN3_PCI_PREF_LIMIT_UPPER, 0x00000000u);

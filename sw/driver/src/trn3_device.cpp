@@ -1,5 +1,6 @@
 #include "trn3/driver/trn3_device.h"
 
+#include <cstddef>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -70,13 +71,13 @@ status trn3_device::probe(const pci_function& function) {
     wr64(TRN3_BAR0_DMA(0) + TRN3_DMA_RING_BASE, ring_.bus_address);
     wr(TRN3_BAR0_DMA(0) + TRN3_DMA_RING_SIZE, ring_entries);
     wr64(TRN3_BAR0_DMA(0) + TRN3_DMA_CPL_BASE, completions_.bus_address);
-    wr(TRN3_BAR0_DMA(0) + TRN3_DMA_CONTROL, 1);
+    wr(TRN3_BAR0_DMA(0) + TRN3_DMA_CONTROL, TRN3_DMA_CONTROL_ENABLE);
     tail_ = rd(TRN3_BAR0_DMA(0) + TRN3_DMA_HEAD);
     wr64(TRN3_BAR0_NOTIFY + TRN3_NOTIFY_BASE, notify_.bus_address);
     wr(TRN3_BAR0_NOTIFY + TRN3_NOTIFY_SIZE, notify_entries);
     notify_tail_ = rd(TRN3_BAR0_NOTIFY + TRN3_NOTIFY_HEAD);
     wr(TRN3_BAR0_NOTIFY + TRN3_NOTIFY_TAIL, notify_tail_);
-    wr(TRN3_BAR0_NOTIFY + TRN3_NOTIFY_CONTROL, 1);
+    wr(TRN3_BAR0_NOTIFY + TRN3_NOTIFY_CONTROL, TRN3_NOTIFY_CONTROL_ENABLE);
 
     // Device memory: the HBM stacks (36 GiB each).
     free_.clear();
@@ -110,14 +111,16 @@ status trn3_device::mailbox(std::uint16_t command, const void* payload, std::uin
     rq.tag = 0x5A000000u | command;
     if (length) std::memcpy(rq.payload, payload, length);
     mailbox_answered_ = false;
-    host_.mmio_write(bar0_ + TRN3_BAR0_MAILBOX + TRN3_MBOX_REQUEST, &rq, 8 + length);
-    wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_H2M_DOORBELL, 1);
+    host_.mmio_write(bar0_ + TRN3_BAR0_MAILBOX + TRN3_MBOX_REQUEST, &rq, offsetof(trn3_mbox_request, payload) + length);
+    wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_H2M_DOORBELL, TRN3_MBOX_DOORBELL_RING);
     if (!host_.wait_until([this] { return mailbox_answered_; }, 10'000'000, 100'000)) return status::firmware_timeout;
     trn3_mbox_response rs{};
-    host_.mmio_read(bar0_ + TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE, &rs, 8);
+    host_.mmio_read(bar0_ + TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE, &rs, offsetof(trn3_mbox_response, payload));
     if (rs.length > TRN3_MBOX_PAYLOAD_MAX) return status::firmware_error;
-    if (rs.length) host_.mmio_read(bar0_ + TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE + 8, rs.payload, rs.length);
-    wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_M2H_DOORBELL, 1);
+    if (rs.length)
+        host_.mmio_read(bar0_ + TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE + offsetof(trn3_mbox_response, payload), rs.payload,
+                        rs.length);
+    wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_M2H_DOORBELL, TRN3_MBOX_DOORBELL_CLEAR);
     if (rs.tag != rq.tag) return status::firmware_error;
     // The firmware's refusal of an argument (a stack, port or core that is
     // not there) is the caller's error; anything else is out of protocol.
@@ -179,7 +182,7 @@ status trn3_device::firmware_reset_core(unsigned core) {
 status trn3_device::reset_core(unsigned core) {
     if (!probed_) return status::no_device;
     if (core >= TRN3_DEV_CORES) return status::bad_argument;
-    wr(TRN3_CHIP_CORE_RESET, 1u << core);
+    wr(TRN3_CHIP_CORE_RESET, TRN3_CORE_RESET_BIT(core));
     wr(TRN3_CHIP_ERR_STATUS, TRN3_ERR_CORE(core));
     drain_notifications();  // what the core reported before the reset is stale now
     finished_[core].clear();
@@ -239,7 +242,7 @@ status trn3_device::run_descriptor(std::uint64_t src, std::uint64_t dst, std::ui
             std::memcpy(&c, completions_.cpu + index * sizeof c, sizeof c);
             if (c.user == expected_user) return true;
             // A queue that stopped on an error may not have written its record.
-            return (rd(TRN3_BAR0_DMA(0) + TRN3_DMA_STATUS) & 0xFF) == TRN3_DMA_STATE_ERROR;
+            return TRN3_DMA_STATUS_STATE(rd(TRN3_BAR0_DMA(0) + TRN3_DMA_STATUS)) == TRN3_DMA_STATE_ERROR;
         },
         1'000'000'000, 20'000);
     const bool ok = done && c.user == expected_user && c.status == 0;
@@ -248,12 +251,12 @@ status trn3_device::run_descriptor(std::uint64_t src, std::uint64_t dst, std::ui
         // Drop the failed descriptor (tail back to head), then restart the
         // queue; a descriptor still running (a timeout) finishes first.
         wr(TRN3_BAR0_DMA(0) + TRN3_DMA_CONTROL, 0);
-        host_.wait_until([&] { return (rd(TRN3_BAR0_DMA(0) + TRN3_DMA_STATUS) & 0xFF) != TRN3_DMA_STATE_RUNNING; },
+        host_.wait_until([&] { return TRN3_DMA_STATUS_STATE(rd(TRN3_BAR0_DMA(0) + TRN3_DMA_STATUS)) != TRN3_DMA_STATE_RUNNING; },
                          1'000'000'000, 20'000);
         tail_ = rd(TRN3_BAR0_DMA(0) + TRN3_DMA_HEAD);
         wr(TRN3_BAR0_DMA(0) + TRN3_DMA_TAIL, tail_);
         wr(TRN3_CHIP_ERR_STATUS, TRN3_ERR_DMA(0));
-        wr(TRN3_BAR0_DMA(0) + TRN3_DMA_CONTROL, 1);
+        wr(TRN3_BAR0_DMA(0) + TRN3_DMA_CONTROL, TRN3_DMA_CONTROL_ENABLE);
         return done ? status::dma_error : status::timeout;
     }
     ++dma_descriptors_;
@@ -312,10 +315,10 @@ status trn3_device::program_fabric(unsigned id, const std::vector<std::uint8_t>&
 
 status trn3_device::launch(unsigned core, const std::array<std::uint64_t, 5>& pcs, unsigned mask) {
     if (!probed_) return status::no_device;
-    if (core >= TRN3_DEV_CORES || mask == 0 || mask > 0x1F) return status::bad_argument;
+    if (core >= TRN3_DEV_CORES || mask == 0 || TRN3_LAUNCH_ENGINES(mask) != mask) return status::bad_argument;
     for (unsigned e = 0; e < 5; ++e)
         if (mask & (1u << e)) wr64(TRN3_CHIP_LAUNCH_PC(e), pcs[e]);
-    wr(TRN3_CHIP_LAUNCH, (core << 8) | mask);
+    wr(TRN3_CHIP_LAUNCH, TRN3_LAUNCH_VALUE(core, mask));
     ++kernels_;
     return status::ok;
 }

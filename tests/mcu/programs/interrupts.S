@@ -12,7 +12,7 @@ _start:
     li s5, 0
     lw a0, TRN3_MCU_TIMER_MTIME(s1)
     addi a0, a0, 20
-    sw zero, TRN3_MCU_TIMER_MTIMECMP + 4(s1)
+    sw zero, TRN3_MCU_TIMER_MTIMECMP_HI(s1)
     sw a0, TRN3_MCU_TIMER_MTIMECMP(s1)
     li t0, 0x80
     csrw mie, t0          /* MTIE */
@@ -27,7 +27,7 @@ _start:
     li s5, 0
     li t0, 0x8
     csrw mie, t0          /* MSIE */
-    li t0, 1
+    li t0, TRN3_MCU_TIMER_MSIP_PENDING
     sw t0, TRN3_MCU_TIMER_MSIP(s1)
     nop
     EXPECT s5, 1
@@ -38,7 +38,7 @@ _start:
     li s5, 0
     lw a0, TRN3_MCU_TIMER_MTIME(s1)
     addi a0, a0, 10
-    sw zero, TRN3_MCU_TIMER_MTIMECMP + 4(s1)
+    sw zero, TRN3_MCU_TIMER_MTIMECMP_HI(s1)
     sw a0, TRN3_MCU_TIMER_MTIMECMP(s1)
     li t0, 0x80
     csrw mie, t0
@@ -65,7 +65,7 @@ handler:
     addi s5, s5, 1
     li t5, -1
     sw t5, TRN3_MCU_TIMER_MTIMECMP(s1)
-    sw t5, TRN3_MCU_TIMER_MTIMECMP + 4(s1)
+    sw t5, TRN3_MCU_TIMER_MTIMECMP_HI(s1)
     sw zero, TRN3_MCU_TIMER_MSIP(s1)
     mret
 
@@ -80,7 +80,7 @@ vector_entry:
     andi s5, s2, 0x1f
     li t5, -1
     sw t5, TRN3_MCU_TIMER_MTIMECMP(s1)
-    sw t5, TRN3_MCU_TIMER_MTIMECMP + 4(s1)
+    sw t5, TRN3_MCU_TIMER_MTIMECMP_HI(s1)
     csrci mstatus, 8      /* stays off after mret: MPIE cleared below */
     li t5, 0x80
     csrc mstatus, t5

@@ -20,10 +20,10 @@
 .macro END_TESTS
 pass:
     li t0, TOHOST
-    li t1, 1
+    li t1, TRN3_MCU_TOHOST_PASS
     sw t1, 0(t0)
 1:  j 1b
-fail:
+fail:                   /* TRN3_MCU_TOHOST_FAIL(gp) */
     slli gp, gp, 1
     ori gp, gp, 1
     li t0, TOHOST

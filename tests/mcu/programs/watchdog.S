@@ -20,7 +20,7 @@ _start:
     csrsi mstatus, 8
     li t0, 200
     sw t0, TRN3_MCU_WDT_TIMEOUT(s1)
-    li t0, 1
+    li t0, TRN3_MCU_WDT_CTRL_ENABLE
     sw t0, TRN3_MCU_WDT_CTRL(s1)
 1:  j 1b              /* a hung firmware: no kick */
 after_reset:

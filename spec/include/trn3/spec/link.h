@@ -34,6 +34,9 @@
 #define TRN3_LINK_STATUS_FLIT 0x02000000u             /* flit mode */
 #define TRN3_LINK_STATUS_DEGRADED 0x04000000u         /* trained narrower than configured */
 #define TRN3_LINK_STATUS_FAILED 0x08000000u           /* training failed (no lanes, a dead retimer) */
+/* The state, phase, speed and width fields of STATUS, as the link composes them */
+#define TRN3_LINK_STATUS_VALUE(state, eq_phase, speed, width) \
+    ((uint32_t)(state) | ((uint32_t)(eq_phase) << 4) | ((uint32_t)(speed) << 8) | ((uint32_t)(width) << 16))
 
 #define TRN3_LTSSM_DISABLED 0u
 #define TRN3_LTSSM_DETECT 1u
@@ -47,6 +50,8 @@
 #define TRN3_LINK_LANES_SPARE(v) (((v) >> 8) & 0xFFu)
 #define TRN3_LINK_LANES_SPARES_USED(v) (((v) >> 16) & 0xFFu)
 #define TRN3_LINK_LANES_FAILED(v) (((v) >> 24) & 0xFFu)
+#define TRN3_LINK_LANES_VALUE(configured, spare, spares_used, failed) \
+    ((uint32_t)(configured) | ((uint32_t)(spare) << 8) | ((uint32_t)(spares_used) << 16) | ((uint32_t)(failed) << 24))
 
 /* EVENTS */
 #define TRN3_LINK_EVENT_UP 0x1u       /* reached L0 */

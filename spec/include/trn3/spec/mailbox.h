@@ -20,6 +20,12 @@
 #define TRN3_MBOX_M2H_DOORBELL 0x004u /* MCU: write 1 to ring; host: reads 1 while pending, writes 1 to clear */
 #define TRN3_MBOX_REQUEST 0x100u      /* struct trn3_mbox_request */
 #define TRN3_MBOX_RESPONSE 0x200u     /* struct trn3_mbox_response */
+/* Bit 0 of either doorbell, under the name that reads right where it is used:
+ * it reads 1 while pending; writing it rings from the ringing side and
+ * clears from the other. */
+#define TRN3_MBOX_DOORBELL_PENDING 0x1u
+#define TRN3_MBOX_DOORBELL_RING 0x1u
+#define TRN3_MBOX_DOORBELL_CLEAR 0x1u
 #define TRN3_MBOX_PAYLOAD_MAX 248u
 
 struct trn3_mbox_request {

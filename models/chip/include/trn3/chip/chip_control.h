@@ -26,6 +26,7 @@
 #include "trn3/core/timeline.h"
 #include "trn3/neuroncore/neuroncore.h"
 #include "trn3/spec/device.h"
+#include "trn3/spec/mcu.h"
 
 namespace trn3::chip {
 
@@ -42,7 +43,7 @@ public:
     // Error causes from other blocks (DMA queues, HBM).
     void report_error(std::uint32_t cause);
     std::uint32_t lnc() const { return static_cast<std::uint32_t>(lnc_.value()); }
-    void add_neuronlink_port(unsigned p) { nl_ports_.set(nl_ports_.value() | (1u << p)); }
+    void add_neuronlink_port(unsigned p) { nl_ports_.set(nl_ports_.value() | TRN3_NL_PORT(p)); }
     unsigned fabric_id() const { return static_cast<unsigned>(fabric_id_.value()); }
     unsigned route(unsigned dest) const { return dest < routes_.size() ? static_cast<unsigned>(routes_[dest]->value()) : TRN3_ROUTE_NONE; }
 
@@ -61,8 +62,8 @@ private:
     timeline::track track_;
 
     reg id_{regs, "id", TRN3_CHIP_ID, 4, TRN3_CHIP_ID_VALUE, access::ro, "0x1D0F7364"};
-    reg version_{regs, "version", TRN3_CHIP_VERSION, 4, 0x00010000, access::ro, "model version 1.0"};
-    reg boot_{regs, "boot_status", TRN3_CHIP_BOOT_STATUS, 4, 0, access::ro, "the MCU's boot status"};
+    reg version_{regs, "version", TRN3_CHIP_VERSION, 4, TRN3_CHIP_VERSION_VALUE, access::ro, "model version 1.0"};
+    reg boot_{regs, "boot_status", TRN3_CHIP_BOOT_STATUS, 4, TRN3_BOOT_RESET, access::ro, "the MCU's boot status"};
     reg lnc_{regs, "lnc", TRN3_CHIP_LNC, 4, 1, access::rw, "logical core size: 1 or 2"};
     reg core_reset_{regs, "core_reset", TRN3_CHIP_CORE_RESET, 4, 0, access::wo, "bit c: reset NeuronCore c"};
     reg err_status_{regs, "err_status", TRN3_CHIP_ERR_STATUS, 4, 0, access::w1c, "error causes"};

@@ -2,13 +2,13 @@
 // that move bytes between host memory (through the PCIe endpoint) and
 // device memory (HBM through the chip's network).
 //
-//   regs (target): one 256-byte register block per queue at q x 0x100
+//   regs (target): one register block per queue at q x TRN3_DMA_QUEUE_BLOCK_SIZE (256 bytes)
 //   host (initiator) ── PCIe endpoint dma: host bus addresses (through the host's IOMMU)
 //   device (initiator) ── chip network: device addresses
 //
 // A write to a queue's TAIL (the doorbell) wakes the engine. It serves the
 // queues round robin, one descriptor at a time: reads the descriptor (from
-// host memory, or device memory when CONTROL bit 1 is set), moves its bytes
+// host memory, or device memory when CONTROL.DEVICE_RING is set), moves its bytes
 // in pieces of `chunk` (read all, then write), writes the completion record
 // at CPL_BASE + index x 16 and advances HEAD; a descriptor with INTERRUPT
 // raises the queue's MSI-X vector. A failed access or a malformed

@@ -11,18 +11,18 @@
 //          ctrl   control and status registers (below)
 // irq:     mem_error — level: (irq_status & irq_enable) != 0
 //
-// registers (ctrl):
-//   0x00 id              RO  4  0x48424d33 ("HBM3")
-//   0x08 ce_count        RO  8  corrected (single-bit) errors
-//   0x10 ue_count        RO  8  uncorrectable errors (poisoned data returned)
-//   0x18 addr_errors     RO  8  accesses beyond the stack
-//   0x20 last_error_addr RO  8  address of the last ECC or address error
-//   0x28 irq_status      W1C 4  bit 0 uncorrectable, bit 1 corrected, bit 2 address error
-//   0x2c irq_enable      RW  4  same bits; reset 0x5
-//   0x30 inject_addr     RW  8  address of the word for inject_mask
-//   0x38 inject_mask     WO  8  writing a non-zero mask flips those bits of the 64-bit word
-//   0x40 train_ctrl      WO  4  write 1: initialise and train the stack (takes training_time)
-//   0x44 train_status    RO  4  0 untrained, 1 training, 2 ready
+// registers (ctrl; offsets and bits: TRN3_HBM_* in spec/device.h):
+//   id              RO  4  0x48424d33 ("HBM3")
+//   ce_count        RO  8  corrected (single-bit) errors
+//   ue_count        RO  8  uncorrectable errors (poisoned data returned)
+//   addr_errors     RO  8  accesses beyond the stack
+//   last_error_addr RO  8  address of the last ECC or address error
+//   irq_status      W1C 4  uncorrectable, corrected, address error
+//   irq_enable      RW  4  same bits; reset: uncorrectable and address error
+//   inject_addr     RW  8  address of the word for inject_mask
+//   inject_mask     WO  8  writing a non-zero mask flips those bits of the 64-bit word
+//   train_ctrl      WO  4  write TRAIN_START: initialise and train the stack (takes training_time)
+//   train_status    RO  4  untrained, busy (training), ready
 //
 // Training: with needs_training (a chip's stacks: its firmware trains them),
 // the stack answers data accesses with TLM_GENERIC_ERROR_RESPONSE and grants
@@ -50,6 +50,7 @@
 #include "trn3/hbm/address_map.h"
 #include "trn3/hbm/ecc.h"
 #include "trn3/hbm/pseudo_channel.h"
+#include "trn3/spec/device.h"
 
 namespace trn3::hbm {
 
@@ -89,7 +90,7 @@ public:
     param<sc_core::sc_time> timeline_window;
 
     explicit hbm_stack(const sc_core::sc_module_name& name, bool default_needs_training = false);
-    bool trained() const { return train_status_.value() == 2; }
+    bool trained() const { return train_status_.value() == TRN3_HBM_TRAIN_READY; }
 
     // Drains every queued write; returns the time the last one is done.
     sc_core::sc_time flush();
@@ -112,8 +113,6 @@ private:
     void inject_from_param();
     timing make_timing() const;
 
-    enum irq_bits : std::uint32_t { irq_uncorrectable = 1, irq_corrected = 2, irq_address = 4 };
-
     sparse_store store_;
     address_map map_;
     std::vector<pseudo_channel> channels_;
@@ -122,17 +121,19 @@ private:
     ps_t controller_ps_;
 
     reg_bank regs_{std::string(name()) + ".regs"};
-    reg id_{regs_, "id", 0x00, 4, 0x48424d33, access::ro, "identifies an HBM3 stack controller"};
-    reg ce_count_{regs_, "ce_count", 0x08, 8, 0, access::ro, "corrected (single-bit) errors"};
-    reg ue_count_{regs_, "ue_count", 0x10, 8, 0, access::ro, "uncorrectable errors"};
-    reg addr_errors_{regs_, "addr_errors", 0x18, 8, 0, access::ro, "accesses beyond the stack"};
-    reg last_error_addr_{regs_, "last_error_addr", 0x20, 8, 0, access::ro, "address of the last error"};
-    reg irq_status_{regs_, "irq_status", 0x28, 4, 0, access::w1c, "pending error interrupts"};
-    reg irq_enable_{regs_, "irq_enable", 0x2c, 4, 0x5, access::rw, "enabled error interrupts"};
-    reg inject_addr_{regs_, "inject_addr", 0x30, 8, 0, access::rw, "word address for inject_mask"};
-    reg inject_mask_{regs_, "inject_mask", 0x38, 8, 0, access::wo, "bits to flip in the word at inject_addr"};
-    reg train_ctrl_{regs_, "train_ctrl", 0x40, 4, 0, access::wo, "write 1: initialise and train the stack"};
-    reg train_status_{regs_, "train_status", 0x44, 4, 0, access::ro, "0 untrained, 1 training, 2 ready"};
+    reg id_{regs_, "id", TRN3_HBM_ID, 4, TRN3_HBM_ID_VALUE, access::ro, "identifies an HBM3 stack controller"};
+    reg ce_count_{regs_, "ce_count", TRN3_HBM_CE_COUNT, 8, 0, access::ro, "corrected (single-bit) errors"};
+    reg ue_count_{regs_, "ue_count", TRN3_HBM_UE_COUNT, 8, 0, access::ro, "uncorrectable errors"};
+    reg addr_errors_{regs_, "addr_errors", TRN3_HBM_ADDR_ERRORS, 8, 0, access::ro, "accesses beyond the stack"};
+    reg last_error_addr_{regs_, "last_error_addr", TRN3_HBM_LAST_ERROR_ADDR, 8, 0, access::ro, "address of the last error"};
+    reg irq_status_{regs_, "irq_status", TRN3_HBM_IRQ_STATUS, 4, 0, access::w1c, "pending error interrupts"};
+    reg irq_enable_{regs_, "irq_enable", TRN3_HBM_IRQ_ENABLE, 4, TRN3_HBM_IRQ_UNCORRECTABLE | TRN3_HBM_IRQ_ADDRESS,
+                    access::rw, "enabled error interrupts"};
+    reg inject_addr_{regs_, "inject_addr", TRN3_HBM_INJECT_ADDR, 8, 0, access::rw, "word address for inject_mask"};
+    reg inject_mask_{regs_, "inject_mask", TRN3_HBM_INJECT_MASK, 8, 0, access::wo, "bits to flip in the word at inject_addr"};
+    reg train_ctrl_{regs_, "train_ctrl", TRN3_HBM_TRAIN_CTRL, 4, 0, access::wo, "write 1: initialise and train the stack"};
+    reg train_status_{regs_, "train_status", TRN3_HBM_TRAIN_STATUS, 4, TRN3_HBM_TRAIN_UNTRAINED, access::ro,
+                      "0 untrained, 1 training, 2 ready"};
     sc_core::sc_event trained_event_;
     void finish_training();
 

@@ -8,12 +8,13 @@
 
 #include "trn3/core/irq.h"
 #include "trn3/core/reg_block.h"
+#include "trn3/spec/mcu.h"
 
 namespace trn3::mcu {
 
 class intc : public reg_block {
 public:
-    static constexpr unsigned lines = 32;
+    static constexpr unsigned lines = TRN3_MCU_INTC_LINES;
 
     explicit intc(const sc_core::sc_module_name& name);
 
@@ -26,8 +27,8 @@ public:
 private:
     std::vector<std::unique_ptr<irq_line>> lines_;
     sc_core::sc_event changed_;
-    reg pending_{regs, "pending", 0x00, 4, 0, access::ro, "one bit per line, its level"};
-    reg enable_{regs, "enable", 0x04, 4, 0, access::rw, "lines that raise the external interrupt"};
+    reg pending_{regs, "pending", TRN3_MCU_INTC_PENDING, 4, 0, access::ro, "one bit per line, its level"};
+    reg enable_{regs, "enable", TRN3_MCU_INTC_ENABLE, 4, 0, access::rw, "lines that raise the external interrupt"};
 };
 
 } // namespace trn3::mcu

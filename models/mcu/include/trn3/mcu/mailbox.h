@@ -10,6 +10,7 @@
 
 #include "trn3/core/irq.h"
 #include "trn3/core/reg_block.h"
+#include "trn3/spec/mailbox.h"
 
 namespace trn3::mcu {
 
@@ -30,8 +31,10 @@ private:
     unsigned host_debug(tlm::tlm_generic_payload& tx);
     side side_ = side::mcu;
     std::uint64_t requests_ = 0;
-    reg h2m_{regs, "h2m_doorbell", 0x000, 4, 0, access::rw, "host rings (1), the MCU clears (1): a request waits"};
-    reg m2h_{regs, "m2h_doorbell", 0x004, 4, 0, access::rw, "the MCU rings (1), the host clears (1): a response waits"};
+    reg h2m_{regs, "h2m_doorbell", TRN3_MBOX_H2M_DOORBELL, 4, 0, access::rw,
+             "host rings (1), the MCU clears (1): a request waits"};
+    reg m2h_{regs, "m2h_doorbell", TRN3_MBOX_M2H_DOORBELL, 4, 0, access::rw,
+             "the MCU rings (1), the host clears (1): a response waits"};
     std::vector<std::unique_ptr<reg>> buffers_;  // request and response words
 };
 

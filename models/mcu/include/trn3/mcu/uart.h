@@ -5,6 +5,7 @@
 #include <string>
 
 #include "trn3/core/reg_block.h"
+#include "trn3/spec/mcu.h"
 
 namespace trn3::mcu {
 
@@ -17,8 +18,8 @@ public:
 
 private:
     std::string console_, line_;
-    reg tx_{regs, "tx", 0x00, 4, 0, access::wo, "write a byte"};
-    reg status_{regs, "status", 0x04, 4, 1, access::ro, "bit 0: TX ready"};
+    reg tx_{regs, "tx", TRN3_MCU_UART_TX, 4, 0, access::wo, "write a byte"};
+    reg status_{regs, "status", TRN3_MCU_UART_STATUS, 4, TRN3_MCU_UART_STATUS_TX_READY, access::ro, "bit 0: TX ready"};
 };
 
 } // namespace trn3::mcu

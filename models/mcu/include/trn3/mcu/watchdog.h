@@ -9,6 +9,7 @@
 #include "trn3/core/reg_block.h"
 #include "trn3/core/stats.h"
 #include "trn3/mcu/timer.h"
+#include "trn3/spec/mcu.h"
 
 namespace trn3::mcu {
 
@@ -28,11 +29,11 @@ private:
     sc_core::sc_time kicked_at_;
     sc_core::sc_event changed_;
     counter expiries_;
-    reg ctrl_{regs, "ctrl", 0x00, 4, 0, access::rw, "bit 0: enable"};
-    reg timeout_{regs, "timeout", 0x04, 4, 0, access::rw, "ticks of the timer's timebase"};
-    reg kick_{regs, "kick", 0x08, 4, 0, access::wo, "write the kick key to restart the count"};
-    reg status_{regs, "status", 0x0c, 4, 0, access::ro, "bit 0: warning raised"};
-    reg resets_{regs, "resets", 0x10, 4, 0, access::ro, "resets caused"};
+    reg ctrl_{regs, "ctrl", TRN3_MCU_WDT_CTRL, 4, 0, access::rw, "bit 0: enable"};
+    reg timeout_{regs, "timeout", TRN3_MCU_WDT_TIMEOUT, 4, 0, access::rw, "ticks of the timer's timebase"};
+    reg kick_{regs, "kick", TRN3_MCU_WDT_KICK, 4, 0, access::wo, "write the kick key to restart the count"};
+    reg status_{regs, "status", TRN3_MCU_WDT_STATUS, 4, 0, access::ro, "bit 0: warning raised"};
+    reg resets_{regs, "resets", TRN3_MCU_WDT_RESETS, 4, 0, access::ro, "resets caused"};
 };
 
 } // namespace trn3::mcu

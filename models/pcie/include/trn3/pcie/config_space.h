@@ -13,6 +13,8 @@
 #include <cstdint>
 #include <functional>
 
+#include "trn3/spec/pci.h"
+
 namespace trn3::pcie {
 
 class config_space {
@@ -50,8 +52,8 @@ public:
     void report_error(std::uint32_t aer_uncorrectable_bit, std::uint16_t status_bit = 0);
 
     // Bridges: the windows and bus range software programmed.
-    std::uint8_t secondary_bus() const { return static_cast<std::uint8_t>(get(0x19, 1)); }
-    std::uint8_t subordinate_bus() const { return static_cast<std::uint8_t>(get(0x1A, 1)); }
+    std::uint8_t secondary_bus() const { return static_cast<std::uint8_t>(get(TRN3_PCI_SECONDARY_BUS, 1)); }
+    std::uint8_t subordinate_bus() const { return static_cast<std::uint8_t>(get(TRN3_PCI_SUBORDINATE_BUS, 1)); }
     bool routes_bus(unsigned bus) const { return bus >= secondary_bus() && bus <= subordinate_bus() && secondary_bus() != 0; }
     bool routes_address(std::uint64_t address) const;  // in the memory or prefetchable window
 
@@ -59,7 +61,7 @@ public:
     void on_write(write_hook h) { on_write_ = std::move(h); }
 
 private:
-    std::array<std::uint8_t, 4096> data_, wmask_, w1c_;
+    std::array<std::uint8_t, TRN3_PCI_CONFIG_SIZE> data_, wmask_, w1c_;
     std::array<std::uint64_t, 6> bar_sizes_{};
     std::uint16_t last_cap_ = 0, last_ext_cap_ = 0;
     read_hook on_read_;

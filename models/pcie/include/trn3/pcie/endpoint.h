@@ -73,9 +73,9 @@ public:
     static constexpr std::uint64_t msix_bar_size = 0x10000;
     static constexpr std::uint64_t msix_pba_offset = TRN3_EP_MSIX_PBA_OFFSET;
 
-    explicit endpoint(const sc_core::sc_module_name& name, unsigned default_device_id = 0x7FF0,
+    explicit endpoint(const sc_core::sc_module_name& name, unsigned default_device_id = TRN3_PCI_DEVICE_TEST_EP,
                       std::uint64_t default_bar0 = 1 << 20, std::uint64_t default_bar2 = 1ull << 30,
-                      unsigned default_class = 0x120000);
+                      unsigned default_class = TRN3_PCI_CLASS_ACCELERATOR);
 
     void attach(link_end& end);
     config_space& config() { return config_; }

@@ -57,6 +57,7 @@
 #include "trn3/pcie/phy.h"
 #include "trn3/pcie/retimer.h"
 #include "trn3/pcie/tlp.h"
+#include "trn3/spec/link.h"
 
 namespace trn3::pcie {
 
@@ -212,16 +213,17 @@ private:
 
     counter tlps_[2], payload_bytes_[2], flits_[2], replayed_, trainings_;
 
-    reg control_{regs, "control", 0x00, 4, 0, access::rw, "bit 0 enable (train), bit 1 retrain (write 1)"};
-    reg status_{regs, "status", 0x04, 4, 0, access::ro, "LTSSM state, eq phase, speed, width, up/flit/degraded/failed"};
-    reg lanes_{regs, "lanes", 0x08, 4, 0, access::ro, "configured, spare, spares used, failed lane counts"};
-    reg failed0_{regs, "failed0", 0x10, 4, 0, access::ro, "failed lanes 0-31"};
-    reg failed1_{regs, "failed1", 0x14, 4, 0, access::ro, "failed lanes 32-63"};
-    reg failed2_{regs, "failed2", 0x18, 4, 0, access::ro, "failed lanes 64-95"};
-    reg events_{regs, "events", 0x20, 4, 0, access::w1c, "up, down, degraded, failed (write 1 to clear)"};
-    reg event_mask_{regs, "event_mask", 0x24, 4, 0, access::rw, "events that raise the interrupt"};
-    reg trainings_reg_{regs, "trainings", 0x28, 4, 0, access::ro, "trainings and retrains completed"};
-    reg replayed_reg_{regs, "replayed", 0x2c, 4, 0, access::ro, "TLPs replayed after a retrain"};
+    reg control_{regs, "control", TRN3_LINK_CONTROL, 4, 0, access::rw, "bit 0 enable (train), bit 1 retrain (write 1)"};
+    reg status_{regs, "status", TRN3_LINK_STATUS, 4, 0, access::ro,
+                "LTSSM state, eq phase, speed, width, up/flit/degraded/failed"};
+    reg lanes_{regs, "lanes", TRN3_LINK_LANES, 4, 0, access::ro, "configured, spare, spares used, failed lane counts"};
+    reg failed0_{regs, "failed0", TRN3_LINK_FAILED0, 4, 0, access::ro, "failed lanes 0-31"};
+    reg failed1_{regs, "failed1", TRN3_LINK_FAILED1, 4, 0, access::ro, "failed lanes 32-63"};
+    reg failed2_{regs, "failed2", TRN3_LINK_FAILED2, 4, 0, access::ro, "failed lanes 64-95"};
+    reg events_{regs, "events", TRN3_LINK_EVENTS, 4, 0, access::w1c, "up, down, degraded, failed (write 1 to clear)"};
+    reg event_mask_{regs, "event_mask", TRN3_LINK_EVENT_MASK, 4, 0, access::rw, "events that raise the interrupt"};
+    reg trainings_reg_{regs, "trainings", TRN3_LINK_TRAININGS, 4, 0, access::ro, "trainings and retrains completed"};
+    reg replayed_reg_{regs, "replayed", TRN3_LINK_REPLAYED, 4, 0, access::ro, "TLPs replayed after a retrain"};
 };
 
 } // namespace trn3::pcie

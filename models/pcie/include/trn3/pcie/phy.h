@@ -28,7 +28,7 @@ struct phy_spec {
     unsigned flit_bytes;           // flit mode: flit size on the wire
     unsigned flit_payload_bytes;   // flit mode: TLP bytes a flit carries
     unsigned tlp_framing_bytes;    // non-flit: per-TLP framing + LCRC
-    unsigned speed_code;           // PCIe link-status speed code (6 = 64 GT/s)
+    unsigned speed_code;           // PCIe link-status speed code: TRN3_PCIE_SPEED_* (spec/pci.h)
     double transfers_giga;         // GT/s, for listings
 };
 

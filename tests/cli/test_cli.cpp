@@ -101,9 +101,11 @@ TEST_CASE("list-params prints every param with type, default, value and descript
     result r = trn3vp("list-params -p bringup.dram.read_latency=25ns");
     CHECK(r.code == 0);
     CHECK_THAT(line_with(r.out, "bringup.dram.read_latency "),
-               Catch::Matches("bringup\\.dram\\.read_latency +time +10ns +25ns +time annotated on every read"));
+               Catch::Matches("bringup\\.dram\\.read_latency +time +10ns +25ns +time annotated on every read \\[0ps, 3600s\\]"));
     CHECK_THAT(r.out, Catch::Contains("sim.quantum"));
-    CHECK_THAT(r.out, Catch::Contains("[1B, -]"));
+    // Every numeric param has a range: declared, or its type's default.
+    CHECK_THAT(line_with(r.out, "bringup.dram.size "), Catch::EndsWith("[1B, 4194304TiB]"));
+    CHECK_THAT(line_with(r.out, "bringup.tg0.count "), Catch::EndsWith("[0, 4294967295]"));
 }
 
 TEST_CASE("a dumped config fed back reproduces the run exactly") {

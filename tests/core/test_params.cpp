@@ -135,3 +135,49 @@ TEST_CASE("edit distance counts single-character edits") {
     CHECK(edit_distance("latncy", "latency") == 1);
     CHECK(edit_distance("kitten", "sitting") == 3);
 }
+
+namespace {
+struct numbers : sc_core::sc_module {
+    param<double> rate{this, "rate", 0.5, "a rate", range<double>{0.0, 1.0}};
+    param<double> gain{this, "gain", 1.0, "no declared range"};
+    param<std::uint64_t> count{this, "count", 4, "no declared range"};
+    param<std::int64_t> offset{this, "offset", 0, "no declared range"};
+    param<sc_time> timeout{this, "timeout", sc_time(1, SC_NS), "no declared range"};
+    param<byte_count> bytes{this, "bytes", byte_count{0}, "no declared range"};
+    explicit numbers(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {}
+};
+} // namespace
+
+TEST_CASE("NaN and infinity are refused by every real param, with or without a declared range") {
+    for (const char* leaf : {"rate", "gain"})
+        for (const char* bad : {"nan", "NaN", "inf", "-inf"}) {
+            param_registry::instance().clear_pending();
+            param_registry::instance().set_pending_text(std::string("n.") + leaf, bad, "command line");
+            CHECK_THROWS_AS(numbers("n"), config_error);
+        }
+}
+
+TEST_CASE("a numeric param without a declared range has its type's: 32-bit integers, an hour, a PiB") {
+    auto& reg = param_registry::instance();
+    reg.set_pending_text("n.count", "4294967296", "command line");  // 2^32 would wrap an unsigned
+    CHECK_THROWS_WITH(numbers("n"), Catch::Contains("n.count = 4294967296") && Catch::Contains("[0, 4294967295]"));
+    reg.clear_pending();
+    reg.set_pending_text("n.offset", "-2147483649", "command line");
+    CHECK_THROWS_WITH(numbers("n"), Catch::Contains("outside its range [-2147483648, 2147483647]"));
+    reg.clear_pending();
+    reg.set_pending_text("n.timeout", "2h", "command line");
+    CHECK_THROWS_AS(numbers("n"), config_error);  // no such unit
+    reg.clear_pending();
+    reg.set_pending_text("n.timeout", "3601s", "command line");
+    CHECK_THROWS_WITH(numbers("n"), Catch::Contains("[0ps, 3600s]"));
+    reg.clear_pending();
+    reg.set_pending_text("n.timeout", "1e30s", "command line");
+    CHECK_THROWS_WITH(numbers("n"), Catch::Contains("not a time the simulation can hold"));
+}
+
+TEST_CASE("a size given as a plain count of bytes is taken exactly, beyond a double's precision") {
+    CHECK(parse_byte_count("9007199254740993").bytes == 9007199254740993ull);  // 2^53 + 1
+    CHECK(parse_byte_count("9007199254740993B").bytes == 9007199254740993ull);
+    CHECK(parse_byte_count("4KiB").bytes == 4096);
+    CHECK_THROWS_WITH(parse_byte_count("18446744073709551616"), Catch::Contains("beyond 2^64"));
+}

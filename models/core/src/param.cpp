@@ -60,6 +60,7 @@ template <> bool param_traits<bool>::from_json(const nlohmann::json& j) {
     throw config_error(j.dump() + " is not a boolean");
 }
 template <> nlohmann::json param_traits<bool>::to_json(const bool& v) { return v; }
+template <> range<bool> param_traits<bool>::default_range() { return {}; }
 
 template <> std::int64_t param_traits<std::int64_t>::parse(const std::string& t) { return parse_integer<std::int64_t>(t); }
 template <> std::string param_traits<std::int64_t>::format(const std::int64_t& v) { return std::to_string(v); }
@@ -71,6 +72,9 @@ template <> std::int64_t param_traits<std::int64_t>::from_json(const nlohmann::j
     throw config_error(j.dump() + " is not an integer");
 }
 template <> nlohmann::json param_traits<std::int64_t>::to_json(const std::int64_t& v) { return v; }
+template <> range<std::int64_t> param_traits<std::int64_t>::default_range() {
+    return {std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()};
+}
 
 template <> std::uint64_t param_traits<std::uint64_t>::parse(const std::string& t) { return parse_integer<std::uint64_t>(t); }
 template <> std::string param_traits<std::uint64_t>::format(const std::uint64_t& v) { return std::to_string(v); }
@@ -82,6 +86,9 @@ template <> std::uint64_t param_traits<std::uint64_t>::from_json(const nlohmann:
     throw config_error(j.dump() + " is not a non-negative integer");
 }
 template <> nlohmann::json param_traits<std::uint64_t>::to_json(const std::uint64_t& v) { return v; }
+template <> range<std::uint64_t> param_traits<std::uint64_t>::default_range() {
+    return {0, std::numeric_limits<std::uint32_t>::max()};
+}
 
 template <> double param_traits<double>::parse(const std::string& t) {
     char* end = nullptr;
@@ -98,6 +105,7 @@ template <> double param_traits<double>::from_json(const nlohmann::json& j) {
     throw config_error(j.dump() + " is not a number");
 }
 template <> nlohmann::json param_traits<double>::to_json(const double& v) { return v; }
+template <> range<double> param_traits<double>::default_range() { return {-1e15, 1e15}; }
 
 template <> std::string param_traits<std::string>::parse(const std::string& t) { return t; }
 template <> std::string param_traits<std::string>::format(const std::string& v) { return v; }
@@ -108,6 +116,7 @@ template <> std::string param_traits<std::string>::from_json(const nlohmann::jso
     throw config_error(j.dump() + " is not a string");
 }
 template <> nlohmann::json param_traits<std::string>::to_json(const std::string& v) { return v; }
+template <> range<std::string> param_traits<std::string>::default_range() { return {}; }
 
 template <> sc_core::sc_time param_traits<sc_core::sc_time>::parse(const std::string& t) { return parse_time(t); }
 template <> std::string param_traits<sc_core::sc_time>::format(const sc_core::sc_time& v) { return format_time(v); }
@@ -117,6 +126,9 @@ template <> sc_core::sc_time param_traits<sc_core::sc_time>::from_json(const nlo
     return from_json_via_text<sc_core::sc_time>(j);
 }
 template <> nlohmann::json param_traits<sc_core::sc_time>::to_json(const sc_core::sc_time& v) { return format_time(v); }
+template <> range<sc_core::sc_time> param_traits<sc_core::sc_time>::default_range() {
+    return {sc_core::SC_ZERO_TIME, sc_core::sc_time(3600, sc_core::SC_SEC)};
+}
 
 template <> frequency param_traits<frequency>::parse(const std::string& t) { return parse_frequency(t); }
 template <> std::string param_traits<frequency>::format(const frequency& v) { return format_frequency(v); }
@@ -124,6 +136,7 @@ template <> const char* param_traits<frequency>::type_name() { return "frequency
 template <> const char* param_traits<frequency>::unit() { return "Hz"; }
 template <> frequency param_traits<frequency>::from_json(const nlohmann::json& j) { return from_json_via_text<frequency>(j); }
 template <> nlohmann::json param_traits<frequency>::to_json(const frequency& v) { return format_frequency(v); }
+template <> range<frequency> param_traits<frequency>::default_range() { return {frequency{1.0}, frequency{1e12}}; }
 
 template <> byte_count param_traits<byte_count>::parse(const std::string& t) { return parse_byte_count(t); }
 template <> std::string param_traits<byte_count>::format(const byte_count& v) { return format_byte_count(v); }
@@ -134,6 +147,7 @@ template <> byte_count param_traits<byte_count>::from_json(const nlohmann::json&
     return from_json_via_text<byte_count>(j);
 }
 template <> nlohmann::json param_traits<byte_count>::to_json(const byte_count& v) { return format_byte_count(v); }
+template <> range<byte_count> param_traits<byte_count>::default_range() { return {byte_count{0}, byte_count{1ull << 50}}; }
 
 template <> bandwidth param_traits<bandwidth>::parse(const std::string& t) { return parse_bandwidth(t); }
 template <> std::string param_traits<bandwidth>::format(const bandwidth& v) { return format_bandwidth(v); }
@@ -141,6 +155,7 @@ template <> const char* param_traits<bandwidth>::type_name() { return "bandwidth
 template <> const char* param_traits<bandwidth>::unit() { return "B/s"; }
 template <> bandwidth param_traits<bandwidth>::from_json(const nlohmann::json& j) { return from_json_via_text<bandwidth>(j); }
 template <> nlohmann::json param_traits<bandwidth>::to_json(const bandwidth& v) { return format_bandwidth(v); }
+template <> range<bandwidth> param_traits<bandwidth>::default_range() { return {bandwidth{1.0}, bandwidth{1e15}}; }
 
 // ---- param_base ---------------------------------------------------------
 

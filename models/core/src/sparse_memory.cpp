@@ -9,7 +9,7 @@ namespace trn3 {
 sparse_memory::sparse_memory(const sc_core::sc_module_name& name, byte_count default_size)
     : component(name, frequency{1e9}), in("in"),
       size(this, "size", default_size, "capacity; reserved lazily, only touched pages use host memory",
-           range<byte_count>{byte_count{1}, {}}),
+           range<byte_count>{byte_count{1}, byte_count{1ull << 62}}),
       read_latency(this, "read_latency", sc_core::sc_time(10, sc_core::SC_NS), "time annotated on every read"),
       write_latency(this, "write_latency", sc_core::sc_time(10, sc_core::SC_NS), "time annotated on every write"),
       dmi(this, "dmi", true, "grant direct memory access to initiators"),

@@ -11,13 +11,13 @@ namespace trn3 {
 
 traffic_generator::traffic_generator(const sc_core::sc_module_name& name, const defaults& d)
     : component(name, frequency{1e9}), out("out"),
-      base(this, "base", d.base, "first address of the window"),
+      base(this, "base", d.base, "first address of the window", address_range()),
       window(this, "window", d.window, "size of the window the traffic covers",
              range<byte_count>{byte_count{1}, {}}),
       count(this, "count", d.count, "blocks to write and read back"),
       block(this, "block", d.block, "bytes per transaction", range<byte_count>{byte_count{1}, byte_count{1 << 20}}),
       pattern(this, "pattern", d.pattern, "address order", one_of<std::string>{{"sequential", "random"}}),
-      seed(this, "seed", 1, "seed of the random address order"),
+      seed(this, "seed", 1, "seed of the random address order", seed_range()),
       use_dmi(this, "use_dmi", d.use_dmi, "use DMI when the target grants it"),
       dmi_timing(this, "dmi_timing", d.dmi_timing,
                  "charge each DMI access through a timing_only transaction (for targets whose timing depends on "

@@ -1,6 +1,7 @@
 #include "trn3/core/units.h"
 
 #include <cctype>
+#include <cerrno>
 #include <cmath>
 #include <cstdlib>
 #include <utility>
@@ -78,6 +79,9 @@ const std::vector<unit_scale> rate_units = {{"B/s", 1.0},      {"KB/s", 1e3},   
 
 sc_core::sc_time parse_time(const std::string& text) {
     double seconds = parse_scaled(text, "time", time_units);
+    if (seconds >= sc_core::sc_max_time().to_seconds())
+        throw config_error(fmt::format("'{}' is not a time the simulation can hold (at most {:.0f} s)", text,
+                                       sc_core::sc_max_time().to_seconds()));
     return sc_core::sc_time(seconds, sc_core::SC_SEC);
 }
 
@@ -88,6 +92,14 @@ frequency parse_frequency(const std::string& text) {
 }
 
 byte_count parse_byte_count(const std::string& text) {
+    // A plain count of bytes ("4096", "4096B") is taken exactly, beyond a double's 53 bits.
+    const std::size_t digits = text.find_first_not_of("0123456789");
+    if (digits > 0 && digits != std::string::npos ? text.substr(digits) == "B" : digits == std::string::npos) {
+        errno = 0;
+        const unsigned long long v = std::strtoull(text.c_str(), nullptr, 10);
+        if (errno == ERANGE) throw config_error(fmt::format("'{}' is not a size: it is beyond 2^64 bytes", text));
+        return {v};
+    }
     double bytes = parse_scaled(text, "size", size_units);
     if (bytes != std::floor(bytes) || bytes > 1.8e19)
         throw config_error(fmt::format("'{}' is not a size: it must be a whole number of bytes", text));

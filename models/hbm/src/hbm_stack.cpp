@@ -84,7 +84,7 @@ hbm_stack::hbm_stack(const sc_core::sc_module_name& name, bool default_needs_tra
                       range<double>{0.0, 1.0}),
       ecc_double_rate(this, "ecc.double_rate", 0.0, "transient double-bit errors per 64-bit word read",
                       range<double>{0.0, 1.0}),
-      ecc_seed(this, "ecc.seed", 1, "seed of the transient-error generator"),
+      ecc_seed(this, "ecc.seed", 1, "seed of the transient-error generator", seed_range()),
       ecc_inject(this, "ecc.inject", "",
                  "persistent errors: ADDR:MASK[;ADDR:MASK...], MASK = bits to flip in the 64-bit word at ADDR"),
       timeline_window(this, "timeline_window", ns(1000), "window of the bandwidth counter on the timeline",

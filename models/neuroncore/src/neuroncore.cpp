@@ -69,7 +69,7 @@ neuroncore::neuroncore(const sc_core::sc_module_name& name)
       dma_bandwidth(this, "dma_bandwidth", bandwidth{528e9}, "DMA bandwidth of the core, shared by its queues"),
       dma_descriptor_cost(this, "dma_descriptor_cost", sc_time(64, sc_core::SC_NS), "fixed cost per DMA instruction"),
       dma_queues(this, "dma_queues", 16, "DMA queues", range<std::uint64_t>{1, 16}),
-      rounding_seed(this, "rounding_seed", 1, "seed of the stochastic-rounding generator"),
+      rounding_seed(this, "rounding_seed", 1, "seed of the stochastic-rounding generator", seed_range()),
       tensor_backend(this, "tensor_engine.backend", "model",
                      "Tensor engine array: model (C++), rtl (the verilated systolic array) or check (model, "
                      "replaying every check_every-th array job on the RTL and comparing bits)",

@@ -25,7 +25,7 @@ root_complex::root_complex(const sc_core::sc_module_name& name, unsigned default
       root_ports(this, "root_ports", default_root_ports, "root ports on bus 0 (devices 0 ..)", range<std::uint64_t>{1, 32}),
       generation_name(this, "generation", "gen5", "the root ports' generation (Graviton4: gen5)", generation_choices()),
       lanes(this, "lanes", 16, "lanes per root port", range<std::uint64_t>{1, 32}),
-      mmio_base(this, "mmio_base", 0, "PCIe address of the mmio socket's offset 0 (0: the socket carries PCIe addresses)"),
+      mmio_base(this, "mmio_base", 0, "PCIe address of the mmio socket's offset 0 (0: the socket carries PCIe addresses)", address_range()),
       latency(this, "latency", sc_time(50, SC_NS), "root complex processing, each way"),
       completion_timeout(this, "completion_timeout", sc_time(1, sc_core::SC_MS),
                          "non-posted requests not answered by then fail (PCIe range 50 us - 64 s)"),

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <optional>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,11 @@ struct range {
     std::optional<T> min;
     std::optional<T> max;
 };
+
+// Ranges of params that hold addresses (below 2^56, so that an address plus
+// a size cannot wrap) and seeds (any 64-bit value).
+inline range<std::uint64_t> address_range() { return {0, (1ull << 56) - 1}; }
+inline range<std::uint64_t> seed_range() { return {0, ~0ull}; }
 
 // The values a fixed-choice param may take (an enum param): anything else is
 // refused, and list-params prints the choices.
@@ -53,6 +59,11 @@ struct param_traits {
     static const char* unit();                // "" when unitless
     static T from_json(const nlohmann::json& j);
     static nlohmann::json to_json(const T& value);
+    // The range a param of this type has when its declaration gives no bound
+    // (each missing bound is taken from here): every numeric param has one,
+    // so a value cannot wrap where models narrow it (uint: 32 bits unless
+    // declared wider), overflow simulated time (time: an hour) or be NaN.
+    static range<T> default_range();
 };
 
 class param_base {
@@ -94,7 +105,7 @@ public:
     param(const sc_core::sc_object* owner, const std::string& leaf, T default_value, std::string description,
           range<T> limits = {})
         : param_base(owner, leaf, std::move(description)), value_(default_value), default_(default_value),
-          range_(std::move(limits)) {
+          range_(with_defaults(std::move(limits))) {
         check(value_, "default");
         attach();
     }
@@ -145,6 +156,12 @@ private:
             throw config_error("param " + name() + ": " + e.what());
         }
     }
+    static range<T> with_defaults(range<T> r) {
+        const range<T> d = param_traits<T>::default_range();
+        if (!r.min) r.min = d.min;
+        if (!r.max) r.max = d.max;
+        return r;
+    }
     std::string choices_text() const {
         std::string s;
         for (const T& c : choices_) {
@@ -157,6 +174,8 @@ private:
         if (!choices_.empty() && std::find(choices_.begin(), choices_.end(), v) == choices_.end())
             throw config_error("param " + name() + " = '" + param_traits<T>::format(v) + "' (" + source +
                                "): must be one of " + choices_text());
+        if constexpr (std::is_floating_point_v<T>)
+            if (v != v) throw config_error("param " + name() + " = NaN (" + source + "): not a number");
         bool below = range_.min && v < *range_.min;
         bool above = range_.max && *range_.max < v;
         if (below || above)

@@ -33,7 +33,8 @@ class graviton4 : public component {
 public:
     param<sc_core::sc_time> software_step{this, "software_step", sc_core::sc_time(20, sc_core::SC_NS),
                                           "host CPU time per call into the host API (driver bookkeeping)"};
-    param<std::uint64_t> dma_base{this, "dma_base", 1ull << 30, "physical address where DMA buffers are allocated from"};
+    param<std::uint64_t> dma_base{this, "dma_base", 1ull << 30, "physical address where DMA buffers are allocated from",
+                                  address_range()};
 
     pcie::root_complex rc;
     iommu iommu0{"iommu"};

@@ -22,8 +22,8 @@ namespace {
 
 class bringup final : public platform {
 public:
-    param<std::uint64_t> dram_base{this, "dram_base", 0x0, "address of dram on the bus"};
-    param<std::uint64_t> sram_base{this, "sram_base", 0x0100'0000'0000ull, "address of sram on the bus"};
+    param<std::uint64_t> dram_base{this, "dram_base", 0x0, "address of dram on the bus", address_range()};
+    param<std::uint64_t> sram_base{this, "sram_base", 0x0100'0000'0000ull, "address of sram on the bus", address_range()};
 
     traffic_generator tg0{"tg0", {dram_base, byte_count{1 << 20}, 100000, byte_count{64}, "sequential", true}};
     traffic_generator tg1{"tg1", {sram_base, byte_count{256 << 10}, 20000, byte_count{8}, "random", false}};

@@ -33,10 +33,10 @@ constexpr int stack_count = 4;
 class hbm_platform final : public platform {
 public:
     // The device address map of the stacks (reference: Trainium driver concepts).
-    param<std::uint64_t> hbm0_base{this, "hbm0_base", 0x0000'0000'0000ull, "address of stack 0"};
-    param<std::uint64_t> hbm1_base{this, "hbm1_base", 0x0040'0000'0000ull, "address of stack 1"};
-    param<std::uint64_t> hbm2_base{this, "hbm2_base", 0x8000'0000'0000ull, "address of stack 2"};
-    param<std::uint64_t> hbm3_base{this, "hbm3_base", 0x8040'0000'0000ull, "address of stack 3"};
+    param<std::uint64_t> hbm0_base{this, "hbm0_base", 0x0000'0000'0000ull, "address of stack 0", address_range()};
+    param<std::uint64_t> hbm1_base{this, "hbm1_base", 0x0040'0000'0000ull, "address of stack 1", address_range()};
+    param<std::uint64_t> hbm2_base{this, "hbm2_base", 0x8000'0000'0000ull, "address of stack 2", address_range()};
+    param<std::uint64_t> hbm3_base{this, "hbm3_base", 0x8040'0000'0000ull, "address of stack 3", address_range()};
 
     router bus{"bus"};
     std::array<std::unique_ptr<hbm::hbm_stack>, stack_count> stacks;

@@ -50,7 +50,7 @@ public:
     param<std::uint64_t> repeats{this, "repeats", 1000, "matmul_stream: back-to-back 128x128x512 matmuls"};
     param<std::string> operands{this, "dtype", "bf16", "gemm operands (all); matmul_stream: bf16 or e4m3fn",
                                 one_of<std::string>{{"bf16", "e4m3fn", "mxfp8"}}};
-    param<std::uint64_t> seed{this, "seed", 1, "seed of the random inputs"};
+    param<std::uint64_t> seed{this, "seed", 1, "seed of the random inputs", seed_range()};
     param<double> tolerance{this, "tolerance", 1e-4,
                             "largest accepted error against fp64, relative to max(|reference|, typical magnitude); "
                             "attention rounds P to bf16, so it takes the larger of this and 1e-2"};

@@ -16,8 +16,8 @@
 
 #include <chrono>
 #include <cstring>
-#include <string>
 #include <memory>
+#include <string>
 #include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -137,7 +137,7 @@ BENCHMARK(direct_b_transport);
 BENCHMARK(dmi_read);
 BENCHMARK(sparse_144x144GiB)->Iterations(1);
 
-} // namespace
+}  // namespace
 
 int sc_main(int argc, char** argv) {
     world the_world;

@@ -136,7 +136,8 @@ struct figures {
     }
 };
 
-void write_svg(const std::string& path, const std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>>& curves) {
+void write_svg(const std::string& path,
+               const std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>>& curves) {
     const double w = 640, h = 400, left = 60, bottom = 40, top = 20, right = 20;
     double max_x = 100, max_y = 0;
     for (auto& [name, pts] : curves)
@@ -145,29 +146,36 @@ void write_svg(const std::string& path, const std::vector<std::pair<std::string,
     auto px = [&](double x) { return left + x / max_x * (w - left - right); };
     auto py = [&](double y) { return h - bottom - y / max_y * (h - top - bottom); };
     std::ofstream f(path);
-    f << fmt::format("<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-family='sans-serif' font-size='12'>\n", w, h);
+    f << fmt::format(
+        "<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-family='sans-serif' font-size='12'>\n", w,
+        h);
     f << "<rect width='100%' height='100%' fill='white'/>\n";
     f << fmt::format("<line x1='{}' y1='{}' x2='{}' y2='{}' stroke='black'/>\n", left, py(0), px(max_x), py(0));
     f << fmt::format("<line x1='{}' y1='{}' x2='{}' y2='{}' stroke='black'/>\n", left, py(0), left, py(max_y));
     for (int x = 0; x <= 100; x += 20)
         f << fmt::format("<text x='{}' y='{}' text-anchor='middle'>{}%</text>\n", px(x), py(0) + 16, x);
     for (int i = 0; i <= 4; ++i)
-        f << fmt::format("<text x='{}' y='{}' text-anchor='end'>{:.0f}</text>\n", left - 6, py(max_y * i / 4) + 4, max_y * i / 4);
-    f << fmt::format("<text x='{}' y='{}' text-anchor='middle'>offered load (% of 4.915 TB/s)</text>\n", (left + w) / 2, h - 4);
-    f << fmt::format("<text x='14' y='{}' transform='rotate(-90 14 {})' text-anchor='middle'>p50 read latency (ns)</text>\n", h / 2, h / 2);
+        f << fmt::format("<text x='{}' y='{}' text-anchor='end'>{:.0f}</text>\n", left - 6, py(max_y * i / 4) + 4,
+                         max_y * i / 4);
+    f << fmt::format("<text x='{}' y='{}' text-anchor='middle'>offered load (% of 4.915 TB/s)</text>\n", (left + w) / 2,
+                     h - 4);
+    f << fmt::format(
+        "<text x='14' y='{}' transform='rotate(-90 14 {})' text-anchor='middle'>p50 read latency (ns)</text>\n", h / 2,
+        h / 2);
     const char* colors[] = {"#1f77b4", "#d62728", "#2ca02c"};
     int c = 0;
     for (auto& [name, pts] : curves) {
         f << "<polyline fill='none' stroke-width='2' stroke='" << colors[c % 3] << "' points='";
         for (auto& [x, y] : pts) f << px(x) << "," << py(y) << " ";
         f << "'/>\n";
-        f << fmt::format("<text x='{}' y='{}' fill='{}'>{}</text>\n", left + 10, top + 14 + 16 * c, colors[c % 3], name);
+        f << fmt::format("<text x='{}' y='{}' fill='{}'>{}</text>\n", left + 10, top + 14 + 16 * c, colors[c % 3],
+                         name);
         ++c;
     }
     f << "</svg>\n";
 }
 
-} // namespace
+}  // namespace
 
 int sc_main(int argc, char** argv) {
     bool quick = false, functional = false;
@@ -187,8 +195,7 @@ int sc_main(int argc, char** argv) {
                 return 2;
             }
             param_registry::instance().set_pending_text(kv.substr(0, eq), kv.substr(eq + 1), "command line");
-        }
-        else {
+        } else {
             std::fprintf(stderr, "hbm_bench: error: unknown argument '%s' (--quick, --functional, --out DIR, -p k=v)\n",
                          a.c_str());
             return 2;
@@ -249,9 +256,10 @@ int sc_main(int argc, char** argv) {
     auto sweep = [&](std::size_t curve, const char* pattern, const char* label, const char* csv_name,
                      std::initializer_list<double> loads, double requests_per_load, double extra) {
         for (double load : loads) {
-            result r = b.run(pattern, false, load, static_cast<std::uint64_t>(requests_per_load * load + extra) / scale);
-            std::printf("  %-10s %7.0f%% %9.1f%% %8.1f %8.1f %8.1f %14.0f\n", label, load * 100, r.bandwidth_share * 100,
-                        r.p50_ns, r.p90_ns, r.p99_ns, r.sim_s * 1e6 / r.wall_s * stacks);
+            result r =
+                b.run(pattern, false, load, static_cast<std::uint64_t>(requests_per_load * load + extra) / scale);
+            std::printf("  %-10s %7.0f%% %9.1f%% %8.1f %8.1f %8.1f %14.0f\n", label, load * 100,
+                        r.bandwidth_share * 100, r.p50_ns, r.p90_ns, r.p99_ns, r.sim_s * 1e6 / r.wall_s * stacks);
             curves[curve].second.emplace_back(load * 100, r.p50_ns);
             csv += fmt::format("{},{},{:.2f},{:.1f},{:.1f},{:.1f}\n", csv_name, load * 100, r.bandwidth_share * 100,
                                r.p50_ns, r.p90_ns, r.p99_ns);

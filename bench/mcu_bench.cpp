@@ -28,8 +28,8 @@ int sc_main(int argc, char** argv) {
         const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
         const double n = static_cast<double>(m.instructions() - before);
         mips.push_back(n / wall / 1e6);
-        std::printf("  run %d: %.0f M instructions in %.3f s: %.0f MIPS (tohost %u)\n", run + 1, n / 1e6, wall, mips.back(),
-                    m.tohost());
+        std::printf("  run %d: %.0f M instructions in %.3f s: %.0f MIPS (tohost %u)\n", run + 1, n / 1e6, wall,
+                    mips.back(), m.tohost());
         if (m.tohost() != 1) return 1;
     }
     std::sort(mips.begin(), mips.end());

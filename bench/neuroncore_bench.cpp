@@ -10,8 +10,8 @@
 #include <chrono>
 #include <cstdio>
 #include <cstring>
-#include <random>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -39,8 +39,9 @@ struct bench_rig {
     };
     result run(const program& p) {
         core.reset();
-        auto pcs = p.load([this](std::uint64_t a, const void* d, std::size_t n) { std::memcpy(device.data() + a, d, n); },
-                          12ull << 30);
+        auto pcs =
+            p.load([this](std::uint64_t a, const void* d, std::size_t n) { std::memcpy(device.data() + a, d, n); },
+                   12ull << 30);
         const std::uint64_t flops_before = flops();
         const sc_core::sc_time t0 = sc_core::sc_time_stamp();
         auto w0 = std::chrono::steady_clock::now();
@@ -74,7 +75,8 @@ struct chip_rig {
     chip_rig() {
         for (unsigned c = 0; c < cores; ++c) {
             core.push_back(std::make_unique<neuroncore::neuroncore>(fmt::format("chip_nc{}", c).c_str()));
-            device.push_back(std::make_unique<sparse_memory>(fmt::format("chip_device{}", c).c_str(), byte_count{1ull << 30}));
+            device.push_back(
+                std::make_unique<sparse_memory>(fmt::format("chip_device{}", c).c_str(), byte_count{1ull << 30}));
             core.back()->mem.bind(device.back()->in);
         }
     }
@@ -83,10 +85,12 @@ struct chip_rig {
         std::uint64_t flops_before = flops();
         for (unsigned c = 0; c < cores; ++c) {
             core[c]->reset();
-            auto pcs = p.load([&](std::uint64_t a, const void* d, std::size_t n) { std::memcpy(device[c]->data() + a, d, n); },
-                              512ull << 20);
+            auto pcs =
+                p.load([&](std::uint64_t a, const void* d, std::size_t n) { std::memcpy(device[c]->data() + a, d, n); },
+                       512ull << 20);
             for (unsigned e = 0; e < isa::engine_count; ++e)
-                if (!p.on(static_cast<isa::engine>(e)).code().empty()) core[c]->start(static_cast<isa::engine>(e), pcs[e]);
+                if (!p.on(static_cast<isa::engine>(e)).code().empty())
+                    core[c]->start(static_cast<isa::engine>(e), pcs[e]);
         }
         const sc_core::sc_time t0 = sc_core::sc_time_stamp();
         auto w0 = std::chrono::steady_clock::now();
@@ -97,7 +101,10 @@ struct chip_rig {
     std::uint64_t flops() const {
         std::uint64_t sum = 0;
         for (unsigned c = 0; c < cores; ++c)
-            sum += stats_registry::instance().find(fmt::format("chip_nc{}.matmul_flops", c))->to_json().get<std::uint64_t>();
+            sum += stats_registry::instance()
+                       .find(fmt::format("chip_nc{}.matmul_flops", c))
+                       ->to_json()
+                       .get<std::uint64_t>();
         return sum;
     }
 };
@@ -108,8 +115,8 @@ program mx_stream(std::uint32_t repeats) {
     auto& s = p.on(isa::engine::tensor);
     s.set_reg(0, 0);
     const std::uint32_t loop = s.here();
-    s.matmul_mx(psum(dtype::fp32, 0, 128, 0, 512), sbuf(dtype::e4m3fn, 0, 128, 0, 512), sbuf(dtype::e4m3fn, 0, 128, 4096, 2048),
-                100000, 101000)
+    s.matmul_mx(psum(dtype::fp32, 0, 128, 0, 512), sbuf(dtype::e4m3fn, 0, 128, 0, 512),
+                sbuf(dtype::e4m3fn, 0, 128, 4096, 2048), 100000, 101000)
         .add_reg(0, 1)
         .branch_lt(0, repeats, loop)
         .halt();
@@ -121,7 +128,7 @@ void print(const char* name, const bench_rig::result& r) {
                 r.sim_s * 1e6, r.flops / r.sim_s / 1e12, r.flops / r.sim_s / peak * 100, r.wall_s,
                 r.flops / r.wall_s / 1e9);
 }
-} // namespace
+}  // namespace
 
 int sc_main(int argc, char** argv) {
     const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
@@ -170,17 +177,17 @@ int sc_main(int argc, char** argv) {
         const std::uint32_t loop = s.here();
         const auto dst = psum(dtype::fp32, 0, 128, 0, 512);
         const auto stationary = sbuf(t, 0, 128, 0, 128 * V), moving = sbuf(t, 0, 128, 4096, 512 * D);
-        if (ss.mx)
-            s.matmul_mx(dst, stationary, moving, 100000, 101000);
-        else
-            s.matmul(dst, stationary, moving);
+        if (ss.mx) s.matmul_mx(dst, stationary, moving, 100000, 101000);
+        else s.matmul(dst, stationary, moving);
         s.sparse(ss.s, 150000).add_reg(0, 1).branch_lt(0, quick ? 10 : (ss.mx ? 100 : 500), loop).halt();
         print(ss.name, rig.run(p));
     }
 
     // Tiled GEMMs from device memory.
-    const gemm_shape shapes[] = {{512, 1024, 512, dtype::bf16}, {1024, 2048, 1024, dtype::bf16},
-                                 {1024, 2048, 1024, dtype::e4m3fn}, {1024, 2048, 1024, dtype::e4m3fn, true},
+    const gemm_shape shapes[] = {{512, 1024, 512, dtype::bf16},
+                                 {1024, 2048, 1024, dtype::bf16},
+                                 {1024, 2048, 1024, dtype::e4m3fn},
+                                 {1024, 2048, 1024, dtype::e4m3fn, true},
                                  {1024, 2048, 4096, dtype::e4m3fn, true}};
     for (const gemm_shape& s : shapes) {
         if (quick && s.M > 512) continue;
@@ -192,7 +199,10 @@ int sc_main(int argc, char** argv) {
             std::memset(rig.device.data() + at.scales_b, 127, static_cast<std::size_t>(s.K / 32) * s.N);
         }
         char name[64];
-        std::snprintf(name, sizeof name, "gemm %s M%u N%u K%u", s.mx ? "mxfp8" : s.operands == dtype::bf16 ? "bf16" : "fp8",
+        std::snprintf(name, sizeof name, "gemm %s M%u N%u K%u",
+                      s.mx                        ? "mxfp8"
+                      : s.operands == dtype::bf16 ? "bf16"
+                                                  : "fp8",
                       s.M, s.N, s.K);
         print(name, rig.run(gemm(s, at)));
     }

@@ -17,10 +17,10 @@
 
 #include <tlm_utils/simple_initiator_socket.h>
 
-#include "trn3/core/payload.h"
 #include "trn3/core/entry.h"
 #include "trn3/core/message_link.h"
 #include "trn3/core/param.h"
+#include "trn3/core/payload.h"
 #include "trn3/core/sparse_memory.h"
 #include "trn3/pcie/endpoint.h"
 #include "trn3/pcie/link.h"
@@ -69,9 +69,10 @@ struct result {
 
 struct fabric : sc_core::sc_module {
     delivery_queue q{"q"};
-    pcie::link la{"la", q, 1, 2, x8(1)}, lab{"lab", q, 3, 4, x8(0)}, lbc{"lbc", q, 5, 6, x8(0)}, lb{"lb", q, 7, 8, x8(1)};
-    pcie::pcie_switch sw_a{"sw_a", pcie::switch_config{"gen1-160"}.fabric()}, sw_b{"sw_b", pcie::switch_config{"gen1-160"}.fabric()},
-        sw_c{"sw_c", pcie::switch_config{"gen1-160"}.fabric()};
+    pcie::link la{"la", q, 1, 2, x8(1)}, lab{"lab", q, 3, 4, x8(0)}, lbc{"lbc", q, 5, 6, x8(0)},
+        lb{"lb", q, 7, 8, x8(1)};
+    pcie::pcie_switch sw_a{"sw_a", pcie::switch_config{"gen1-160"}.fabric()},
+        sw_b{"sw_b", pcie::switch_config{"gen1-160"}.fabric()}, sw_c{"sw_c", pcie::switch_config{"gen1-160"}.fabric()};
     pcie::endpoint ep_a{"ep_a"}, ep_b{"ep_b"};
     sparse_memory regs_a{"regs_a", byte_count{1 << 20}}, mem_a{"mem_a", byte_count{1 << 30}};
     sparse_memory regs_b{"regs_b", byte_count{1 << 20}}, mem_b{"mem_b", byte_count{1ull << 30}};
@@ -130,7 +131,7 @@ struct fabric : sc_core::sc_module {
     }
 };
 
-} // namespace
+}  // namespace
 
 int sc_main(int argc, char** argv) {
     const bool quick = argc > 1 && std::string(argv[1]) == "--quick";
@@ -145,8 +146,8 @@ int sc_main(int argc, char** argv) {
     const result& m = r[r.size() / 2];
     std::printf("three-switch path, %s, %llu MiB per round (median of %zu):\n", per_tlp ? "TLP by TLP" : "aggregated",
                 static_cast<unsigned long long>(bytes >> 20), r.size());
-    std::printf("  simulated %.3f ms at %.2f GB/s; wall %.3f s\n", m.simulated_s * 1e3, double(bytes) / m.simulated_s / 1e9,
-                m.wall);
+    std::printf("  simulated %.3f ms at %.2f GB/s; wall %.3f s\n", m.simulated_s * 1e3,
+                double(bytes) / m.simulated_s / 1e9, m.wall);
     std::printf("  %.2f M TLPs per wall second, %.2f GB of simulated traffic per wall second\n", m.tlps / m.wall / 1e6,
                 double(bytes) / m.wall / 1e9);
     return 0;

@@ -38,7 +38,7 @@ static uint64_t mtime(void) {
 static struct {
     uint64_t start;
     uint32_t served, errors, routing_id;
-    int chip;                       /* a chip behind the window */
+    int chip; /* a chip behind the window */
     uint32_t hbm_ready, ports, ports_up, ports_degraded;
     uint32_t hbm_events, link_events, core_resets;
     uint32_t retrains[TRN3_NEURONLINK_PORTS];
@@ -86,10 +86,10 @@ static void link_report(unsigned p) {
     if (st & TRN3_LINK_STATUS_DEGRADED) state.ports_degraded |= 1u << p;
     else state.ports_degraded &= ~(1u << p);
     if (st & TRN3_LINK_STATUS_UP)
-        printf("nl%u: up, speed %u x%u of x%u, %u failed lanes, %u spares in use%s\n", p, (unsigned)TRN3_LINK_STATUS_SPEED(st),
-               (unsigned)TRN3_LINK_STATUS_WIDTH(st), (unsigned)TRN3_LINK_LANES_CONFIGURED(lanes),
-               (unsigned)TRN3_LINK_LANES_FAILED(lanes), (unsigned)TRN3_LINK_LANES_SPARES_USED(lanes),
-               (st & TRN3_LINK_STATUS_DEGRADED) ? ", DEGRADED" : "");
+        printf("nl%u: up, speed %u x%u of x%u, %u failed lanes, %u spares in use%s\n", p,
+               (unsigned)TRN3_LINK_STATUS_SPEED(st), (unsigned)TRN3_LINK_STATUS_WIDTH(st),
+               (unsigned)TRN3_LINK_LANES_CONFIGURED(lanes), (unsigned)TRN3_LINK_LANES_FAILED(lanes),
+               (unsigned)TRN3_LINK_LANES_SPARES_USED(lanes), (st & TRN3_LINK_STATUS_DEGRADED) ? ", DEGRADED" : "");
     else
         printf("nl%u: down (state %u%s)\n", p, (unsigned)TRN3_LINK_STATUS_STATE(st),
                (st & TRN3_LINK_STATUS_FAILED) ? ", training failed" : "");
@@ -100,13 +100,15 @@ static void links_init(void) {
     for (unsigned p = 0; p < TRN3_NEURONLINK_PORTS; ++p)
         if (state.ports & TRN3_NL_PORT(p)) {
             const uint32_t base = TRN3_BAR0_LINK(p);
-            CHIP(base + TRN3_LINK_EVENT_MASK) = TRN3_LINK_EVENT_DOWN | TRN3_LINK_EVENT_DEGRADED | TRN3_LINK_EVENT_FAILED;
+            CHIP(base + TRN3_LINK_EVENT_MASK) =
+                TRN3_LINK_EVENT_DOWN | TRN3_LINK_EVENT_DEGRADED | TRN3_LINK_EVENT_FAILED;
             CHIP(base + TRN3_LINK_CONTROL) = TRN3_LINK_CONTROL_ENABLE | TRN3_LINK_CONTROL_SPARING;
         }
     /* All ports train at once; wait for each to come up or fail. */
     for (unsigned p = 0; p < TRN3_NEURONLINK_PORTS; ++p)
         if (state.ports & TRN3_NL_PORT(p)) {
-            poll(TRN3_BAR0_LINK(p) + TRN3_LINK_STATUS, TRN3_LINK_STATUS_UP | TRN3_LINK_STATUS_FAILED, TRN3_LINK_STATUS_UP, 2000);
+            poll(TRN3_BAR0_LINK(p) + TRN3_LINK_STATUS, TRN3_LINK_STATUS_UP | TRN3_LINK_STATUS_FAILED,
+                 TRN3_LINK_STATUS_UP, 2000);
             CHIP(TRN3_BAR0_LINK(p) + TRN3_LINK_EVENTS) = 0xFFFFFFFFu; /* what training raised is reported here */
             link_report(p);
         }
@@ -161,8 +163,7 @@ static int self_test(void) {
     for (unsigned i = 0; i < 64; ++i)
         if (scratch[i] != (0xa5a50000u ^ (i * 0x01010101u))) return 0;
     const uint64_t t0 = mtime();
-    for (volatile unsigned i = 0; i < 2000; ++i) {
-    }
+    for (volatile unsigned i = 0; i < 2000; ++i) {}
     return mtime() > t0;
 }
 
@@ -219,7 +220,8 @@ static void serve(const volatile struct trn3_mbox_request* rq, volatile struct t
                     ++state.core_resets;
                 }
             } else if (command == TRN3_MBOX_CMD_LINK_STATUS) {
-                if (arg >= TRN3_NEURONLINK_PORTS || !(state.ports & TRN3_NL_PORT(arg))) status = TRN3_MBOX_STATUS_BAD_ARGUMENT;
+                if (arg >= TRN3_NEURONLINK_PORTS || !(state.ports & TRN3_NL_PORT(arg)))
+                    status = TRN3_MBOX_STATUS_BAD_ARGUMENT;
                 else {
                     const uint32_t base = TRN3_BAR0_LINK(arg);
                     struct trn3_mbox_link l;
@@ -268,9 +270,7 @@ static void serve(const volatile struct trn3_mbox_request* rq, volatile struct t
             else memcpy((void*)rs->payload, &t, out = sizeof t);
             break;
         }
-        default:
-            status = TRN3_MBOX_STATUS_UNKNOWN_COMMAND;
-            break;
+        default: status = TRN3_MBOX_STATUS_UNKNOWN_COMMAND; break;
         }
     }
     rs->status = status;

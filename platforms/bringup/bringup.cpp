@@ -23,7 +23,8 @@ namespace {
 class bringup final : public platform {
 public:
     param<std::uint64_t> dram_base{this, "dram_base", 0x0, "address of dram on the bus", address_range()};
-    param<std::uint64_t> sram_base{this, "sram_base", 0x0100'0000'0000ull, "address of sram on the bus", address_range()};
+    param<std::uint64_t> sram_base{this, "sram_base", 0x0100'0000'0000ull, "address of sram on the bus",
+                                   address_range()};
 
     traffic_generator tg0{"tg0", {dram_base, byte_count{1 << 20}, 100000, byte_count{64}, "sequential", true}};
     traffic_generator tg1{"tg1", {sram_base, byte_count{256 << 10}, 20000, byte_count{8}, "random", false}};
@@ -41,7 +42,8 @@ public:
     }
 
     bool passed() const override {
-        return tg0.finished() && tg1.finished() && tg0.mismatches() + tg1.mismatches() + tg0.errors() + tg1.errors() == 0;
+        return tg0.finished() && tg1.finished() &&
+               tg0.mismatches() + tg1.mismatches() + tg0.errors() + tg1.errors() == 0;
     }
 
     void report(std::ostream& os) const override {
@@ -66,5 +68,5 @@ const platform_registration registration{
     "bringup", "traffic generators, a router and sparse memories: the modelling core end to end",
     [] { return std::make_unique<bringup>("bringup"); }};
 
-} // namespace
-} // namespace trn3
+}  // namespace
+}  // namespace trn3

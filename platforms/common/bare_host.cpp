@@ -54,4 +54,4 @@ std::uint64_t bare_host::now_ns() const {
     return static_cast<std::uint64_t>(sc_core::sc_time_stamp().to_seconds() * 1e9);
 }
 
-} // namespace trn3
+}  // namespace trn3

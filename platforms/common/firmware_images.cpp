@@ -15,4 +15,4 @@ const mcu::mcu::images& build_firmware_images() {
     return images;
 }
 
-} // namespace trn3
+}  // namespace trn3

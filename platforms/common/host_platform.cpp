@@ -4,7 +4,7 @@ namespace trn3 {
 
 namespace {
 one_of<std::string> program_names() { return {apps::program_registry::instance().names()}; }
-} // namespace
+}  // namespace
 
 host_platform::host_platform(const sc_core::sc_module_name& name, const std::string& default_app)
     : platform(name), app(this, "app", default_app, "the host program every host runs (sw/apps)", program_names()) {}
@@ -17,4 +17,4 @@ apps::host_program& host_platform::make_program(apps::host_system system) {
     return *program_;
 }
 
-} // namespace trn3
+}  // namespace trn3

@@ -18,4 +18,4 @@ platform_registry& platform_registry::instance() {
     return registry;
 }
 
-} // namespace trn3
+}  // namespace trn3

@@ -47,9 +47,10 @@ public:
         const std::uint64_t bases[stack_count] = {hbm0_base, hbm1_base, hbm2_base, hbm3_base};
         for (int s = 0; s < stack_count; ++s) {
             stacks[s] = std::make_unique<hbm::hbm_stack>(fmt::format("hbm{}", s).c_str());
-            tgs[s] = std::make_unique<traffic_generator>(
-                fmt::format("tg{}", s).c_str(),
-                traffic_generator::defaults{bases[s], byte_count{4 << 20}, 20000, byte_count{4096}, "sequential", true, true});
+            tgs[s] = std::make_unique<traffic_generator>(fmt::format("tg{}", s).c_str(),
+                                                         traffic_generator::defaults{bases[s], byte_count{4 << 20},
+                                                                                     20000, byte_count{4096},
+                                                                                     "sequential", true, true});
         }
         for (int s = 0; s < stack_count; ++s) {
             tgs[s]->observe_dmi(connect(tgs[s]->out, bus.in));
@@ -78,9 +79,10 @@ public:
         };
         for (int s = 0; s < stack_count; ++s) {
             const std::string n = stacks[s]->name();
-            os << fmt::format("{}: {} reads, {} writes, ECC corrected {}, uncorrectable {}; {}: {} mismatches, {} errors\n",
-                              n, stat(n + ".reads"), stat(n + ".writes"), stat(n + ".ecc_corrected"),
-                              stat(n + ".ecc_uncorrectable"), tgs[s]->name(), tgs[s]->mismatches(), tgs[s]->errors());
+            os << fmt::format(
+                "{}: {} reads, {} writes, ECC corrected {}, uncorrectable {}; {}: {} mismatches, {} errors\n", n,
+                stat(n + ".reads"), stat(n + ".writes"), stat(n + ".ecc_corrected"), stat(n + ".ecc_uncorrectable"),
+                tgs[s]->name(), tgs[s]->mismatches(), tgs[s]->errors());
         }
         os << fmt::format("memory-error interrupts: {}\n", irq_edges.value());
     }
@@ -97,5 +99,5 @@ const platform_registration registration{
     "hbm", "one Trainium3's four HBM3E stacks at the device addresses, written and verified by traffic generators",
     [] { return std::make_unique<hbm_platform>("hbm"); }};
 
-} // namespace
-} // namespace trn3
+}  // namespace
+}  // namespace trn3

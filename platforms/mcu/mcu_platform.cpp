@@ -29,8 +29,9 @@ class mcu_platform final : public platform {
 public:
     param<sc_core::sc_time> timeout{this, "timeout", sc_core::sc_time(10, sc_core::SC_MS),
                                     "longest the host waits for one mailbox answer"};
-    param<sc_core::sc_time> idle{this, "idle", sc_core::SC_ZERO_TIME,
-                                 "time the host lets pass before its first request (the firmware idles, kicking its watchdog)"};
+    param<sc_core::sc_time> idle{
+        this, "idle", sc_core::SC_ZERO_TIME,
+        "time the host lets pass before its first request (the firmware idles, kicking its watchdog)"};
     tlm_utils::simple_initiator_socket<mcu_platform> host{"host"};
     mcu::mcu mcu0{"mcu0", build_firmware_images()};
 
@@ -95,7 +96,8 @@ private:
         ++exchanges_;
         log_ << fmt::format("  mailbox command {} answered with status {} after {}\n", command, rs.status,
                             (sc_core::sc_time_stamp() - sent).to_string());
-        if (rs.tag != rq.tag) failures_.push_back(fmt::format("command {}: tag {:#x}, sent {:#x}", command, rs.tag, rq.tag));
+        if (rs.tag != rq.tag)
+            failures_.push_back(fmt::format("command {}: tag {:#x}, sent {:#x}", command, rs.tag, rq.tag));
         return true;
     }
     void expect(bool ok, const std::string& what) {
@@ -108,17 +110,19 @@ private:
         if (exchange(TRN3_MBOX_CMD_VERSION, nullptr, 0, rs)) {
             trn3_mbox_version v;
             std::memcpy(&v, rs.payload, sizeof v);
-            expect(rs.status == TRN3_MBOX_STATUS_OK && rs.length == sizeof v && v.protocol_version == TRN3_MBOX_PROTOCOL_VERSION,
+            expect(rs.status == TRN3_MBOX_STATUS_OK && rs.length == sizeof v &&
+                       v.protocol_version == TRN3_MBOX_PROTOCOL_VERSION,
                    "VERSION: status, length or protocol version");
-            log_ << fmt::format("  firmware {}.{} '{}', protocol {}\n", v.firmware_version >> 16, v.firmware_version & 0xffff,
-                                v.build, v.protocol_version);
+            log_ << fmt::format("  firmware {}.{} '{}', protocol {}\n", v.firmware_version >> 16,
+                                v.firmware_version & 0xffff, v.build, v.protocol_version);
         }
         if (failures_.empty() && exchange(TRN3_MBOX_CMD_STATUS, nullptr, 0, rs)) {
             trn3_mbox_status st;
             std::memcpy(&st, rs.payload, sizeof st);
             expect(rs.status == TRN3_MBOX_STATUS_OK && st.boot_status == TRN3_BOOT_RUNNING && st.commands_served == 2,
                    "STATUS: status, boot status or commands served");
-            log_ << fmt::format("  firmware status: uptime {} us, {} commands served\n", st.uptime_us, st.commands_served);
+            log_ << fmt::format("  firmware status: uptime {} us, {} commands served\n", st.uptime_us,
+                                st.commands_served);
         }
         if (failures_.empty() && exchange(0x7777, nullptr, 0, rs))
             expect(rs.status == TRN3_MBOX_STATUS_UNKNOWN_COMMAND, "an unknown command was not refused");
@@ -138,5 +142,5 @@ const platform_registration registration{
     "mcu", "the chip's management controller: boot ROM, firmware, and a host talking to it through the mailbox",
     [] { return std::make_unique<mcu_platform>("mcu"); }};
 
-} // namespace
-} // namespace trn3
+}  // namespace
+}  // namespace trn3

@@ -95,8 +95,9 @@ public:
         if (flops_ > 0) {
             // MX matmuls do four times the work per cycle.
             const double peak = 128.0 * 128 * 2 * core.tensor_clock.get().hz * (operands.get() == "mxfp8" ? 4 : 1);
-            os << fmt::format("  throughput       {:.2f} TFLOP/s, {:.1f}% of the core's {:.2f} TFLOP/s peak for this type\n",
-                              flops_ / sim_s_ / 1e12, flops_ / sim_s_ / peak * 100, peak / 1e12);
+            os << fmt::format(
+                "  throughput       {:.2f} TFLOP/s, {:.1f}% of the core's {:.2f} TFLOP/s peak for this type\n",
+                flops_ / sim_s_ / 1e12, flops_ / sim_s_ / peak * 100, peak / 1e12);
         }
         os << fmt::format("  host time        {:.3f} s{}\n", wall_s_,
                           flops_ > 0 ? fmt::format(" ({:.2f} simulated GFLOP per wall second)", flops_ / wall_s_ / 1e9)
@@ -136,7 +137,8 @@ private:
     }
     // MX-quantises a [rows][cols] matrix per 32-row group of each column;
     // writes codes and E8M0 scales; returns the values the blocks hold.
-    std::vector<float> write_mx(std::uint64_t codes, std::uint64_t scales, unsigned rows, unsigned cols, std::uint64_t salt) {
+    std::vector<float> write_mx(std::uint64_t codes, std::uint64_t scales, unsigned rows, unsigned cols,
+                                std::uint64_t salt) {
         const auto v = random_floats(static_cast<std::size_t>(rows) * cols, 1.0f, salt);
         std::vector<float> held(v.size());
         for (unsigned c = 0; c < cols; ++c)
@@ -160,8 +162,9 @@ private:
     }
 
     void execute(const program& p) {
-        auto pcs = p.load([this](std::uint64_t a, const void* d, std::size_t len) { std::memcpy(device.data() + a, d, len); },
-                          12ull << 30);
+        auto pcs =
+            p.load([this](std::uint64_t a, const void* d, std::size_t len) { std::memcpy(device.data() + a, d, len); },
+                   12ull << 30);
         const std::uint64_t flops_before = flops_counter();
         const sc_core::sc_time t0 = sc_core::sc_time_stamp();
         const auto w0 = std::chrono::steady_clock::now();
@@ -176,13 +179,17 @@ private:
             if (core.status(static_cast<isa::engine>(e)) == neuroncore::engine_status::error) engine_error_ = true;
     }
     std::uint64_t flops_counter() const {
-        return stats_registry::instance().find(std::string(core.name()) + ".matmul_flops")->to_json().get<std::uint64_t>();
+        return stats_registry::instance()
+            .find(std::string(core.name()) + ".matmul_flops")
+            ->to_json()
+            .get<std::uint64_t>();
     }
 
     void run() {
         const dtype t = operands.get() == "bf16" ? dtype::bf16 : dtype::e4m3fn;
         if (kernel.get() == "gemm" && operands.get() == "mxfp8") {
-            const gemm_shape s{static_cast<unsigned>(m), static_cast<unsigned>(n), static_cast<unsigned>(k), dtype::e4m3fn, true};
+            const gemm_shape s{static_cast<unsigned>(m), static_cast<unsigned>(n), static_cast<unsigned>(k),
+                               dtype::e4m3fn, true};
             shape_ = fmt::format("mxfp8 M {} N {} K {}", s.M, s.N, s.K);
             const gemm_addresses at{0, 4ull << 30, 8ull << 30, 10ull << 30, 11ull << 30};
             auto a = write_mx(at.a, at.scales_a, s.K, s.M, 1);
@@ -216,8 +223,10 @@ private:
             auto b = write_operands(1 << 20, random_floats(128 * 512, 1.0f, 2), t);
             program p;
             p.on(isa::engine::sync)
-                .dma(sbuf(t, 0, 128, 0, 128), hbm(t, 0, 128, 128 * isa::dtype_bytes(t), 128)).signal(0, 1)
-                .dma(sbuf(t, 0, 128, 1024, 512), hbm(t, 1 << 20, 128, 512 * isa::dtype_bytes(t), 512)).signal(0, 1)
+                .dma(sbuf(t, 0, 128, 0, 128), hbm(t, 0, 128, 128 * isa::dtype_bytes(t), 128))
+                .signal(0, 1)
+                .dma(sbuf(t, 0, 128, 1024, 512), hbm(t, 1 << 20, 128, 512 * isa::dtype_bytes(t), 512))
+                .signal(0, 1)
                 .halt();
             auto& ts = p.on(isa::engine::tensor);
             ts.set_reg(0, 0).nop().wait(0, 2);
@@ -237,8 +246,8 @@ private:
             std::memcpy(device.data(), x.data(), x.size() * 4);
             if (kernel.get() == "softmax") {
                 execute(softmax(s, 0, 8ull << 30));
-                error_ = reference::max_relative_error(read_floats(8ull << 30, x.size()), reference::softmax(x, s.rows, s.cols),
-                                                       0.0);
+                error_ = reference::max_relative_error(read_floats(8ull << 30, x.size()),
+                                                       reference::softmax(x, s.rows, s.cols), 0.0);
             } else {
                 auto gamma = random_floats(s.cols, 1.0f, 2);
                 std::memcpy(device.data() + (4ull << 30), gamma.data(), gamma.size() * 4);
@@ -257,8 +266,9 @@ private:
 };
 
 const platform_registration registration{
-    "neuroncore", "one NeuronCore with device memory running a reference kernel (gemm, softmax, rmsnorm, attention, matmul_stream)",
+    "neuroncore",
+    "one NeuronCore with device memory running a reference kernel (gemm, softmax, rmsnorm, attention, matmul_stream)",
     [] { return std::make_unique<neuroncore_platform>("neuroncore"); }};
 
-} // namespace
-} // namespace trn3
+}  // namespace
+}  // namespace trn3

@@ -43,7 +43,8 @@ struct exerciser {
     sparse_memory regs, mem;
     tlm_utils::simple_initiator_socket<exerciser> dma;
     exerciser(unsigned i, delivery_queue& q)
-        : link(fmt::format("ep{}_link", i).c_str(), q, 10 + 2 * i, 11 + 2 * i, link_config{generation::gen6, 8}.with_retimers(1)),
+        : link(fmt::format("ep{}_link", i).c_str(), q, 10 + 2 * i, 11 + 2 * i,
+               link_config{generation::gen6, 8}.with_retimers(1)),
           ep(fmt::format("ep{}", i).c_str()), regs(fmt::format("regs{}", i).c_str(), byte_count{1 << 20}),
           mem(fmt::format("mem{}", i).c_str(), byte_count{1ull << 30}), dma(fmt::format("engine{}", i).c_str()) {
         ep.attach(link.b());
@@ -92,7 +93,8 @@ public:
 
         apps::host_info h;
         h.ops = &host;
-        h.pci_windows = {TRN3_BENCH_MMIO32_BASE, TRN3_BENCH_MMIO32_SIZE, TRN3_BENCH_MMIO64_BASE, TRN3_BENCH_MMIO64_SIZE};
+        h.pci_windows = {TRN3_BENCH_MMIO32_BASE, TRN3_BENCH_MMIO32_SIZE, TRN3_BENCH_MMIO64_BASE,
+                         TRN3_BENCH_MMIO64_SIZE};
         apps::host_system s;
         s.hosts.push_back(h);
         s.pcie = this;
@@ -106,12 +108,13 @@ private:
     apps::bench_response dma(unsigned i, bool write, std::uint64_t address, void* data, std::size_t bytes) override {
         tlm::tlm_generic_payload tx;
         sc_core::sc_time delay;
-        set_access(tx, write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, address, data, static_cast<unsigned>(bytes));
+        set_access(tx, write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, address, data,
+                   static_cast<unsigned>(bytes));
         eps[i]->dma->b_transport(tx, delay);
         sc_core::wait(delay);
         if (tx.is_response_ok()) return apps::bench_response::ok;
         return tx.get_response_status() == tlm::TLM_ADDRESS_ERROR_RESPONSE ? apps::bench_response::address_error
-                                                                            : apps::bench_response::other_error;
+                                                                           : apps::bench_response::other_error;
     }
     void raise_msix(unsigned i, unsigned vector) override { eps[i]->ep.raise_msix(vector); }
     const std::uint8_t* exerciser_memory(unsigned i) const override { return eps[i]->mem.data(); }
@@ -124,8 +127,9 @@ private:
     std::vector<apps::msi_record> msis_;
 };
 
-const platform_registration reg{"pcie", "a host, three PCIe switches and four endpoints: enumeration, UR, MSI-X, P2P, ACS",
+const platform_registration reg{"pcie",
+                                "a host, three PCIe switches and four endpoints: enumeration, UR, MSI-X, P2P, ACS",
                                 [] { return std::make_unique<pcie_platform>("pcie"); }};
 
-} // namespace
-} // namespace trn3
+}  // namespace
+}  // namespace trn3

@@ -38,7 +38,8 @@ public:
     // Two of the chip's NeuronLink ports, trained by its firmware: a backplane
     // bundle (x64 + 16 spare lanes, a retimer) and a cross-rack x16 cable
     // (two retimers: the AEC).
-    pcie::link nl0{"nl0", queue, 5, 6, link_config{generation::gen6, 64}.with_retimers(1).with_spares(16).trained_by_firmware()};
+    pcie::link nl0{"nl0", queue, 5, 6,
+                   link_config{generation::gen6, 64}.with_retimers(1).with_spares(16).trained_by_firmware()};
     pcie::link nl1{"nl1", queue, 7, 8, link_config{generation::gen6, 16}.with_retimers(2).trained_by_firmware()};
 
     explicit trn3_dev(const sc_core::sc_module_name& name) : host_platform(name, "chip_checks"), adapter_(host0) {
@@ -50,7 +51,8 @@ public:
 
         apps::host_info h;
         h.ops = &adapter_;
-        h.pci_windows = {TRN3_DEVHOST_MMIO32_BASE, TRN3_DEVHOST_MMIO32_SIZE, TRN3_DEVHOST_MMIO64_BASE, TRN3_DEVHOST_MMIO64_SIZE};
+        h.pci_windows = {TRN3_DEVHOST_MMIO32_BASE, TRN3_DEVHOST_MMIO32_SIZE, TRN3_DEVHOST_MMIO64_BASE,
+                         TRN3_DEVHOST_MMIO64_SIZE};
         h.chips.push_back({"chip0", -1, {}});
         apps::host_system s;
         s.hosts.push_back(std::move(h));
@@ -73,5 +75,5 @@ const platform_registration registration{
     "trn3-dev", "one Trainium3 and its host: power-on, firmware, driver, runtime, reference kernels verified",
     [] { return std::make_unique<trn3_dev>("trn3dev"); }};
 
-} // namespace
-} // namespace trn3
+}  // namespace
+}  // namespace trn3

@@ -3,8 +3,8 @@
 // its host to program at boot, and injects the lane faults the params ask for.
 #include <set>
 
-#include "ultraserver.h"
 #include "trn3/spec/device.h"
+#include "ultraserver.h"
 
 namespace trn3 {
 
@@ -26,7 +26,8 @@ void ultraserver::program_routes() {
             const int next = routes[n][k];
             if (next < 0) continue;
             const unsigned port = port_of_[n].at(next);
-            if (kind == node_kind::scaleup_switch) switches_[switch_index_.at(int(n))]->set_fabric_route(unsigned(k), port);
+            if (kind == node_kind::scaleup_switch)
+                switches_[switch_index_.at(int(n))]->set_fabric_route(unsigned(k), port);
             else {
                 if (chip_routes_[n].empty()) chip_routes_[n].assign(chips.size(), TRN3_ROUTE_NONE);
                 chip_routes_[n][k] = static_cast<std::uint8_t>(port);
@@ -53,12 +54,14 @@ void ultraserver::inject_faults() {
     std::uint64_t left = faulty_lanes.get();
     const auto links = first_chip_backplane();
     for (pcie::link* l : links) {
-        const unsigned active = static_cast<unsigned>(l->lanes.get()), spare = static_cast<unsigned>(l->spare_lanes.get());
+        const unsigned active = static_cast<unsigned>(l->lanes.get()),
+                       spare = static_cast<unsigned>(l->spare_lanes.get());
         std::set<unsigned> f;
         for (unsigned k = 0; k < spare && left > 0; ++k, --left) f.insert(active + k);
         if (!f.empty()) l->fail_lanes(f);
     }
-    for (std::size_t i = 0; left > 0 && !links.empty(); ++i, --left) links[i % links.size()]->fail_lanes({unsigned(i / links.size())});
+    for (std::size_t i = 0; left > 0 && !links.empty(); ++i, --left)
+        links[i % links.size()]->fail_lanes({unsigned(i / links.size())});
 }
 
-} // namespace trn3
+}  // namespace trn3

@@ -10,8 +10,8 @@ namespace trn3 {
 
 void ultraserver::report(std::ostream& os) const {
     os << topology::report(topo_);
-    os << fmt::format("elaboration: {} chips, {} hosts, {} switches, {} links in {:.2f} s of wall time\n", chips_.size(),
-                      hosts_.size(), switches_.size(), links_.size(), elaboration_s_);
+    os << fmt::format("elaboration: {} chips, {} hosts, {} switches, {} links in {:.2f} s of wall time\n",
+                      chips_.size(), hosts_.size(), switches_.size(), links_.size(), elaboration_s_);
     program().report(os);
     {
         // The first chip's backplane: what its links carry after training.
@@ -44,4 +44,4 @@ void ultraserver::report(std::ostream& os) const {
     program().report_failures(os);
 }
 
-} // namespace trn3
+}  // namespace trn3

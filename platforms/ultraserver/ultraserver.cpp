@@ -31,7 +31,7 @@ topology::topology_params params_of(const ultraserver& u, const std::string& sku
     return tp;
 }
 
-} // namespace
+}  // namespace
 
 ultraserver::ultraserver(const sc_core::sc_module_name& name, const std::string& sku) : host_platform(name, "boot") {
     const auto w0 = std::chrono::steady_clock::now();
@@ -86,7 +86,8 @@ void ultraserver::build_nodes() {
 // A link per edge; link end ids follow the edge order (2i + 1, 2i + 2).
 void ultraserver::build_edges() {
     std::vector<unsigned> next_port(topo_.nodes.size(), 0);
-    const pcie::generation fabric_gen = topo_.params.switch_gen == 3 ? pcie::generation::ualink : pcie::generation::gen6;
+    const pcie::generation fabric_gen =
+        topo_.params.switch_gen == 3 ? pcie::generation::ualink : pcie::generation::gen6;
     for (std::size_t i = 0; i < topo_.edges.size(); ++i) {
         const auto& e = topo_.edges[i];
         const auto& nb = topo_.nodes[std::size_t(e.b)];
@@ -109,8 +110,8 @@ void ultraserver::build_edges() {
         const unsigned spare = all_spare ? 0 : e.spare_lanes;
         const unsigned retimers = e.m == medium::backplane ? 1 : e.m == medium::cross_rack ? 2 : 0;
         const pcie::generation g = e.m == medium::backplane ? fabric_gen : pcie::generation::gen6;
-        auto& l = add_link(lname, id,
-                           pcie::link_config{g, active}.with_retimers(retimers).with_spares(spare).trained_by_firmware());
+        auto& l = add_link(
+            lname, id, pcie::link_config{g, active}.with_retimers(retimers).with_spares(spare).trained_by_firmware());
         links_by_medium_[e.m].push_back(&l);
         // The first end is always a chip: its firmware trains the link.
         const unsigned pa = next_port[std::size_t(e.a)]++, pb = next_port[std::size_t(e.b)]++;
@@ -138,8 +139,8 @@ void ultraserver::start_hosts() {
         hi.root_ports = static_cast<unsigned>(hosts_[h]->rc.root_ports.get());
         hi.pci_windows = {TRN3_TRAY_MMIO32_BASE, TRN3_TRAY_MMIO32_SIZE, TRN3_TRAY_MMIO64_BASE, TRN3_TRAY_MMIO64_SIZE};
         for (int node : host_chips_[h])
-            hi.chips.push_back({topo_.nodes[std::size_t(node)].name, fabric_id_[std::size_t(node)],
-                                chip_routes_[std::size_t(node)]});
+            hi.chips.push_back(
+                {topo_.nodes[std::size_t(node)].name, fabric_id_[std::size_t(node)], chip_routes_[std::size_t(node)]});
         hi.nics = hi.root_ports - static_cast<unsigned>(hi.chips.size());
         s.hosts.push_back(std::move(hi));
     }
@@ -150,8 +151,9 @@ void ultraserver::start_hosts() {
         hosts_[h]->run(fmt::format("software_{}", h), [this, h] { program().run(static_cast<unsigned>(h)); });
 }
 
-const platform_registration nl72x2{"nl72x2", "144 chips in two racks (switch_gen 1-3): every MCU boots, every link trains, every chip runs a kernel",
-                                   [] { return std::make_unique<ultraserver>("nl72x2", "nl72x2"); }};
+const platform_registration nl72x2{
+    "nl72x2", "144 chips in two racks (switch_gen 1-3): every MCU boots, every link trains, every chip runs a kernel",
+    [] { return std::make_unique<ultraserver>("nl72x2", "nl72x2"); }};
 const platform_registration nl32x2{"nl32x2", "64 chips in two racks (switch_gen 1-3): the same full-system boot",
                                    [] { return std::make_unique<ultraserver>("nl32x2", "nl32x2"); }};
 const platform_registration torus2d{"nl16-torus2d", "16 chips in a 4x4 torus (the Trainium2-style SKU): the same boot",
@@ -159,4 +161,4 @@ const platform_registration torus2d{"nl16-torus2d", "16 chips in a 4x4 torus (th
 const platform_registration torus3d{"nl32x2-torus3d", "64 chips in a 4x4x4 torus, four 16-chip servers: the same boot",
                                     [] { return std::make_unique<ultraserver>("nl32x2_torus3d", "nl32x2-torus3d"); }};
 
-} // namespace trn3
+}  // namespace trn3

@@ -37,16 +37,20 @@ namespace trn3 {
 
 class ultraserver final : public host_platform {
 public:
-    param<std::uint64_t> switch_gen{this, "switch_gen", 1, "scale-up switch generation: 1, 2 or 3", range<std::uint64_t>{1, 3}};
+    param<std::uint64_t> switch_gen{this, "switch_gen", 1, "scale-up switch generation: 1, 2 or 3",
+                                    range<std::uint64_t>{1, 3}};
     param<std::uint64_t> racks{this, "racks", 2, "racks (1, or the pair)", range<std::uint64_t>{1, 2}};
     param<std::uint64_t> trays{this, "trays", 0, "compute/JBOG trays per rack (0: the SKU's)"};
     param<std::uint64_t> switch_trays{this, "switch_trays", 4, "NL32x2 Gen1: 4, or 5 with the hot-swap tray"};
     param<std::uint64_t> nic_gbps{this, "nic_gbps", 400, "NIC per chip, Gb/s (placeholders for now)"};
-    param<std::uint64_t> retimers_per_tray{this, "retimers_per_tray", 0, "retimers on each tray (0: the SKU's, 4 or 6)"};
-    param<std::uint64_t> tray_switches{this, "tray_switches", 8, "NL72x2: PCIe switches per compute tray (8, 4, 2 or 1)"};
-    param<std::uint64_t> faulty_lanes{this, "faulty_lanes", 0,
-                                      "lanes that fail on the first chip's backplane links from power-on, spread over its "
-                                      "links (each link's spare lanes first)"};
+    param<std::uint64_t> retimers_per_tray{this, "retimers_per_tray", 0,
+                                           "retimers on each tray (0: the SKU's, 4 or 6)"};
+    param<std::uint64_t> tray_switches{this, "tray_switches", 8,
+                                       "NL72x2: PCIe switches per compute tray (8, 4, 2 or 1)"};
+    param<std::uint64_t> faulty_lanes{
+        this, "faulty_lanes", 0,
+        "lanes that fail on the first chip's backplane links from power-on, spread over its "
+        "links (each link's spare lanes first)"};
 
     ultraserver(const sc_core::sc_module_name& name, const std::string& sku);
     void report(std::ostream& os) const override;
@@ -73,11 +77,11 @@ private:
     std::vector<std::unique_ptr<pcie::link>> links_;
     std::map<topology::medium, std::vector<pcie::link*>> links_by_medium_;
     std::vector<std::unique_ptr<host_adapter>> adapters_;
-    std::vector<std::map<int, unsigned>> port_of_;        // node -> neighbour -> its port towards it
+    std::vector<std::map<int, unsigned>> port_of_;  // node -> neighbour -> its port towards it
     std::map<std::size_t, std::vector<int>> host_chips_;  // host -> chip nodes, in root port order
-    std::vector<int> fabric_id_;                          // by node (-1: not a chip)
+    std::vector<int> fabric_id_;  // by node (-1: not a chip)
     std::vector<std::vector<std::uint8_t>> chip_routes_;  // by node: the route table its host programs
     double elaboration_s_ = 0;
 };
 
-} // namespace trn3
+}  // namespace trn3

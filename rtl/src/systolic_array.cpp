@@ -11,7 +11,7 @@ namespace trn3::rtl {
 
 namespace {
 constexpr unsigned R = TRN3_RTL_ROWS, C = TRN3_RTL_COLS;
-}
+}  // namespace
 
 struct systolic_array::impl {
     VerilatedContext context;
@@ -56,11 +56,13 @@ std::uint64_t systolic_array::pass_cycles(unsigned N, unsigned cadence) {
 void systolic_array::trace_next_run(const std::string& path) { impl_->vcd_path = path; }
 
 array_result systolic_array::run(const array_job& job) {
-    if (job.a.size() != static_cast<std::size_t>(job.K) * job.M || job.b.size() != static_cast<std::size_t>(job.K) * job.N)
+    if (job.a.size() != static_cast<std::size_t>(job.K) * job.M ||
+        job.b.size() != static_cast<std::size_t>(job.K) * job.N)
         throw std::invalid_argument("systolic_array::run: operand sizes do not match K, M, N");
     if (job.mx && (job.K % 32 || job.scales_a.size() != job.K / 32 * static_cast<std::size_t>(job.M) ||
                    job.scales_b.size() != job.K / 32 * static_cast<std::size_t>(job.N)))
-        throw std::invalid_argument("systolic_array::run: MX needs K a multiple of 32 and a scale per block and column");
+        throw std::invalid_argument(
+            "systolic_array::run: MX needs K a multiple of 32 and a scale per block and column");
     static_assert(R % 8 == 0, "MX blocks (8 rows) must not straddle folds");
     impl& x = *impl_;
     Vtrn3_systolic_array& top = *x.top;
@@ -79,7 +81,8 @@ array_result systolic_array::run(const array_job& job) {
     auto value = [&](const std::vector<std::uint32_t>& v, unsigned width, unsigned row, unsigned col) -> std::uint32_t {
         if (!job.mx) return v[static_cast<std::size_t>(row) * width + col];
         std::uint32_t word = 0;
-        for (unsigned j = 0; j < 4; ++j) word |= (v[static_cast<std::size_t>(4 * row + j) * width + col] & 0xffu) << (8 * j);
+        for (unsigned j = 0; j < 4; ++j)
+            word |= (v[static_cast<std::size_t>(4 * row + j) * width + col] & 0xffu) << (8 * j);
         return word;
     };
     if (!job.holes.empty() && job.holes.size() != job.a.size())
@@ -87,7 +90,8 @@ array_result systolic_array::run(const array_job& job) {
     auto holes = [&](unsigned row, unsigned col) -> std::uint8_t {
         if (job.holes.empty()) return 0;
         std::uint8_t h = 0;
-        for (unsigned j = 0; j < per_row; ++j) h |= (job.holes[static_cast<std::size_t>(per_row * row + j) * job.M + col] & 1) << j;
+        for (unsigned j = 0; j < per_row; ++j)
+            h |= (job.holes[static_cast<std::size_t>(per_row * row + j) * job.M + col] & 1) << j;
         return h;
     };
     auto scale = [&](const std::vector<std::uint8_t>& v, unsigned width, unsigned row, unsigned col) -> std::uint8_t {
@@ -138,7 +142,8 @@ array_result systolic_array::run(const array_job& job) {
                 }
                 x.tick();
                 if (top.out_valid) {
-                    for (unsigned c = 0; c < cols; ++c) out.acc[static_cast<std::size_t>(m0 + c) * job.N + received] = top.out_data[c];
+                    for (unsigned c = 0; c < cols; ++c)
+                        out.acc[static_cast<std::size_t>(m0 + c) * job.N + received] = top.out_data[c];
                     ++received;
                 }
             }
@@ -153,4 +158,4 @@ array_result systolic_array::run(const array_job& job) {
     return out;
 }
 
-} // namespace trn3::rtl
+}  // namespace trn3::rtl

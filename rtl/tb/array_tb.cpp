@@ -41,7 +41,7 @@ struct bench {
         ++cycles;
     }
 };
-} // namespace
+}  // namespace
 
 int main(int argc, char** argv) {
     const unsigned matmuls = argc > 1 ? static_cast<unsigned>(std::atoi(argv[1])) : 8;
@@ -66,7 +66,8 @@ int main(int argc, char** argv) {
     b.tick();
     top.rst_n = 1;
 
-    std::vector<std::vector<std::uint32_t>> W(matmuls, std::vector<std::uint32_t>(R * C)), X(matmuls, std::vector<std::uint32_t>(static_cast<std::size_t>(R) * N));
+    std::vector<std::vector<std::uint32_t>> W(matmuls, std::vector<std::uint32_t>(R * C)),
+        X(matmuls, std::vector<std::uint32_t>(static_cast<std::size_t>(R) * N));
     for (unsigned i = 0; i < matmuls; ++i) {
         for (auto& w : W[i]) w = pick();
         for (auto& x : X[i]) x = pick();
@@ -133,7 +134,7 @@ int main(int argc, char** argv) {
     std::printf("cycles: weights %u, first result after %lu, stream %lu (formula R + C - 2 + matmuls x N = %lu)\n", R,
                 static_cast<unsigned long>(first_out_cycle), static_cast<unsigned long>(stream_cycles),
                 static_cast<unsigned long>(R + C - 2 + total_columns));
-    std::printf("speed: %.0f cycles/s, %.2f M PE-cycles/s (wall %.3f s)\n", b.cycles / wall, b.cycles * double(R) * C / wall / 1e6,
-                wall);
+    std::printf("speed: %.0f cycles/s, %.2f M PE-cycles/s (wall %.3f s)\n", b.cycles / wall,
+                b.cycles * double(R) * C / wall / 1e6, wall);
     return mismatches ? 1 : 0;
 }

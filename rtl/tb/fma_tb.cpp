@@ -17,8 +17,10 @@
 using namespace trn3::rtl_tb;
 
 namespace {
-std::uint32_t expected(std::uint32_t a, std::uint32_t b, std::uint32_t c) { return fma_bits(value(a), value(b), value(c)); }
-} // namespace
+std::uint32_t expected(std::uint32_t a, std::uint32_t b, std::uint32_t c) {
+    return fma_bits(value(a), value(b), value(c));
+}
+}  // namespace
 
 int main(int argc, char** argv) {
     const unsigned long count = argc > 1 ? std::strtoul(argv[1], nullptr, 0) : 2'000'000;
@@ -35,11 +37,11 @@ int main(int argc, char** argv) {
     auto pick = [&](unsigned kind) -> std::uint32_t {
         switch (kind % 6) {
         case 0: return rng();
-        case 1: return rng() & 0xffff0000u;                               // bf16
-        case 2: return (rng() & 0x807fffffu);                             // subnormal or zero
+        case 1: return rng() & 0xffff0000u;  // bf16
+        case 2: return (rng() & 0x807fffffu);  // subnormal or zero
         case 3: return specials[rng() % (sizeof specials / sizeof specials[0])];
         case 4: return (rng() & 0x80ffffffu) | ((120u + rng() % 16) << 23);  // near 1.0
-        default: return (rng() & 0xffff0000u) | ((rng() % 20) << 23);       // tiny bf16
+        default: return (rng() & 0xffff0000u) | ((rng() % 20) << 23);  // tiny bf16
         }
     };
     unsigned long failures = 0;

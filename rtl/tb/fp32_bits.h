@@ -23,4 +23,4 @@ inline std::uint32_t fma_bits(float a, float b, float c) {
     return std::isnan(r) ? 0x7fc00000u : bits(r);
 }
 
-} // namespace trn3::rtl_tb
+}  // namespace trn3::rtl_tb

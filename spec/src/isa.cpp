@@ -16,9 +16,13 @@ namespace trn3::isa {
 
 unsigned dtype_bytes(dtype t) {
     switch (t) {
-    case dtype::fp32: case dtype::int32: return 4;
-    case dtype::bf16: case dtype::fp16: return 2;
-    case dtype::e4m3fn: case dtype::e5m2: case dtype::e2m1: return 1;
+    case dtype::fp32:
+    case dtype::int32: return 4;
+    case dtype::bf16:
+    case dtype::fp16: return 2;
+    case dtype::e4m3fn:
+    case dtype::e5m2:
+    case dtype::e2m1: return 1;
     }
     return 0;
 }
@@ -31,14 +35,14 @@ std::uint64_t free_elements(const access_pattern& ap) {
 
 namespace {
 const char* opcode_names[] = {"nop", "halt", "set_reg", "add_reg", "branch_lt", "sem_increment"};
-const char* data_names[] = {"memset", "tensor_copy", "iota", "tensor_tensor", "tensor_scalar", "tensor_reduce",
-                            "activation", "quantize_mx", "affine_select"};
+const char* data_names[] = {"memset",        "tensor_copy", "iota",        "tensor_tensor", "tensor_scalar",
+                            "tensor_reduce", "activation",  "quantize_mx", "affine_select"};
 const char* engine_names[] = {"tensor", "vector", "scalar", "gpsimd", "sync"};
 const char* space_names[] = {"sbuf", "psum", "hbm"};
 const char* dtype_names[] = {"fp32", "bf16", "fp16", "e4m3fn", "e5m2", "int32", "e2m1"};
 const char* alu_names[] = {"add", "subtract", "multiply", "max", "min", "bypass"};
-const char* function_names[] = {"copy", "exp", "relu", "gelu", "silu", "tanh", "sigmoid", "square", "rsqrt",
-                                "reciprocal"};
+const char* function_names[] = {"copy", "exp",     "relu",   "gelu",  "silu",
+                                "tanh", "sigmoid", "square", "rsqrt", "reciprocal"};
 const char* sparsity_names[] = {"dense", "4:8", "4:16"};
 
 template <std::size_t N>
@@ -47,7 +51,7 @@ int index_of(const char* (&table)[N], const std::string& s) {
         if (s == table[i]) return static_cast<int>(i);
     return -1;
 }
-} // namespace
+}  // namespace
 
 const char* name(opcode o) {
     const auto v = static_cast<unsigned>(o);
@@ -91,11 +95,12 @@ bool float_bits_nonzero(float v) {
 
 // sbuf:bf16:p0x128@0x400+r3{1x512,64x4}/s4096
 std::string ap_text(const access_pattern& ap) {
-    std::string s = fmt::format("{}:{}:p{}x{}@0x{:x}", name(static_cast<space>(ap.space)), name(static_cast<dtype>(ap.dtype)),
-                                ap.start_partition, ap.partitions, ap.address);
+    std::string s = fmt::format("{}:{}:p{}x{}@0x{:x}", name(static_cast<space>(ap.space)),
+                                name(static_cast<dtype>(ap.dtype)), ap.start_partition, ap.partitions, ap.address);
     if (ap.base_reg != no_reg) s += fmt::format("+r{}", ap.base_reg);
     s += "{";
-    for (unsigned d = 0; d < ap.dims && d < max_free_dims; ++d) s += fmt::format("{}{}x{}", d ? "," : "", ap.step[d], ap.num[d]);
+    for (unsigned d = 0; d < ap.dims && d < max_free_dims; ++d)
+        s += fmt::format("{}{}x{}", d ? "," : "", ap.step[d], ap.num[d]);
     s += "}";
     if (ap.partition_stride) s += fmt::format("/s{}", ap.partition_stride);
     return s;
@@ -160,7 +165,7 @@ access_pattern parse_ap(const std::string& text) {
     return ap;
 }
 
-} // namespace
+}  // namespace
 
 std::string disassemble(const instruction& i) {
     std::string s = fmt::format("{} {}", name(static_cast<opcode>(i.op)), name(static_cast<engine>(i.engine)));
@@ -301,4 +306,4 @@ std::string disassemble_stream(const std::vector<instruction>& code) {
     return out;
 }
 
-} // namespace trn3::isa
+}  // namespace trn3::isa

@@ -45,7 +45,7 @@ inline mcu::mcu::images build_images(boot b) {
 struct chip_rig {
     chip::trn3_chip chip{"chip0", build_images(boot::firmware_only)};
     initiator bar0{"bar0"};  // the register space at BAR0 offsets
-    initiator noc{"noc"};    // device addresses
+    initiator noc{"noc"};  // device addresses
 
     // `wire` attaches what the test adds (NeuronLink links) before elaboration.
     explicit chip_rig(const std::function<void(chip::trn3_chip&)>& wire = {}) {
@@ -122,4 +122,4 @@ struct host_rig {
     std::uint64_t now_ns() const { return adapter.now_ns(); }
 };
 
-} // namespace trn3::test
+}  // namespace trn3::test

@@ -27,7 +27,9 @@ namespace {
 
 constexpr std::uint64_t GiB = 1ull << 30;
 
-unsigned core_state(chip_rig& r, unsigned c) { return static_cast<unsigned>(TRN3_CORE_STATE(r.rd(TRN3_CHIP_CORE_STATE), c)); }
+unsigned core_state(chip_rig& r, unsigned c) {
+    return static_cast<unsigned>(TRN3_CORE_STATE(r.rd(TRN3_CHIP_CORE_STATE), c));
+}
 
 // Loads `p` into HBM stack 0 at `base` (the cores fetch it through the network).
 std::array<std::uint64_t, isa::engine_count> load(chip_rig& r, const program& p, std::uint64_t base) {
@@ -56,7 +58,7 @@ void submit_device_ring(chip_rig& r, unsigned q, const trn3_dma_descriptor& d) {
     r.wr(TRN3_BAR0_DMA(q) + TRN3_DMA_TAIL, 1);
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("BAR0 + 0 is the control block: ID reads 0x1D0F7364 and VERSION 1.0, and neither takes a write") {
     chip_rig r;
@@ -76,7 +78,8 @@ TEST_CASE("HBM stack s's controller answers at BAR0 + 0x20000 + s x 0x1000, each
         CHECK(r.rd(TRN3_BAR0_HBM(s) + TRN3_HBM_ID) == TRN3_HBM_ID_VALUE);
         r.wr(TRN3_BAR0_HBM(s) + TRN3_HBM_INJECT_ADDR, 0x1000ull * (s + 1), 8);  // RW; no mask written, no error
     }
-    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) CHECK(r.rd(TRN3_BAR0_HBM(s) + TRN3_HBM_INJECT_ADDR, 8) == 0x1000ull * (s + 1));
+    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s)
+        CHECK(r.rd(TRN3_BAR0_HBM(s) + TRN3_HBM_INJECT_ADDR, 8) == 0x1000ull * (s + 1));
 }
 
 TEST_CASE("NeuronCore c's registers sit at BAR0 + 0x100000 + c x 0x10000") {
@@ -108,7 +111,8 @@ TEST_CASE("DMA queue q's registers sit at BAR0 + 0x200000 + q x 0x100, and the e
     CHECK(r.rd(TRN3_BAR0_DMA(8) + TRN3_DMA_HEAD) == 0);
 }
 
-TEST_CASE("the mailbox's host side is at BAR0 + 0x10000: the firmware answers a request there and MSI-X vector 0 is raised") {
+TEST_CASE(
+    "the mailbox's host side is at BAR0 + 0x10000: the firmware answers a request there and MSI-X vector 0 is raised") {
     chip_rig r;
     r.boot();
     trn3_mbox_request rq{};
@@ -164,25 +168,29 @@ TEST_CASE("device_memory() gives HBM stack s at s x 64 GiB, 36 GiB each, and not
         CHECK(r.chip.device_memory(TRN3_DEV_HBM_BASE(s), 1) == r.chip.hbm[s]->data());
         CHECK(r.chip.device_memory(TRN3_DEV_HBM_BASE(s) + 36 * GiB - 8, 8) == r.chip.hbm[s]->data() + 36 * GiB - 8);
         CHECK(r.chip.device_memory(TRN3_DEV_HBM_BASE(s) + 36 * GiB - 4, 8) == nullptr);  // runs past the stack
-        CHECK(r.chip.device_memory(TRN3_DEV_HBM_BASE(s) + 40 * GiB, 1) == nullptr);      // between stacks
+        CHECK(r.chip.device_memory(TRN3_DEV_HBM_BASE(s) + 40 * GiB, 1) == nullptr);  // between stacks
     }
     CHECK(TRN3_DEV_HBM_BASE(3) == 0x3000000000ull);
     CHECK(r.chip.device_memory(TRN3_DEV_HBM_BASE(4), 1) == nullptr);
 }
 
-TEST_CASE("the network reaches HBM stack s at s x 64 GiB once the firmware has trained it, other addresses are errors") {
+TEST_CASE(
+    "the network reaches HBM stack s at s x 64 GiB once the firmware has trained it, other addresses are errors") {
     chip_rig r;
     std::uint64_t v = 0x0123456789ABCDEFull;
-    CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_DEV_HBM_BASE(2) + 0x40, &v, 8) != tlm::TLM_OK_RESPONSE);  // untrained
+    CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_DEV_HBM_BASE(2) + 0x40, &v, 8) !=
+          tlm::TLM_OK_RESPONSE);  // untrained
     r.boot();
     for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s)
-        CHECK(r.rd(TRN3_BAR0_HBM(s) + TRN3_HBM_TRAIN_STATUS) == TRN3_HBM_TRAIN_READY);  // the firmware trained every stack
+        CHECK(r.rd(TRN3_BAR0_HBM(s) + TRN3_HBM_TRAIN_STATUS) ==
+              TRN3_HBM_TRAIN_READY);  // the firmware trained every stack
     for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) {
         std::uint64_t w = 0x1111111111111111ull * (s + 1);
         CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_DEV_HBM_BASE(s) + 35 * GiB, &w, 8) == tlm::TLM_OK_RESPONSE);
         CHECK(std::memcmp(r.chip.device_memory(TRN3_DEV_HBM_BASE(s) + 35 * GiB, 8), &w, 8) == 0);
     }
-    CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_BASE(1) + 36 * GiB, &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_BASE(1) + 36 * GiB, &v, 8) ==
+          tlm::TLM_ADDRESS_ERROR_RESPONSE);
     CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_BASE(4), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
 }
 
@@ -198,7 +206,8 @@ TEST_CASE("CORE_RESET resets exactly the cores whose bits are written, keeps the
     CHECK(r.rd(TRN3_CHIP_CORE_RESET) == 0);
 }
 
-TEST_CASE("CORE_RESET stops a kernel blocked on a semaphore: CORE_STATE goes from running to idle and the core launches again") {
+TEST_CASE(
+    "CORE_RESET stops a kernel blocked on a semaphore: CORE_STATE goes from running to idle and the core launches again") {
     chip_rig r;
     r.boot();
     program blocked;
@@ -223,7 +232,8 @@ TEST_CASE("a kernel that stops on an error sets ERR_STATUS bit c and CORE_STATE 
     chip_rig r;
     r.boot();
     program p;
-    p.on(engine::vector).matmul(psum(dtype::fp32, 0, 1, 0, 1), sbuf(dtype::bf16, 0, 1, 0, 1), sbuf(dtype::bf16, 0, 1, 2, 1));
+    p.on(engine::vector)
+        .matmul(psum(dtype::fp32, 0, 1, 0, 1), sbuf(dtype::bf16, 0, 1, 0, 1), sbuf(dtype::bf16, 0, 1, 2, 1));
     launch(r, 6, load(r, p, 0x100000), mask_of(engine::vector));
     CHECK_FALSE(r.chip.control->error_irq.level());
     sc_core::sc_start(sc_time(10, SC_US));
@@ -236,7 +246,8 @@ TEST_CASE("a kernel that stops on an error sets ERR_STATUS bit c and CORE_STATE 
         if (c != 6) CHECK(core_state(r, c) == TRN3_CORE_STATE_IDLE);
 }
 
-TEST_CASE("ERR_STATUS is write-1-to-clear: writing 0 keeps a cause, writing its bit clears it and lowers the error interrupt") {
+TEST_CASE(
+    "ERR_STATUS is write-1-to-clear: writing 0 keeps a cause, writing its bit clears it and lowers the error interrupt") {
     chip_rig r;
     CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == 0);
     r.wr(TRN3_CHIP_FW_EVENT, TRN3_FW_EVENT_REPORT);  // a cause: the firmware's event
@@ -252,7 +263,8 @@ TEST_CASE("ERR_STATUS is write-1-to-clear: writing 0 keeps a cause, writing its 
     CHECK_FALSE(r.chip.control->error_irq.level());
 }
 
-TEST_CASE("ERR_ENABLE (reset: all) chooses the causes that interrupt: a disabled cause is recorded and interrupts once enabled") {
+TEST_CASE(
+    "ERR_ENABLE (reset: all) chooses the causes that interrupt: a disabled cause is recorded and interrupts once enabled") {
     chip_rig r;
     CHECK(r.rd(TRN3_CHIP_ERR_ENABLE) == 0xFFFFFFFFu);
     r.wr(TRN3_CHIP_ERR_ENABLE, ~TRN3_ERR_FIRMWARE);
@@ -291,7 +303,8 @@ TEST_CASE("a DMA queue that stops on an error sets ERR_STATUS bit 8 + q") {
     CHECK(r.chip.ep.msix_pending(TRN3_MSIX_ERROR));
 }
 
-TEST_CASE("an uncorrectable error in HBM stack s, injected through its controller, sets ERR_STATUS bit 24 + s, and the firmware reports its event") {
+TEST_CASE(
+    "an uncorrectable error in HBM stack s, injected through its controller, sets ERR_STATUS bit 24 + s, and the firmware reports its event") {
     chip_rig r;
     r.boot();
     const std::uint64_t word = 0x123440;
@@ -300,7 +313,8 @@ TEST_CASE("an uncorrectable error in HBM stack s, injected through its controlle
         r.wr(TRN3_BAR0_HBM(s) + TRN3_HBM_INJECT_ADDR, word, 8);
         r.wr(TRN3_BAR0_HBM(s) + TRN3_HBM_INJECT_MASK, 0x3, 8);  // two bits: uncorrectable
         std::uint64_t v = 0;
-        CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_BASE(s) + word, &v, 8) == tlm::TLM_GENERIC_ERROR_RESPONSE);
+        CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_BASE(s) + word, &v, 8) ==
+              tlm::TLM_GENERIC_ERROR_RESPONSE);
         CHECK(r.chip.hbm[s]->mem_error.level());
         expected |= TRN3_ERR_HBM(s);
         CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == expected);
@@ -310,7 +324,8 @@ TEST_CASE("an uncorrectable error in HBM stack s, injected through its controlle
     CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == (expected | TRN3_ERR_FIRMWARE));
 }
 
-TEST_CASE("a write to this chip's own fabric address lands in its HBM, a fabric read is an error, a write without a route is refused") {
+TEST_CASE(
+    "a write to this chip's own fabric address lands in its HBM, a fabric read is an error, a write without a route is refused") {
     chip_rig r;
     r.boot();
     r.wr(TRN3_CHIP_FABRIC_ID, 5);
@@ -324,7 +339,8 @@ TEST_CASE("a write to this chip's own fabric address lands in its HBM, a fabric 
     CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(6, at), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
 }
 
-TEST_CASE("a write to another chip's fabric address leaves on the routed NeuronLink port as write TLPs of fabric_mps bytes") {
+TEST_CASE(
+    "a write to another chip's fabric address leaves on the routed NeuronLink port as write TLPs of fabric_mps bytes") {
     delivery_queue queue("queue");
     pcie::link nl3("nl3", queue, 1, 2, pcie::link_config{pcie::generation::gen6, 8});
     std::vector<pcie::tlp> out;
@@ -334,7 +350,8 @@ TEST_CASE("a write to another chip's fabric address leaves on the routed NeuronL
     r.wr(TRN3_CHIP_ROUTE(9), 3);
     const auto data = test::pattern(1000, 3);
     const std::uint64_t at = TRN3_FABRIC_ADDR(9, TRN3_DEV_HBM_BASE(2) + 0x80);  // not 256-byte aligned
-    CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, at, const_cast<std::uint8_t*>(data.data()), 1000) == tlm::TLM_OK_RESPONSE);
+    CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, at, const_cast<std::uint8_t*>(data.data()), 1000) ==
+          tlm::TLM_OK_RESPONSE);
     sc_core::sc_start(sc_time(100, SC_US));  // the link trains, the TLPs cross it
     // 128 bytes to the 256-byte boundary, three whole 256-byte TLPs as one aggregate, the 104 left.
     REQUIRE(out.size() == 3);
@@ -350,7 +367,8 @@ TEST_CASE("a write to another chip's fabric address leaves on the routed NeuronL
     CHECK(joined == data);
 }
 
-TEST_CASE("a write TLP arriving on a NeuronLink port lands in HBM when it is for this chip, and is forwarded on its route when not") {
+TEST_CASE(
+    "a write TLP arriving on a NeuronLink port lands in HBM when it is for this chip, and is forwarded on its route when not") {
     delivery_queue queue("queue");
     pcie::link nl3("nl3", queue, 1, 2, pcie::link_config{pcie::generation::gen6, 8});
     pcie::link nl5("nl5", queue, 3, 4, pcie::link_config{pcie::generation::gen6, 8});
@@ -394,7 +412,8 @@ TEST_CASE("FABRIC_ID and the route table read back what is written, and every ro
     CHECK(r.chip.control->route(TRN3_FABRIC_CHIPS) == TRN3_ROUTE_NONE);  // beyond the table
 }
 
-TEST_CASE("through PCIe the chip is 1d0f:7364 with BAR0 16 MiB, BAR2 256 GiB prefetchable, BAR4 64 KiB, 32 MSI-X vectors") {
+TEST_CASE(
+    "through PCIe the chip is 1d0f:7364 with BAR0 16 MiB, BAR2 256 GiB prefetchable, BAR4 64 KiB, 32 MSI-X vectors") {
     test::host_rig h;
     std::uint32_t id = 0, version = 0;
     h.run([&] {
@@ -419,7 +438,8 @@ TEST_CASE("through PCIe the chip is 1d0f:7364 with BAR0 16 MiB, BAR2 256 GiB pre
     CHECK(version == TRN3_CHIP_VERSION_VALUE);
 }
 
-TEST_CASE("through PCIe BAR2 maps the device address map from 0: a host write lands in HBM stack s, an unclaimed address reads all ones") {
+TEST_CASE(
+    "through PCIe BAR2 maps the device address map from 0: a host write lands in HBM stack s, an unclaimed address reads all ones") {
     test::host_rig h;
     std::uint64_t back = 0, hole = 0;
     const std::uint64_t v = 0xFEEDFACECAFEBEEFull;
@@ -435,7 +455,8 @@ TEST_CASE("through PCIe BAR2 maps the device address map from 0: a host write la
     CHECK(hole == ~0ull);
 }
 
-TEST_CASE("through PCIe a stopped kernel writes a notification (core, status, error, sequence) and raises vector 2, and a full ring drops it") {
+TEST_CASE(
+    "through PCIe a stopped kernel writes a notification (core, status, error, sequence) and raises vector 2, and a full ring drops it") {
     test::host_rig h;
     std::vector<trn3_notification> entries(2);
     std::uint32_t head_full = 0, head_after = 0;
@@ -460,7 +481,9 @@ TEST_CASE("through PCIe a stopped kernel writes a notification (core, status, er
         std::uint64_t code = 0;
         REQUIRE(h.device.alloc(1 << 20, code) == driver::status::ok);
         auto put = [&](const program& p, std::uint64_t at) {
-            return p.load([&](std::uint64_t a, const void* d, std::size_t n) { REQUIRE(h.device.write(a, d, n) == driver::status::ok); }, at);
+            return p.load([&](std::uint64_t a, const void* d,
+                              std::size_t n) { REQUIRE(h.device.write(a, d, n) == driver::status::ok); },
+                          at);
         };
         const auto good_pcs = put(good, code), bad_pcs = put(bad, code + 0x10000);
         auto run_on = [&](unsigned core, const std::array<std::uint64_t, isa::engine_count>& pcs, unsigned mask) {
@@ -479,10 +502,13 @@ TEST_CASE("through PCIe a stopped kernel writes a notification (core, status, er
         counters = h.device.counters();
     });
     CHECK(head_full == 2);
-    CHECK((entries[0].core == 1 && entries[0].status == TRN3_NOTIFY_STATUS_DONE && entries[0].error == 0 && entries[0].sequence == 1));
-    CHECK((entries[1].core == 2 && entries[1].status == TRN3_NOTIFY_STATUS_ERROR && entries[1].error == neuroncore::err_out_of_bounds &&
-           entries[1].sequence == 2));
+    CHECK((entries[0].core == 1 && entries[0].status == TRN3_NOTIFY_STATUS_DONE && entries[0].error == 0 &&
+           entries[0].sequence == 1));
+    CHECK((entries[1].core == 2 && entries[1].status == TRN3_NOTIFY_STATUS_ERROR &&
+           entries[1].error == neuroncore::err_out_of_bounds && entries[1].sequence == 2));
     CHECK(head_after == 3);
-    CHECK((fourth.core == 4 && fourth.status == TRN3_NOTIFY_STATUS_DONE && fourth.sequence == 3));  // entry 0 again; the dropped one took no number
-    CHECK(counters.find("neuron/interrupts: mailbox 0 notify 3 dma") != std::string::npos);  // vector 2, once per entry written
+    CHECK((fourth.core == 4 && fourth.status == TRN3_NOTIFY_STATUS_DONE &&
+           fourth.sequence == 3));  // entry 0 again; the dropped one took no number
+    CHECK(counters.find("neuron/interrupts: mailbox 0 notify 3 dma") !=
+          std::string::npos);  // vector 2, once per entry written
 }

@@ -26,9 +26,7 @@ std::string slurp(const std::string& path) {
     return s.str();
 }
 
-std::string temp_path(const std::string& tag) {
-    return "/tmp/trn3vp-test-" + std::to_string(getpid()) + "-" + tag;
-}
+std::string temp_path(const std::string& tag) { return "/tmp/trn3vp-test-" + std::to_string(getpid()) + "-" + tag; }
 
 result trn3vp(const std::string& args) {
     std::string out = temp_path("stdout"), err = temp_path("stderr");
@@ -60,7 +58,7 @@ void expect_user_error(const std::string& args, const std::string& fragment) {
     CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     CHECK_THAT(r.err, Catch::StartsWith("trn3vp: error: ") && Catch::Contains(fragment));
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("bad calls exit 2 with one line naming the problem") {
     expect_user_error("", "A subcommand is required");
@@ -101,7 +99,8 @@ TEST_CASE("list-params prints every param with type, default, value and descript
     result r = trn3vp("list-params -p bringup.dram.read_latency=25ns");
     CHECK(r.code == 0);
     CHECK_THAT(line_with(r.out, "bringup.dram.read_latency "),
-               Catch::Matches("bringup\\.dram\\.read_latency +time +10ns +25ns +time annotated on every read \\[0ps, 3600s\\]"));
+               Catch::Matches(
+                   "bringup\\.dram\\.read_latency +time +10ns +25ns +time annotated on every read \\[0ps, 3600s\\]"));
     CHECK_THAT(r.out, Catch::Contains("sim.quantum"));
     // Every numeric param has a range: declared, or its type's default.
     CHECK_THAT(line_with(r.out, "bringup.dram.size "), Catch::EndsWith("[1B, 4194304TiB]"));
@@ -111,8 +110,8 @@ TEST_CASE("list-params prints every param with type, default, value and descript
 TEST_CASE("a dumped config fed back reproduces the run exactly") {
     std::string cfg = temp_path("config.json"), s1 = temp_path("s1.json"), s2 = temp_path("s2.json"),
                 cfg2 = temp_path("config2.json");
-    result a = trn3vp("run" + small + " -p bringup.tg1.seed=7 -p bringup.dram.write_latency=3ns --dump-config " +
-                      cfg + " --stats " + s1);
+    result a = trn3vp("run" + small + " -p bringup.tg1.seed=7 -p bringup.dram.write_latency=3ns --dump-config " + cfg +
+                      " --stats " + s1);
     REQUIRE(a.code == 0);
     result b = trn3vp("run --config " + cfg + " --stats " + s2 + " --dump-config " + cfg2);
     REQUIRE(b.code == 0);
@@ -151,7 +150,7 @@ TEST_CASE("with protocol checks on, the bringup platform runs clean") {
 namespace {
 const std::string hbm_small =
     " --platform hbm -p hbm.tg0.count=300 -p hbm.tg1.count=300 -p hbm.tg2.count=300 -p hbm.tg3.count=300";
-} // namespace
+}  // namespace
 
 TEST_CASE("the hbm platform writes and verifies all four stacks at the device addresses") {
     result r = trn3vp("run" + hbm_small);
@@ -211,9 +210,9 @@ TEST_CASE("the timeline option writes a trace-event file with tracks, slices, co
         if (e["ph"] == "X") CHECK(e["dur"].get<double>() > 0);
     }
     for (const char* t : {"hbm0", "hbm3", "hbm2 errors", "tg0", "tg3"}) CHECK(threads.count(t) == 1);
-    CHECK(phases["X"] == 4);    // one slice per traffic generator
-    CHECK(phases["C"] > 10);    // bandwidth per microsecond per stack
-    CHECK(phases["i"] >= 2);    // an error instant on the stack and on the generator, at least
+    CHECK(phases["X"] == 4);  // one slice per traffic generator
+    CHECK(phases["C"] > 10);  // bandwidth per microsecond per stack
+    CHECK(phases["i"] >= 2);  // an error instant on the stack and on the generator, at least
     CHECK(counter_max > 0);
     CHECK(counter_max <= 1228.8 + 1e-6);  // never above a stack's 32 x 38.4 GB/s
     std::remove(path.c_str());
@@ -234,7 +233,8 @@ TEST_CASE("the neuroncore platform runs each reference kernel and checks it agai
         result r = trn3vp("run --platform neuroncore " + args);
         CHECK(r.code == 0);
         CHECK_THAT(r.out, Catch::Contains("platform neuroncore: PASSED"));
-        CHECK_THAT(line_with(r.out, "  error vs fp64"), Catch::Contains("(tolerance 0.0001)") || Catch::Contains("(tolerance 0.01)"));
+        CHECK_THAT(line_with(r.out, "  error vs fp64"),
+                   Catch::Contains("(tolerance 0.0001)") || Catch::Contains("(tolerance 0.01)"));
     }
     result stream = trn3vp("run --platform neuroncore -p neuroncore.kernel=matmul_stream -p neuroncore.repeats=200");
     CHECK_THAT(line_with(stream.out, "  throughput"), Catch::StartsWith("  throughput       7"));  // 7x.xx TFLOP/s
@@ -242,15 +242,19 @@ TEST_CASE("the neuroncore platform runs each reference kernel and checks it agai
 
 TEST_CASE("a kernel shape or name the platform cannot run is a user error") {
     expect_user_error("run --platform neuroncore -p neuroncore.m=100", "M and K must be multiples of 128");
-    expect_user_error("run --platform neuroncore -p neuroncore.kernel=fft", "must be one of gemm, softmax, rmsnorm, attention, matmul_stream");
+    expect_user_error("run --platform neuroncore -p neuroncore.kernel=fft",
+                      "must be one of gemm, softmax, rmsnorm, attention, matmul_stream");
     expect_user_error("run --platform neuroncore -p neuroncore.dtype=fp64", "must be one of bf16, e4m3fn, mxfp8");
-    expect_user_error("run --platform neuroncore -p neuroncore.kernel=softmax -p neuroncore.dtype=mxfp8", "only the gemm kernel runs MX operands");
-    expect_user_error("run --platform neuroncore -p neuroncore.dtype=mxfp8 -p neuroncore.k=128", "MX needs K a multiple of 512");
+    expect_user_error("run --platform neuroncore -p neuroncore.kernel=softmax -p neuroncore.dtype=mxfp8",
+                      "only the gemm kernel runs MX operands");
+    expect_user_error("run --platform neuroncore -p neuroncore.dtype=mxfp8 -p neuroncore.k=128",
+                      "MX needs K a multiple of 512");
 }
 
 TEST_CASE("the neuroncore timeline shows engine and DMA activity") {
     const std::string path = temp_path("nc_timeline.json");
-    result r = trn3vp("run --platform neuroncore -p neuroncore.m=128 -p neuroncore.n=512 -p neuroncore.k=256 --timeline " + path);
+    result r = trn3vp(
+        "run --platform neuroncore -p neuroncore.m=128 -p neuroncore.n=512 -p neuroncore.k=256 --timeline " + path);
     REQUIRE(r.code == 0);
     auto doc = nlohmann::json::parse(slurp(path));
     std::set<std::string> threads, slices;
@@ -270,8 +274,9 @@ TEST_CASE("the RTL back end runs a GEMM to the same verified result and reports 
                       "-p neuroncore.nc0.tensor_engine.backend=rtl");
     CHECK(r.code == 0);
     CHECK_THAT(r.out, Catch::Contains("platform neuroncore: PASSED"));
-    CHECK_THAT(line_with(r.out, "  tensor engine"), Catch::StartsWith("  tensor engine    rtl backend: 2 array jobs on the ") &&
-                                                        Catch::EndsWith(" RTL cycles, 0 mismatches"));
+    CHECK_THAT(line_with(r.out, "  tensor engine"),
+               Catch::StartsWith("  tensor engine    rtl backend: 2 array jobs on the ") &&
+                   Catch::EndsWith(" RTL cycles, 0 mismatches"));
 }
 
 TEST_CASE("check mode fails the run and names the first differing output with its operands") {
@@ -285,8 +290,9 @@ TEST_CASE("check mode fails the run and names the first differing output with it
 }
 
 TEST_CASE("an unknown Tensor engine back end is a user error") {
-    expect_user_error("run --platform neuroncore -p neuroncore.nc0.tensor_engine.backend=verilog",
-                      "neuroncore.nc0.tensor_engine.backend = 'verilog' (command line): must be one of model, rtl, check");
+    expect_user_error(
+        "run --platform neuroncore -p neuroncore.nc0.tensor_engine.backend=verilog",
+        "neuroncore.nc0.tensor_engine.backend = 'verilog' (command line): must be one of model, rtl, check");
 }
 
 TEST_CASE("the mcu platform boots the verified firmware and the host's mailbox requests are answered") {
@@ -296,8 +302,10 @@ TEST_CASE("the mcu platform boots the verified firmware and the host's mailbox r
     CHECK_THAT(line_with(r.out, "boot status"), Catch::StartsWith("boot status running (4)"));
     CHECK_THAT(r.out, Catch::Contains("mcu0 console: boot: firmware image verified"));
     CHECK_THAT(r.out, Catch::Contains("mcu0 console: self-test passed"));
-    CHECK_THAT(line_with(r.out, "  firmware 0.2"), Catch::StartsWith("  firmware 0.2 'trn3vp mcu firmware', protocol 2"));
-    CHECK_THAT(line_with(r.out, "  mailbox command 30583"), Catch::StartsWith("  mailbox command 30583 answered with status 1"));
+    CHECK_THAT(line_with(r.out, "  firmware 0.2"),
+               Catch::StartsWith("  firmware 0.2 'trn3vp mcu firmware', protocol 2"));
+    CHECK_THAT(line_with(r.out, "  mailbox command 30583"),
+               Catch::StartsWith("  mailbox command 30583 answered with status 1"));
 }
 
 TEST_CASE("a firmware image that does not match the provisioned digest is refused and the run fails without hanging") {
@@ -320,8 +328,8 @@ TEST_CASE("gdb-multiarch debugs the firmware through the MCU's remote stub: brea
     const std::string port = std::to_string(20000 + getpid() % 20000);
     const std::string out = temp_path("gdb-sim");
     // The simulator waits for GDB before the MCU's first instruction.
-    const std::string sim = std::string(TRN3VP_BINARY) + " run --platform mcu -p mcu.mcu0.gdb_port=" + port + " >" + out +
-                            " 2>&1 &";
+    const std::string sim =
+        std::string(TRN3VP_BINARY) + " run --platform mcu -p mcu.mcu0.gdb_port=" + port + " >" + out + " 2>&1 &";
     REQUIRE(std::system(sim.c_str()) == 0);
     const std::string gdb_out = temp_path("gdb");
     const std::string gdb = "timeout 60 gdb-multiarch -batch -nx -ex 'set architecture riscv:rv32' -ex 'file " +
@@ -341,9 +349,11 @@ TEST_CASE("gdb-multiarch debugs the firmware through the MCU's remote stub: brea
     std::remove(gdb_out.c_str());
     INFO("simulator: " << slurp(out));
     std::remove(out.c_str());
-    CHECK_THAT(line_with(text, "pc"), Catch::StartsWith("pc             0x0"));  // stopped before the boot ROM's first instruction
+    CHECK_THAT(line_with(text, "pc"),
+               Catch::StartsWith("pc             0x0"));  // stopped before the boot ROM's first instruction
     CHECK_THAT(text, Catch::Contains("Breakpoint 1, main ()"));
-    CHECK_THAT(text, Catch::Contains("<main>") && Catch::Contains("<main+2>"));  // stepi moved one (compressed) instruction
+    CHECK_THAT(text,
+               Catch::Contains("<main>") && Catch::Contains("<main+2>"));  // stepi moved one (compressed) instruction
     CHECK_THAT(text, Catch::Contains("0x20000000 <_start>:"));
     CHECK_THAT(text, Catch::Contains("[Inferior 1 (Remote target) killed]"));
 }
@@ -352,7 +362,8 @@ TEST_CASE("idle for 50 ms the firmware keeps kicking its 10 ms watchdog: no rese
     result r = trn3vp("run --platform mcu -p mcu.idle=50ms");
     CHECK(r.code == 0);
     CHECK_THAT(line_with(r.out, "boot status"), Catch::EndsWith("4 mailbox requests, 0 watchdog resets"));
-    CHECK_THAT(line_with(r.out, "  firmware status"), Catch::Matches("  firmware status: uptime (4[89]|50)[0-9]{3} us, 2 commands served"));
+    CHECK_THAT(line_with(r.out, "  firmware status"),
+               Catch::Matches("  firmware status: uptime (4[89]|50)[0-9]{3} us, 2 commands served"));
 }
 
 TEST_CASE("the pcie platform enumerates its switch tree and passes its fabric checks") {
@@ -386,8 +397,10 @@ TEST_CASE("a lane fault on a switch link shows in the listing as a narrower link
     const result r = trn3vp("run --platform pcie -p pcie.ep2_link.failed_lanes=4");
     INFO(r.out << r.err);
     CHECK(r.code == 0);
-    CHECK_THAT(r.out, Catch::Contains("09:00.0 [1d0f:7ff0] accelerator BAR0 0xe0400000 [64-bit 1M] BAR2 0x4080000000 "
-                                      "[64-bit pref 1G] BAR4 0xe0500000 [64-bit 64K] MSI-X 32  Gen6 64GT/s x4 (max Gen6 64GT/s x8)"));
+    CHECK_THAT(
+        r.out,
+        Catch::Contains("09:00.0 [1d0f:7ff0] accelerator BAR0 0xe0400000 [64-bit 1M] BAR2 0x4080000000 "
+                        "[64-bit pref 1G] BAR4 0xe0500000 [64-bit 64K] MSI-X 32  Gen6 64GT/s x4 (max Gen6 64GT/s x8)"));
 }
 
 TEST_CASE("bad fabric params are user errors") {
@@ -396,10 +409,13 @@ TEST_CASE("bad fabric params are user errors") {
     CHECK_THAT(lanes.err, Catch::Contains("'x' is not a lane number"));
     const result preset = trn3vp("run --platform pcie -p pcie.sw1.preset=gen9");
     CHECK(preset.code == 2);
-    CHECK_THAT(preset.err, Catch::Contains("param pcie.sw1.preset = 'gen9' (command line): must be one of gen1-160, gen2-320"));
+    CHECK_THAT(preset.err,
+               Catch::Contains("param pcie.sw1.preset = 'gen9' (command line): must be one of gen1-160, gen2-320"));
     const result gen = trn3vp("run --platform pcie -p pcie.up_link.generation=gen7");
     CHECK(gen.code == 2);
-    CHECK_THAT(gen.err, Catch::Contains("param pcie.up_link.generation = 'gen7' (command line): must be one of gen5, gen6, ualink"));
+    CHECK_THAT(
+        gen.err,
+        Catch::Contains("param pcie.up_link.generation = 'gen7' (command line): must be one of gen5, gen6, ualink"));
 }
 
 TEST_CASE("fixed-choice params are enum params: checked, and list-params prints their choices") {
@@ -415,7 +431,8 @@ TEST_CASE("fixed-choice params are enum params: checked, and list-params prints 
     CHECK_THAT(pattern.err, Catch::Contains("must be one of sequential, random"));
 }
 
-TEST_CASE("a platform's hosts run the program its app param names, and one whose needs the platform lacks is a user error") {
+TEST_CASE(
+    "a platform's hosts run the program its app param names, and one whose needs the platform lacks is a user error") {
     const result boot = trn3vp("run --platform trn3-dev -p trn3dev.app=boot");
     INFO(boot.out << boot.err);
     CHECK(boot.code == 0);
@@ -438,11 +455,12 @@ TEST_CASE("trn3-dev: power-on, firmware, driver and runtime run the reference ke
                              "firmware running (boot ROM verified the image)", "mailbox handshake (firmware 0.2",
                              "first verified kernel result", "all kernels verified"})
         CHECK_THAT(r.out, Catch::Contains(step));
-    for (const char* k : {"nc0: gemm bf16 512x1024x512", "nc1: softmax 256x1024 fp32", "nc2: attention 128x256, head dim 128",
-                          "nc3: rmsnorm 256x1024 fp32"})
+    for (const char* k : {"nc0: gemm bf16 512x1024x512", "nc1: softmax 256x1024 fp32",
+                          "nc2: attention 128x256, head dim 128", "nc3: rmsnorm 256x1024 fp32"})
         CHECK_THAT(r.out, Catch::Contains(k));
     CHECK_THAT(r.out, Catch::Contains("nc4+nc5 (LNC=2): gemm bf16 256x512x256 each"));
-    CHECK_THAT(r.out, Catch::Contains("ok: a kernel with an illegal instruction: NRT_EXEC_ERROR, engine error 1 (illegal)"));
+    CHECK_THAT(r.out,
+               Catch::Contains("ok: a kernel with an illegal instruction: NRT_EXEC_ERROR, engine error 1 (illegal)"));
     CHECK_THAT(r.out, Catch::Contains("ok: the driver reset the core; the next kernel on it ran and verified"));
     CHECK_THAT(r.out, Catch::Contains("ok: DMA read of host memory outside the IOMMU's mappings"));
     CHECK_THAT(r.out, Catch::Contains("ok: DMA write to host memory outside the mappings: dropped by the IOMMU"));
@@ -452,7 +470,8 @@ TEST_CASE("trn3-dev: power-on, firmware, driver and runtime run the reference ke
     // The timeline has engines, DMA queues, the mailbox and interrupts.
     const std::string t = slurp(trace);
     std::remove(trace.c_str());
-    for (const char* track : {"\"tensor\"", "\"dma0.q0\"", "\"chip0.mailbox\"", "\"host0.interrupts\"", "\"control.notify\""})
+    for (const char* track :
+         {"\"tensor\"", "\"dma0.q0\"", "\"chip0.mailbox\"", "\"host0.interrupts\"", "\"control.notify\""})
         CHECK_THAT(t, Catch::Contains(track));
     CHECK_THAT(t, Catch::Contains("response (MCU rang)"));
 }
@@ -469,26 +488,32 @@ TEST_CASE("trn3-dev: the firmware trains HBM and NeuronLink, reports lane sparin
     const result r = trn3vp("run --platform trn3-dev");
     INFO(r.out << r.err);
     CHECK(r.code == 0);
-    for (unsigned s = 0; s < 4; ++s) CHECK_THAT(r.out, Catch::Contains("mcu0 console: hbm" + std::to_string(s) + ": trained in 25 us"));
+    for (unsigned s = 0; s < 4; ++s)
+        CHECK_THAT(r.out, Catch::Contains("mcu0 console: hbm" + std::to_string(s) + ": trained in 25 us"));
     CHECK_THAT(r.out, Catch::Contains("mcu0 console: nl0: up, speed 6 x64 of x64, 0 failed lanes, 0 spares in use"));
     CHECK_THAT(r.out, Catch::Contains("HBM ready 0xf, NeuronLink ports 0x3 up 0x3 degraded 0x0"));
-    CHECK_THAT(r.out, Catch::Contains("ok: an uncorrectable HBM error: poisoned read, the firmware's handler counted it"));
+    CHECK_THAT(r.out,
+               Catch::Contains("ok: an uncorrectable HBM error: poisoned read, the firmware's handler counted it"));
     CHECK_THAT(r.out, Catch::Contains("mcu0 console: hbm0: error interrupt 0x1: 1 uncorrectable"));
     CHECK_THAT(r.out, Catch::Contains("ok: mailbox RESET_CORE: the firmware reset nc6"));
 }
 
-TEST_CASE("trn3-dev: 16 failed backplane lanes are spared, 17 degrade the link, a fault under traffic is retrained by the firmware") {
+TEST_CASE(
+    "trn3-dev: 16 failed backplane lanes are spared, 17 degrade the link, a fault under traffic is retrained by the firmware") {
     const result spared = trn3vp("run --platform trn3-dev -p trn3dev.nl0.failed_lanes=0-15");
     INFO(spared.out << spared.err);
     CHECK(spared.code == 0);
     CHECK_THAT(spared.out, Catch::Contains("nl0: up x64 of x64, 16 failed lanes, 16 spares in use, 1 trainings\n"));
-    const result degraded = trn3vp("run --platform trn3-dev -p trn3dev.nl0.failed_lanes=0-16 -p trn3dev.nl1.failed_lanes=5 "
-                                   "-p trn3dev.nl1.fault_time=1500us");
+    const result degraded =
+        trn3vp("run --platform trn3-dev -p trn3dev.nl0.failed_lanes=0-16 -p trn3dev.nl1.failed_lanes=5 "
+               "-p trn3dev.nl1.fault_time=1500us");
     INFO(degraded.out << degraded.err);
     CHECK(degraded.code == 0);
-    CHECK_THAT(degraded.out, Catch::Contains("nl0: up x56 of x64, 17 failed lanes, 0 spares in use, 1 trainings, DEGRADED"));
+    CHECK_THAT(degraded.out,
+               Catch::Contains("nl0: up x56 of x64, 17 failed lanes, 0 spares in use, 1 trainings, DEGRADED"));
     CHECK_THAT(degraded.out, Catch::Contains("mcu0 console: nl1: link down, retraining"));
-    CHECK_THAT(degraded.out, Catch::Contains("nl1: up x8 of x16, 1 failed lanes, 0 spares in use, 2 trainings, DEGRADED"));
+    CHECK_THAT(degraded.out,
+               Catch::Contains("nl1: up x8 of x16, 1 failed lanes, 0 spares in use, 2 trainings, DEGRADED"));
 }
 
 TEST_CASE("trn3vp topology prints counts, lanes, hops and the published examples, and json and dot export the graph") {
@@ -529,7 +554,9 @@ TEST_CASE("nl32x2 at reduced size boots: every MCU, every link, every host, a ve
 
 TEST_CASE("nl72x2 at reduced size boots with Gen3 UALink switches too") {
     for (const char* gen : {"1", "3"}) {
-        const result r = trn3vp(std::string("run --platform nl72x2 -p nl72x2.trays=1 -p boot.fabric_check=all -p nl72x2.switch_gen=") + gen);
+        const result r = trn3vp(
+            std::string("run --platform nl72x2 -p nl72x2.trays=1 -p boot.fabric_check=all -p nl72x2.switch_gen=") +
+            gen);
         INFO(r.out << r.err);
         CHECK(r.code == 0);
         CHECK_THAT(r.out, Catch::Contains("chips up: 8 of 8; kernels verified: 8 of 8"));
@@ -542,13 +569,16 @@ TEST_CASE("16 failed lanes on a chip's backplane leave its bandwidth unchanged, 
     const result sixteen = trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.faulty_lanes=16");
     INFO(sixteen.out << sixteen.err);
     CHECK(sixteen.code == 0);
-    CHECK_THAT(sixteen.out, Catch::Contains("chip r0.t0.c0 backplane: 512 of 512 GB/s per direction, 16 lanes failed, 16 spared\n"));
+    CHECK_THAT(sixteen.out,
+               Catch::Contains("chip r0.t0.c0 backplane: 512 of 512 GB/s per direction, 16 lanes failed, 16 spared\n"));
     const result seventeen = trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.faulty_lanes=17");
     INFO(seventeen.out << seventeen.err);
     CHECK(seventeen.code == 0);
-    CHECK_THAT(seventeen.out, Catch::Contains("chip r0.t0.c0 backplane: 480 of 512 GB/s per direction, 17 lanes failed"));
+    CHECK_THAT(seventeen.out,
+               Catch::Contains("chip r0.t0.c0 backplane: 480 of 512 GB/s per direction, 17 lanes failed"));
     CHECK_THAT(seventeen.out, Catch::Contains("-- REDUCED"));
-    CHECK_THAT(seventeen.out, Catch::Contains("links backplane          64 up of 64, 1 degraded, 0 failed (1 Gen6 x4, 63 Gen6 x8)"));
+    CHECK_THAT(seventeen.out,
+               Catch::Contains("links backplane          64 up of 64, 1 degraded, 0 failed (1 Gen6 x4, 63 Gen6 x8)"));
 }
 
 TEST_CASE("the torus SKUs boot the same way: nl16-torus2d with every pair of chips writing to each other") {

@@ -18,4 +18,4 @@ inline std::vector<std::uint8_t> pattern(std::uint64_t n, unsigned seed) {
     return v;
 }
 
-} // namespace trn3::test
+}  // namespace trn3::test

@@ -36,4 +36,4 @@ struct initiator : sc_core::sc_module {
     std::pair<std::uint64_t, std::uint64_t> last_invalidation{0, 0};
 };
 
-} // namespace trn3::test
+}  // namespace trn3::test

@@ -11,7 +11,7 @@ struct block : component {
     trace_point out_trace{*this, "out"};
     explicit block(const sc_core::sc_module_name& n) : component(n, frequency{1.2e9}) {}
 };
-} // namespace
+}  // namespace
 
 TEST_CASE("a component's clock param gives its period and cycle times") {
     block b("vector");
@@ -29,7 +29,8 @@ TEST_CASE("a component's log level is a param") {
 
 TEST_CASE("an unknown log level is a user error") {
     param_registry::instance().set_pending_text("vector.log_level", "chatty", "test");
-    CHECK_THROWS_WITH(block("vector"), Catch::Contains("vector.log_level = 'chatty' (test): must be one of \"\", trace, debug"));
+    CHECK_THROWS_WITH(block("vector"),
+                      Catch::Contains("vector.log_level = 'chatty' (test): must be one of \"\", trace, debug"));
 }
 
 TEST_CASE("the trace switch works per socket and per module") {

@@ -7,8 +7,8 @@
 #include "trn3/core/message_link.h"
 
 using namespace trn3;
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 
 namespace {
 using record = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t, std::uint64_t>;  // time ps, dst, src, seq
@@ -34,9 +34,8 @@ struct network {
             hub[i] = std::make_unique<message_port>(name + ".hub" + std::to_string(i), 20 + (3 - i));
             links[i] = std::make_unique<message_link>((name + "_link" + std::to_string(i)).c_str(), queue, *leaf[i],
                                                       *hub[i], sc_time(100, SC_NS), bandwidth{1e9});
-            hub[i]->on_receive([this](message& m) {
-                log.emplace_back(m.delivered.value(), m.dst_port, m.src_port, m.seq);
-            });
+            hub[i]->on_receive(
+                [this](message& m) { log.emplace_back(m.delivered.value(), m.dst_port, m.src_port, m.seq); });
         }
     }
     void send_all(bool reverse) {
@@ -50,7 +49,7 @@ struct network {
         }
     }
 };
-} // namespace
+}  // namespace
 
 TEST_CASE("simultaneous deliveries arrive in key order whatever the construction and send order") {
     network forward("fwd", false);
@@ -76,7 +75,7 @@ TEST_CASE("a message is delivered at start + bytes/bandwidth + latency and reser
     message m;
     m.bytes = 256;
     CHECK(a.send(m, sc_time(0, SC_NS)) == sc_time(82, SC_NS));
-    CHECK(a.send(m, sc_time(0, SC_NS)) == sc_time(114, SC_NS));    // waits for the wire
+    CHECK(a.send(m, sc_time(0, SC_NS)) == sc_time(114, SC_NS));  // waits for the wire
     CHECK(a.send(m, sc_time(200, SC_NS)) == sc_time(282, SC_NS));  // wire idle again
     CHECK(link.wire_free(a) == sc_time(232, SC_NS));
     sc_core::sc_start();
@@ -99,7 +98,10 @@ TEST_CASE("the payload arrives intact with its kind") {
     message_link link("link", q, a, b, sc_time(10, SC_NS), bandwidth{1e9});
     std::vector<std::uint8_t> got;
     std::uint32_t kind = 0;
-    b.on_receive([&](message& m) { got = m.data; kind = m.kind; });
+    b.on_receive([&](message& m) {
+        got = m.data;
+        kind = m.kind;
+    });
     message m;
     m.kind = 7;
     m.data = {1, 2, 3, 4};

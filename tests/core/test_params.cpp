@@ -8,8 +8,8 @@
 #include "trn3/core/param.h"
 
 using namespace trn3;
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 
 namespace {
 struct block : sc_core::sc_module {
@@ -30,7 +30,7 @@ std::string temp_file(const std::string& text) {
     std::ofstream(name) << text;
     return name;
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("a param without a value keeps its default and says so") {
     block b("chip0");
@@ -146,7 +146,7 @@ struct numbers : sc_core::sc_module {
     param<byte_count> bytes{this, "bytes", byte_count{0}, "no declared range"};
     explicit numbers(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {}
 };
-} // namespace
+}  // namespace
 
 TEST_CASE("NaN and infinity are refused by every real param, with or without a declared range") {
     for (const char* leaf : {"rate", "gain"})

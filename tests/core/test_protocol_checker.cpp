@@ -52,8 +52,8 @@ struct broken_target : sc_core::sc_module {
 // A test initiator that can also send byte enables.
 struct initiator : test::initiator {
     using test::initiator::initiator;
-    void access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, unsigned len, unsigned char* be = nullptr,
-                unsigned be_len = 0) {
+    void access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, unsigned len,
+                unsigned char* be = nullptr, unsigned be_len = 0) {
         tlm::tlm_generic_payload tx;
         set_access(tx, cmd, addr, data, len);
         tx.set_byte_enable_ptr(be);
@@ -76,7 +76,7 @@ struct bench {
 };
 
 unsigned char half_enabled[4] = {TLM_BYTE_ENABLED, TLM_BYTE_DISABLED, TLM_BYTE_ENABLED, TLM_BYTE_DISABLED};
-} // namespace
+}  // namespace
 
 TEST_CASE("connect inserts no checker when checks are off") {
     set_protocol_checks(false);

@@ -45,7 +45,7 @@ std::uint32_t read32(reg_bank& bank, std::uint64_t addr, bool debug = false) {
 void write32(reg_bank& bank, std::uint64_t addr, std::uint32_t v) {
     REQUIRE(access_bytes(bank, tlm::TLM_WRITE_COMMAND, addr, &v, 4) == tlm::TLM_OK_RESPONSE);
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("a RO register reads its reset value and ignores writes") {
     device d;

@@ -23,7 +23,7 @@ struct rig {
         sc_core::sc_start(sc_core::SC_ZERO_TIME);
     }
 };
-} // namespace
+}  // namespace
 
 TEST_CASE("an overlapping region is refused and the error names both regions") {
     router bus("bus");
@@ -97,8 +97,7 @@ TEST_CASE("debug transport is routed and clipped to its region") {
 
 TEST_CASE("the memory map prints every region in address order") {
     rig s;
-    CHECK(s.bus.memory_map_text() ==
-          "bus memory map:\n"
-          "  0x000000010000 - 0x000000010fff        4KiB  low\n"
-          "  0x000000020000 - 0x0000000207ff        2KiB  high\n");
+    CHECK(s.bus.memory_map_text() == "bus memory map:\n"
+                                     "  0x000000010000 - 0x000000010fff        4KiB  low\n"
+                                     "  0x000000020000 - 0x0000000207ff        2KiB  high\n");
 }

@@ -26,7 +26,7 @@ tlm::tlm_response_status transport(rig& r, tlm::tlm_command cmd, std::uint64_t a
     if (delay_out) *delay_out = delay;
     return status;
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("144 GiB is reserved in under 10 ms and stays under 1 MiB resident after one page is touched") {
     const std::uint64_t rss_before = process_resident_bytes();

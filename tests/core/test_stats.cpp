@@ -11,7 +11,7 @@ struct block : sc_core::sc_module {
     histogram latency_ns{this, "latency_ns", "latency"};
     explicit block(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {}
 };
-} // namespace
+}  // namespace
 
 TEST_CASE("counters are registered by hierarchical name and written as JSON") {
     block b("hbm0");

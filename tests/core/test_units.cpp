@@ -4,8 +4,8 @@
 #include "trn3/core/units.h"
 
 using namespace trn3;
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 
 TEST_CASE("times parse in every unit and print back exactly") {
     CHECK(parse_time("120ns") == sc_time(120, SC_NS));

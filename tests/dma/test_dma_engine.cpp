@@ -22,19 +22,19 @@
 #include "trn3/spec/device.h"
 
 using namespace trn3;
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 
 namespace {
 
 constexpr std::uint64_t host_base = 0x80000000ull, host_size = 16ull << 20;
 constexpr std::uint64_t dev0 = TRN3_DEV_HBM_BASE(0), dev1 = TRN3_DEV_HBM_BASE(1), dev_size = 64ull << 20;
-constexpr std::uint64_t host_hole = 0x40000000ull;          // no host memory there
-constexpr std::uint64_t dev_hole = TRN3_DEV_HBM_BASE(3);    // no device memory there
+constexpr std::uint64_t host_hole = 0x40000000ull;  // no host memory there
+constexpr std::uint64_t dev_hole = TRN3_DEV_HBM_BASE(3);  // no device memory there
 
 struct access_record {
     char side;  // 'h' host socket, 'd' device socket
-    char cmd;   // 'R' or 'W'
+    char cmd;  // 'R' or 'W'
     std::uint64_t address;
     unsigned length;
     bool operator==(const access_record& o) const {
@@ -52,7 +52,8 @@ struct tap : sc_core::sc_module {
     tlm_utils::simple_initiator_socket<tap> out{"out"};
     std::vector<access_record>& log;
     char side;
-    tap(const sc_core::sc_module_name& n, char s, std::vector<access_record>& l) : sc_core::sc_module(n), log(l), side(s) {
+    tap(const sc_core::sc_module_name& n, char s, std::vector<access_record>& l)
+        : sc_core::sc_module(n), log(l), side(s) {
         in.register_b_transport(this, &tap::transport);
     }
     void transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
@@ -142,7 +143,8 @@ struct rig {
         set(q, TRN3_DMA_RING_BASE, r.base, 8);
         set(q, TRN3_DMA_RING_SIZE, size);
         set(q, TRN3_DMA_CPL_BASE, r.records, 8);
-        set(q, TRN3_DMA_CONTROL, on_device ? TRN3_DMA_CONTROL_ENABLE | TRN3_DMA_CONTROL_DEVICE_RING : TRN3_DMA_CONTROL_ENABLE);
+        set(q, TRN3_DMA_CONTROL,
+            on_device ? TRN3_DMA_CONTROL_ENABLE | TRN3_DMA_CONTROL_DEVICE_RING : TRN3_DMA_CONTROL_ENABLE);
         return r;
     }
     unsigned char* in_ring_memory(const ring& r, std::uint64_t a) { return r.on_device ? dev(a) : host(a); }
@@ -178,9 +180,10 @@ void check_record(const trn3_dma_completion& c, std::uint32_t status, std::uint3
     CHECK(c.user == user);
 }
 
-} // namespace
+}  // namespace
 
-TEST_CASE("a descriptor moves exactly its bytes, writes its completion record (status 0, length, user) and advances HEAD") {
+TEST_CASE(
+    "a descriptor moves exactly its bytes, writes its completion record (status 0, length, user) and advances HEAD") {
     rig r;
     const auto data = test::pattern(5000, 1);
     std::memcpy(r.host(host_base + 0x100003), data.data(), data.size());
@@ -225,11 +228,14 @@ TEST_CASE("a descriptor longer than chunk moves in chunk-sized pieces, each read
     r.submit(q, desc(host_base + 0x100000, dev0 + 0x40000, 10000, TRN3_DESC_SRC_HOST, 9));
     sc_core::sc_start();
     const std::vector<access_record> expected = {
-        {'h', 'R', q.base, 32},                        // the descriptor
-        {'h', 'R', host_base + 0x100000, 4096},        {'d', 'W', dev0 + 0x40000, 4096},
-        {'h', 'R', host_base + 0x101000, 4096},        {'d', 'W', dev0 + 0x41000, 4096},
-        {'h', 'R', host_base + 0x102000, 1808},        {'d', 'W', dev0 + 0x42000, 1808},
-        {'h', 'W', q.records, 16},                     // the completion record
+        {'h', 'R', q.base, 32},  // the descriptor
+        {'h', 'R', host_base + 0x100000, 4096},
+        {'d', 'W', dev0 + 0x40000, 4096},
+        {'h', 'R', host_base + 0x101000, 4096},
+        {'d', 'W', dev0 + 0x41000, 4096},
+        {'h', 'R', host_base + 0x102000, 1808},
+        {'d', 'W', dev0 + 0x42000, 1808},
+        {'h', 'W', q.records, 16},  // the completion record
     };
     CHECK(r.log == expected);
     CHECK(std::memcmp(r.dev(dev0 + 0x40000), data.data(), data.size()) == 0);
@@ -265,7 +271,7 @@ TEST_CASE("HEAD and TAIL are free-running 32-bit counters: HEAD wraps from 0xFFF
     q.tail = 0xFFFFFFFEu;
     std::memset(r.dev(dev0), 0x11, 16);
     std::memset(r.dev(dev0 + 16), 0x22, 16);
-    r.post(q, desc(dev0, dev1, 16, 0, 1));        // entry 2
+    r.post(q, desc(dev0, dev1, 16, 0, 1));  // entry 2
     r.post(q, desc(dev0 + 16, dev1 + 16, 16, 0, 2));  // entry 3
     CHECK(q.tail == 0);
     r.doorbell(q);
@@ -287,12 +293,15 @@ TEST_CASE("with CONTROL bit 1 the ring and the completion records are read and w
     sc_core::sc_start();
     CHECK(std::memcmp(r.host(host_base + 0x600000), data.data(), data.size()) == 0);
     check_record(r.record(q, 0), 0, 2048, 77);
-    const std::vector<access_record> expected = {
-        {'d', 'R', q.base, 32}, {'d', 'R', dev0 + 0x8000, 2048}, {'h', 'W', host_base + 0x600000, 2048}, {'d', 'W', q.records, 16}};
+    const std::vector<access_record> expected = {{'d', 'R', q.base, 32},
+                                                 {'d', 'R', dev0 + 0x8000, 2048},
+                                                 {'h', 'W', host_base + 0x600000, 2048},
+                                                 {'d', 'W', q.records, 16}};
     CHECK(r.log == expected);
 }
 
-TEST_CASE("a host read that fails stops the queue with error 1: STATUS, the queue reported, HEAD kept, nothing after it served") {
+TEST_CASE(
+    "a host read that fails stops the queue with error 1: STATUS, the queue reported, HEAD kept, nothing after it served") {
     rig r;
     ring q = r.open(3, 8);
     std::memset(r.dev(dev0), 0x5A, 256);
@@ -306,7 +315,7 @@ TEST_CASE("a host read that fails stops the queue with error 1: STATUS, the queu
     CHECK(r.dma.queue_status(3) == r.status(3));
     CHECK(r.stopped == std::vector<unsigned>{3});
     check_record(r.record(q, 1), TRN3_DMA_ERR_HOST, 256, 2);  // the failed descriptor's record says why
-    CHECK(r.record(q, 2).user == 0);                         // the next one was not served
+    CHECK(r.record(q, 2).user == 0);  // the next one was not served
     CHECK(all_zero(r.dev(dev1 + 0x2000), 256));
     CHECK(all_zero(r.dev(dev1 + 0x1000), 256));
     CHECK(r.vectors.empty());  // a failed descriptor raises no completion vector
@@ -393,7 +402,8 @@ TEST_CASE("a stopped queue restarts on a 0-to-1 edge of CONTROL.enable once TAIL
     sc_core::sc_start();
     REQUIRE(r.status(0) == stopped_with(TRN3_DMA_ERR_HOST));
     const std::size_t accesses = r.log.size();
-    r.set(0, TRN3_DMA_CONTROL, TRN3_DMA_CONTROL_ENABLE);  // enable again without an edge: still stopped, nothing retried
+    r.set(0, TRN3_DMA_CONTROL,
+          TRN3_DMA_CONTROL_ENABLE);  // enable again without an edge: still stopped, nothing retried
     sc_core::sc_start();
     CHECK(r.status(0) == stopped_with(TRN3_DMA_ERR_HOST));
     CHECK(r.log.size() == accesses);
@@ -428,7 +438,8 @@ TEST_CASE("a disabled queue ignores its doorbell, and enabling it serves what is
     CHECK(r.dev(dev1)[0] == 0x66);
 }
 
-TEST_CASE("a descriptor with the interrupt flag raises MSI-X vector 8 + q once it is complete, one without raises none") {
+TEST_CASE(
+    "a descriptor with the interrupt flag raises MSI-X vector 8 + q once it is complete, one without raises none") {
     rig r;
     ring q = r.open(5, 4);
     r.post(q, desc(dev0, dev1, 64, 0, 1));
@@ -545,5 +556,6 @@ TEST_CASE("each queue's registers sit at q x 0x100 and read back what software w
     CHECK(r.reg(14, TRN3_DMA_RING_SIZE) == 0);
     // Past the last queue there is no register.
     std::uint32_t v = 0;
-    CHECK(r.cpu.access(tlm::TLM_READ_COMMAND, std::uint64_t(TRN3_DMA_QUEUE_BLOCK_SIZE) * TRN3_DMA_QUEUES, &v, 4) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    CHECK(r.cpu.access(tlm::TLM_READ_COMMAND, std::uint64_t(TRN3_DMA_QUEUE_BLOCK_SIZE) * TRN3_DMA_QUEUES, &v, 4) ==
+          tlm::TLM_ADDRESS_ERROR_RESPONSE);
 }

@@ -54,8 +54,9 @@ struct tree {
         return l.b();
     }
     pcie::pcie_switch& add_switch(pcie::link_end& up, const char* preset, unsigned ports, unsigned lanes) {
-        switches.push_back(std::make_unique<pcie::pcie_switch>(
-            fmt::format("sw{}", switches.size()).c_str(), pcie::switch_config{preset}.with_ports(ports).with_port_lanes(lanes)));
+        switches.push_back(
+            std::make_unique<pcie::pcie_switch>(fmt::format("sw{}", switches.size()).c_str(),
+                                                pcie::switch_config{preset}.with_ports(ports).with_port_lanes(lanes)));
         switches.back()->attach(0, up);
         return *switches.back();
     }
@@ -140,17 +141,18 @@ void check_bar(const pci_function& f, std::size_t i, int index, std::uint64_t ba
     CHECK(f.bars[i].prefetchable == pref);
 }
 
-} // namespace
+}  // namespace
 
-TEST_CASE("buses are numbered depth first: each bridge's secondary is the next free bus, its subordinate the last one below") {
+TEST_CASE(
+    "buses are numbered depth first: each bridge's secondary is the next free bus, its subordinate the last one below") {
     small_tree t;
     REQUIRE(t.enumerate() == "");
     std::vector<std::uint16_t> order;
     for (const auto& f : t.found) order.push_back(f.bdf);
     // root port, sw0 up, its downstream ports 0-2 each followed by what is below.
-    const std::vector<std::uint16_t> expected = {bdf(0, 0, 0), bdf(1, 0, 0), bdf(2, 0, 0), bdf(3, 0, 0), bdf(2, 1, 0),
-                                                 bdf(4, 0, 0), bdf(5, 0, 0), bdf(6, 0, 0), bdf(5, 1, 0), bdf(7, 0, 0),
-                                                 bdf(2, 2, 0)};
+    const std::vector<std::uint16_t> expected = {bdf(0, 0, 0), bdf(1, 0, 0), bdf(2, 0, 0), bdf(3, 0, 0),
+                                                 bdf(2, 1, 0), bdf(4, 0, 0), bdf(5, 0, 0), bdf(6, 0, 0),
+                                                 bdf(5, 1, 0), bdf(7, 0, 0), bdf(2, 2, 0)};
     CHECK(order == expected);
     check_bridge(t.at(bdf(0, 0, 0)), 1, 8);
     check_bridge(t.at(bdf(1, 0, 0)), 2, 8);
@@ -170,7 +172,8 @@ TEST_CASE("buses are numbered depth first: each bridge's secondary is the next f
     CHECK(t.at(bdf(7, 0, 0)).depth == 5);
 }
 
-TEST_CASE("BARs are sized and placed: 64-bit prefetchable ones from the 64-bit pool, the others below 4 GiB, each aligned to its size") {
+TEST_CASE(
+    "BARs are sized and placed: 64-bit prefetchable ones from the 64-bit pool, the others below 4 GiB, each aligned to its size") {
     param_registry::instance().set_pending_text("ep0.ep.bar0_size", "4KiB", "test");
     param_registry::instance().set_pending_text("ep1.ep.bar2_size", "2GiB", "test");
     small_tree t;
@@ -181,7 +184,7 @@ TEST_CASE("BARs are sized and placed: 64-bit prefetchable ones from the 64-bit p
     check_bar(ep0, 1, 2, 0x4000000000ull, 1ull << 30, true);
     check_bar(ep0, 2, 4, 0xE0010000ull, 64 << 10, false);  // 64 KiB aligned, not right after BAR0
     const pci_function& ep1 = t.at(bdf(6, 0, 0));
-    check_bar(ep1, 0, 0, 0xE0100000ull, 1 << 20, false);   // the next bridge window starts at a 1 MiB boundary
+    check_bar(ep1, 0, 0, 0xE0100000ull, 1 << 20, false);  // the next bridge window starts at a 1 MiB boundary
     check_bar(ep1, 1, 2, 0x4080000000ull, 2ull << 30, true);  // 2 GiB aligned
     check_bar(ep1, 2, 4, 0xE0200000ull, 64 << 10, false);
     const pci_function& ep2 = t.at(bdf(7, 0, 0));
@@ -196,7 +199,8 @@ TEST_CASE("BARs are sized and placed: 64-bit prefetchable ones from the 64-bit p
     CHECK(t.at(bdf(2, 1, 0)).bars.empty());
 }
 
-TEST_CASE("bridge windows cover exactly what lies below them at 1 MiB granularity, and a window with nothing below is closed") {
+TEST_CASE(
+    "bridge windows cover exactly what lies below them at 1 MiB granularity, and a window with nothing below is closed") {
     small_tree t;
     REQUIRE(t.enumerate() == "");
     check_windows(t.at(bdf(2, 0, 0)), 0xE0000000ull, 0xE01FFFFFull, 0x4000000000ull, 0x403FFFFFFFull);
@@ -273,11 +277,13 @@ TEST_CASE("every function ends with Memory Space and Bus Master on, and memory d
     CHECK(rec.sized == 3 * 3 * 2 + 8 * 2);
     CHECK(rec.sized_while_decoding == 0);
     REQUIRE(commands.size() == 11);
-    for (std::uint32_t c : commands) CHECK((c & (TRN3_PCI_COMMAND_MEMORY | TRN3_PCI_COMMAND_BUS_MASTER)) ==
-                                           (TRN3_PCI_COMMAND_MEMORY | TRN3_PCI_COMMAND_BUS_MASTER));
+    for (std::uint32_t c : commands)
+        CHECK((c & (TRN3_PCI_COMMAND_MEMORY | TRN3_PCI_COMMAND_BUS_MASTER)) ==
+              (TRN3_PCI_COMMAND_MEMORY | TRN3_PCI_COMMAND_BUS_MASTER));
 }
 
-TEST_CASE("a switch with more than 32 downstream ports: functions 1 of devices 0-6 are found because function 0 says multi-function") {
+TEST_CASE(
+    "a switch with more than 32 downstream ports: functions 1 of devices 0-6 are found because function 0 says multi-function") {
     tree t(8);
     t.add_switch(t.root_side(), "gen2-320", 40, 8);  // 39 downstream ports: 02:00.0-02:1f.0 and 02:00.1-02:06.1
     REQUIRE(t.enumerate() == "");
@@ -293,7 +299,8 @@ TEST_CASE("a switch with more than 32 downstream ports: functions 1 of devices 0
     check_bridge(t.at(bdf(1, 0, 0)), 2, 41);
 }
 
-TEST_CASE("a hierarchy needing more than 255 buses: enumeration fails with one line naming the bridge where they ran out") {
+TEST_CASE(
+    "a hierarchy needing more than 255 buses: enumeration fails with one line naming the bridge where they ran out") {
     tree t(8);
     pcie::pcie_switch& top = t.add_switch(t.root_side(), "gen2-320", 40, 8);
     for (unsigned p = 1; p <= 6; ++p) t.add_switch(t.below(top, p), "gen2-320", 40, 8);  // 41 buses each
@@ -315,7 +322,8 @@ TEST_CASE("lspci prints one line per function, indented by depth: ids, kind, bus
         "  Gen6 64GT/s x16 (max Gen6 64GT/s x16) flit DLActive\n"
         "    02:00.0 [1d0f:7f11] PCI bridge (downstream) bus 03-03 mem 0xe0000000-0xe01fffff pref 0x4000000000-0x403fffffff  "
         "Gen6 64GT/s x8 (max Gen6 64GT/s x16) flit DLActive\n"
-        "      03:00.0 [1d0f:7ff0] accelerator" + fmt::format(bars, 0xE0000000ull, 0x4000000000ull, 0xE0100000ull) + ep_link +
+        "      03:00.0 [1d0f:7ff0] accelerator" +
+        fmt::format(bars, 0xE0000000ull, 0x4000000000ull, 0xE0100000ull) + ep_link +
         "\n"
         "    02:01.0 [1d0f:7f11] PCI bridge (downstream) bus 04-07 mem 0xe0200000-0xe05fffff pref 0x4040000000-0x40bfffffff  "
         "Gen6 64GT/s x8 (max Gen6 64GT/s x16) flit DLActive\n"
@@ -360,7 +368,7 @@ struct in_memory_config final : driver::config_access {
     }
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("a capability list that loops ends after 48 entries and the capabilities on it are still found") {
     in_memory_config cfg;
@@ -368,13 +376,15 @@ TEST_CASE("a capability list that loops ends after 48 entries and the capabiliti
     c.init_pcie_cap(TRN3_PCIE_TYPE_ENDPOINT, TRN3_PCIE_SPEED_GEN6, 16);
     c.add_capability(TRN3_PCI_CAP_ID_MSIX, TRN3_PCI_MSIX_CAP);
     c.init(TRN3_PCI_MSIX_CAP + TRN3_MSIX_CONTROL, 2, 7);  // 8 entries
-    c.init(TRN3_PCI_MSIX_CAP + TRN3_PCI_CAP_NEXT, 1, TRN3_PCI_PCIE_CAP);  // MSI-X's next pointer back to the PCIe capability
+    c.init(TRN3_PCI_MSIX_CAP + TRN3_PCI_CAP_NEXT, 1,
+           TRN3_PCI_PCIE_CAP);  // MSI-X's next pointer back to the PCIe capability
     const std::vector<pci_function> found = driver::enumerate(cfg, pools);
     REQUIRE(found.size() == 1);
     CHECK(found[0].port_type == TRN3_PCIE_TYPE_ENDPOINT);
     CHECK(found[0].max_speed == TRN3_PCIE_SPEED_GEN6);
     CHECK(found[0].msix_vectors == 8);
-    CHECK(cfg.reads < 32 * 2 + 48 + 40);  // bounded: the scan of bus 0, 48 capability headers, the header and PCIe fields
+    CHECK(cfg.reads <
+          32 * 2 + 48 + 40);  // bounded: the scan of bus 0, 48 capability headers, the header and PCIe fields
 }
 
 TEST_CASE("a 64-bit BAR in the last slot has no upper half: the walker leaves it alone and assigns the others") {

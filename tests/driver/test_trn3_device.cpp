@@ -19,7 +19,7 @@ template <>
 struct StringMaker<trn3::driver::status> {
     static std::string convert(trn3::driver::status s) { return trn3::driver::status_name(s); }
 };
-} // namespace Catch
+}  // namespace Catch
 
 using namespace trn3;
 using namespace trn3::kernels;
@@ -37,8 +37,8 @@ constexpr unsigned mask_of(engine e) { return 1u << static_cast<unsigned>(e); }
 std::array<std::uint64_t, isa::engine_count> load(host_rig& h, const program& p) {
     std::uint64_t at = 0;
     REQUIRE(h.device.alloc(64 << 10, at) == status::ok);
-    return p.load([&](std::uint64_t a, const void* d, std::size_t n) { REQUIRE(h.device.write(a, d, n) == status::ok); },
-                  at);
+    return p.load(
+        [&](std::uint64_t a, const void* d, std::size_t n) { REQUIRE(h.device.write(a, d, n) == status::ok); }, at);
 }
 
 // A kernel whose Vector engine sets SBUF partition 0, byte 0 to `value`.
@@ -54,7 +54,7 @@ float sbuf0(host_rig& h, unsigned core) {
     return x;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("probe takes the Trainium3 among the enumerated functions: its bdf and BARs, its CHIP_ID checked") {
     host_rig h;
@@ -143,14 +143,10 @@ TEST_CASE("every call before a successful probe answers no_device") {
         std::uint8_t b[16] = {};
         driver::firmware_info info;
         driver::core_result result;
-        got = {h.device.wait_boot(1000),
-               h.device.handshake(info),
-               h.device.alloc(4096, a),
-               h.device.write(0, b, sizeof b),
-               h.device.read(b, 0, sizeof b),
-               h.device.copy(GiB, 0, sizeof b, true),
-               h.device.launch(0, {}, 1),
-               h.device.wait_core(0, 1000, result),
+        got = {h.device.wait_boot(1000),      h.device.handshake(info),
+               h.device.alloc(4096, a),       h.device.write(0, b, sizeof b),
+               h.device.read(b, 0, sizeof b), h.device.copy(GiB, 0, sizeof b, true),
+               h.device.launch(0, {}, 1),     h.device.wait_core(0, 1000, result),
                h.device.reset_core(0)};
     });
     for (status s : got) CHECK(s == status::no_device);
@@ -181,7 +177,8 @@ TEST_CASE("alloc is first fit from HBM stack 0, rounding every size up to 4 KiB"
     CHECK(c == TRN3_DEV_HBM_BASE(0) + 0x3000);
 }
 
-TEST_CASE("alloc fills a stack before the next, more than a stack is bad_argument, with every stack full, out_of_memory") {
+TEST_CASE(
+    "alloc fills a stack before the next, more than a stack is bad_argument, with every stack full, out_of_memory") {
     host_rig h;
     std::vector<std::uint64_t> at(5, 1);
     std::vector<status> got;
@@ -197,8 +194,9 @@ TEST_CASE("alloc fills a stack before the next, more than a stack is bad_argumen
         got.push_back(h.device.alloc(16 * GiB, at[4]));
         got.push_back(h.device.alloc(4096, at[4]));
     });
-    const std::vector<status> expected = {status::bad_argument, status::bad_argument, status::ok, status::ok, status::ok,
-                                          status::ok, status::ok, status::ok, status::out_of_memory};
+    const std::vector<status> expected = {status::bad_argument, status::bad_argument, status::ok,
+                                          status::ok,           status::ok,           status::ok,
+                                          status::ok,           status::ok,           status::out_of_memory};
     CHECK(got == expected);
     CHECK(at[0] == TRN3_DEV_HBM_BASE(0));
     CHECK(at[1] == TRN3_DEV_HBM_BASE(1));
@@ -260,7 +258,8 @@ TEST_CASE("write and read move bytes exactly, through the 4 MiB bounce buffer on
     CHECK(counters.find("neuron/dma_descriptors: 6\n") != std::string::npos);  // 3 each way
 }
 
-TEST_CASE("copy() from a host address outside the IOMMU's mappings is a dma_error: device memory unchanged, the queue recovers") {
+TEST_CASE(
+    "copy() from a host address outside the IOMMU's mappings is a dma_error: device memory unchanged, the queue recovers") {
     host_rig h;
     const std::vector<std::uint8_t> before(4096, 0x5A), after(4096, 0x77);
     std::vector<std::uint8_t> back(4096);
@@ -321,7 +320,8 @@ TEST_CASE("launch starts a kernel and wait_core returns when its notification ar
     CHECK(took_ns < 100'000);  // woken by the notification's interrupt, not by the 1 ms poll
 }
 
-TEST_CASE("a kernel stopped on an error: exec_error with the engine's code, reset_core clears its cause and the core runs again") {
+TEST_CASE(
+    "a kernel stopped on an error: exec_error with the engine's code, reset_core clears its cause and the core runs again") {
     host_rig h;
     status bad = status::ok, good = status::timeout;
     driver::core_result result;
@@ -330,7 +330,8 @@ TEST_CASE("a kernel stopped on an error: exec_error with the engine's code, rese
     h.run([&] {
         h.bring_up();
         program p;
-        p.on(engine::vector).matmul(psum(dtype::fp32, 0, 1, 0, 1), sbuf(dtype::bf16, 0, 1, 0, 1), sbuf(dtype::bf16, 0, 1, 2, 1));
+        p.on(engine::vector)
+            .matmul(psum(dtype::fp32, 0, 1, 0, 1), sbuf(dtype::bf16, 0, 1, 0, 1), sbuf(dtype::bf16, 0, 1, 2, 1));
         REQUIRE(h.device.launch(5, load(h, p), mask_of(engine::vector)) == status::ok);
         bad = h.device.wait_core(5, 1'000'000, result);
         err_before = h.bar0_read(TRN3_CHIP_ERR_STATUS);
@@ -470,23 +471,13 @@ TEST_CASE("counters() dumps the function's identity and link, the chip's state a
         counters = h.device.counters();
     });
     const std::string d = "/sys/bus/pci/devices/0000:01:00.0/";
-    CHECK(counters == d + "vendor: 0x1d0f\n" +
-                                     d + "device: 0x7364\n" +
-                                     d + "current_link_speed: 64 GT/s\n" +
-                                     d + "current_link_width: 16\n" +
-                                     d + "neuron/boot_status: 4\n" +
-                                     d + "neuron/core_state: 0x0000\n" +
-                                     d + "neuron/err_status: 0x0\n" +
-                                     d + "neuron/lnc: 1\n" +
-                                     d + "neuron/dma_descriptors: 1\n" +
-                                     d + "neuron/dma_bytes: 5000\n" +
-                                     d + "neuron/dma_errors: 0\n" +
-                                     d + "neuron/iommu_faults: 0\n" +
-                                     d + "neuron/kernels: 0\n" +
-                                     d + "neuron/kernel_errors: 0\n" +
-                                     d + "neuron/core_resets: 0\n" +
-                                     d + "neuron/interrupts: mailbox 0 notify 0 dma 1 error 0\n" +
-                                     d + "neuron/device_memory_used: 8192\n");
+    CHECK(counters ==
+          d + "vendor: 0x1d0f\n" + d + "device: 0x7364\n" + d + "current_link_speed: 64 GT/s\n" + d +
+              "current_link_width: 16\n" + d + "neuron/boot_status: 4\n" + d + "neuron/core_state: 0x0000\n" + d +
+              "neuron/err_status: 0x0\n" + d + "neuron/lnc: 1\n" + d + "neuron/dma_descriptors: 1\n" + d +
+              "neuron/dma_bytes: 5000\n" + d + "neuron/dma_errors: 0\n" + d + "neuron/iommu_faults: 0\n" + d +
+              "neuron/kernels: 0\n" + d + "neuron/kernel_errors: 0\n" + d + "neuron/core_resets: 0\n" + d +
+              "neuron/interrupts: mailbox 0 notify 0 dma 1 error 0\n" + d + "neuron/device_memory_used: 8192\n");
 }
 
 TEST_CASE("device_copy moves bytes between device addresses with one descriptor") {

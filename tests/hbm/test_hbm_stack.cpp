@@ -5,8 +5,8 @@
 
 #include "../common/test_initiator.h"
 #include "trn3/core/payload.h"
-#include "trn3/hbm/hbm_stack.h"
 #include "trn3/hbm/ecc.h"
+#include "trn3/hbm/hbm_stack.h"
 #include "trn3/spec/device.h"
 
 using namespace trn3;
@@ -39,7 +39,10 @@ struct rig {
     }
     std::uint64_t reg(std::uint64_t offset_in_bank, std::uint64_t write_value = 0, bool write = false) {
         std::uint64_t v = write_value;
-        const unsigned len = offset_in_bank == TRN3_HBM_IRQ_STATUS || offset_in_bank == TRN3_HBM_IRQ_ENABLE || offset_in_bank == TRN3_HBM_ID ? 4 : 8;
+        const unsigned len = offset_in_bank == TRN3_HBM_IRQ_STATUS || offset_in_bank == TRN3_HBM_IRQ_ENABLE ||
+                                     offset_in_bank == TRN3_HBM_ID
+                                 ? 4
+                                 : 8;
         REQUIRE(mcu.access(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, offset_in_bank, &v, len) ==
                 tlm::TLM_OK_RESPONSE);
         return v;
@@ -48,7 +51,7 @@ struct rig {
     // timed: the initiator's local time offset), so channels start idle.
     sc_time offset{0, sc_core::SC_NS};
 };
-} // namespace
+}  // namespace
 
 TEST_CASE("data written to the stack reads back") {
     rig r;
@@ -192,8 +195,8 @@ TEST_CASE("transient errors follow their rate and repeat exactly for one seed") 
 }
 
 TEST_CASE("an interleave that does not match the geometry is refused") {
-    param_registry::instance().set_pending_text("hbm0.interleave", "offset:8,channel:4,bank_group:2,column:2,bank:2,row",
-                                                "test");
+    param_registry::instance().set_pending_text("hbm0.interleave",
+                                                "offset:8,channel:4,bank_group:2,column:2,bank:2,row", "test");
     CHECK_THROWS_WITH(hbm_stack("hbm0"), Catch::Contains("field 'channel' has 4 bits but the geometry needs 5"));
 }
 

@@ -19,7 +19,7 @@ timing defaults() {
     t.t_faw = 15000;
     t.t_rrd_s = 2500;
     t.t_rrd_l = 3100;
-    t.t_ccd_s = 833;   // 2 clocks
+    t.t_ccd_s = 833;  // 2 clocks
     t.t_ccd_l = 1667;  // 4 clocks
     t.t_wr = 15000;
     t.t_wtr = 7500;
@@ -37,7 +37,7 @@ constexpr ps_t tail = 1667 + 12500 + 833;  // second burst's column (tCCD_L), tC
 // A channel that first refreshes at 3.84 us: cases that do not test refresh
 // run long before it.
 constexpr ps_t late = 3839062;
-} // namespace
+}  // namespace
 
 TEST_CASE("a read to a closed row pays tRCD and tCL") {
     pseudo_channel c(defaults(), 4, 4, late);
@@ -138,10 +138,10 @@ TEST_CASE("a read right after a write drain waits for the write-to-read turnarou
 TEST_CASE("a later request to a ready bank overtakes one waiting for its bank") {
     pseudo_channel c(defaults(), 4, 4, late);
     c.read(0, 0, 0, 1, 2);
-    const ps_t waiting = c.read(0, 0, 0, 2, 2);   // row conflict: waits for tRC
-    const ps_t ready = c.read(0, 1, 0, 1, 2);     // another group, closed row
+    const ps_t waiting = c.read(0, 0, 0, 2, 2);  // row conflict: waits for tRC
+    const ps_t ready = c.read(0, 1, 0, 1, 2);  // another group, closed row
     CHECK(ready < waiting);
-    CHECK(ready <= 3750 + 19400 + tail);          // its ACT takes the next free slot
+    CHECK(ready <= 3750 + 19400 + tail);  // its ACT takes the next free slot
 }
 
 TEST_CASE("queued writes drain while the channel is idle") {

@@ -43,7 +43,7 @@ struct device_port : sc_core::sc_module {
     }
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("the IOMMU translates per device and page, refuses unmapped and read-only pages, and moves nothing then") {
     host::iommu mmu("mmu");
@@ -64,11 +64,13 @@ TEST_CASE("the IOMMU translates per device and page, refuses unmapped and read-o
     mmu.map(0x0100, 0x20000, 0x60000, 4096, false);  // read-only
     std::vector<std::uint8_t> data(3 * 4096);
     for (std::size_t i = 0; i < data.size(); ++i) data[i] = static_cast<std::uint8_t>(i * 13);
-    tlm::tlm_response_status across = tlm::TLM_INCOMPLETE_RESPONSE, other = across, ro = across, unmapped = across, back = across;
+    tlm::tlm_response_status across = tlm::TLM_INCOMPLETE_RESPONSE, other = across, ro = across, unmapped = across,
+                             back = across;
     std::vector<std::uint8_t> readback(3 * 4096 - 100);
     dev.body = [&](device_port& d) {
         across = d.access(0x0100, tlm::TLM_WRITE_COMMAND, 0x10000, data.data(), static_cast<unsigned>(data.size()));
-        back = d.access(0x0100, tlm::TLM_READ_COMMAND, 0x10064, readback.data(), static_cast<unsigned>(readback.size()));
+        back =
+            d.access(0x0100, tlm::TLM_READ_COMMAND, 0x10064, readback.data(), static_cast<unsigned>(readback.size()));
         other = d.access(0x0200, tlm::TLM_READ_COMMAND, 0x10000, readback.data(), 4);  // another device: no mapping
         std::uint8_t x[8] = {1, 2, 3, 4, 5, 6, 7, 8};
         ro = d.access(0x0100, tlm::TLM_WRITE_COMMAND, 0x20000, x, 8);

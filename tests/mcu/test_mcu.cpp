@@ -5,10 +5,10 @@
 
 #include <cstdio>
 
-#include <sysc/kernel/sc_dynamic_processes.h>
 #include <cstring>
 #include <fstream>
 #include <iterator>
+#include <sysc/kernel/sc_dynamic_processes.h>
 #include <vector>
 
 #include "trn3/core/error.h"
@@ -54,11 +54,15 @@ std::string refusal(const std::string& path) {
     }
     return "";
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("every RV32I instruction behaves as the ISA says") { CHECK(run_program("rv32i") == TRN3_MCU_TOHOST_PASS); }
-TEST_CASE("every RV32M instruction, division by zero and overflow included") { CHECK(run_program("rv32m") == TRN3_MCU_TOHOST_PASS); }
-TEST_CASE("every RV32C instruction expands to its RV32I equivalent") { CHECK(run_program("rv32c") == TRN3_MCU_TOHOST_PASS); }
+TEST_CASE("every RV32M instruction, division by zero and overflow included") {
+    CHECK(run_program("rv32m") == TRN3_MCU_TOHOST_PASS);
+}
+TEST_CASE("every RV32C instruction expands to its RV32I equivalent") {
+    CHECK(run_program("rv32c") == TRN3_MCU_TOHOST_PASS);
+}
 TEST_CASE("illegal instructions, misaligned and faulting accesses, ecall and ebreak trap with their causes") {
     CHECK(run_program("traps") == TRN3_MCU_TOHOST_PASS);
 }

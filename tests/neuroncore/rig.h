@@ -48,4 +48,4 @@ struct core_rig {
     }
 };
 
-} // namespace trn3::test
+}  // namespace trn3::test

@@ -47,9 +47,11 @@ void check_attention(unsigned keys, unsigned D) {
     CHECK(err < 1e-2);
     CHECK(err > 0);  // a result equal to fp64 everywhere would mean P was never rounded
 }
-} // namespace
+}  // namespace
 
-TEST_CASE("attention with 128 keys and head dimension 64 matches fp64 within bf16 rounding of P") { check_attention(128, 64); }
+TEST_CASE("attention with 128 keys and head dimension 64 matches fp64 within bf16 rounding of P") {
+    check_attention(128, 64);
+}
 
 TEST_CASE("attention with 512 keys and head dimension 128 accumulates four P^T V chunks") { check_attention(512, 128); }
 

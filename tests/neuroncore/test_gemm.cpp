@@ -16,7 +16,7 @@ namespace {
 struct gemm_case {
     gemm_shape shape;
     std::vector<std::uint32_t> a, b;  // operand codes
-    std::vector<float> c;             // result read back
+    std::vector<float> c;  // result read back
     sc_core::sc_time took;
 };
 
@@ -61,7 +61,8 @@ void check_against_references(const gemm_case& g) {
             for (unsigned kt = 0; kt < s.K / 128; ++kt) {
                 float acc = 0;
                 for (unsigned k = kt * 128; k < kt * 128 + 128; ++k) {
-                    const float prod = A[static_cast<std::size_t>(k) * s.M + m] * B[static_cast<std::size_t>(k) * s.N + n];
+                    const float prod =
+                        A[static_cast<std::size_t>(k) * s.M + m] * B[static_cast<std::size_t>(k) * s.N + n];
                     acc += prod;
                     exact += static_cast<double>(prod);
                     magnitude += std::fabs(static_cast<double>(prod));
@@ -79,7 +80,7 @@ void check_against_references(const gemm_case& g) {
     INFO("worst error relative to sum|products|: " << worst);
     CHECK(worst < 1e-5);
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("a tiled bf16 GEMM (M 256, N 1024, K 384) is bit-exact to the documented order and close to fp64") {
     gemm_case g = run_gemm({256, 1024, 384, dtype::bf16}, 1);
@@ -116,7 +117,6 @@ TEST_CASE("a GEMM shape that does not tile is refused") {
     CHECK_THROWS_AS(gemm({100, 512, 128, dtype::bf16}, {0, 0, 0}), std::invalid_argument);
 }
 
-
 #include "trn3/numerics/mx.h"
 
 TEST_CASE("a tiled MXFP8 GEMM (M 128, N 512, K 1024) is bit-exact to in-order MX group sums") {
@@ -151,7 +151,8 @@ TEST_CASE("a tiled MXFP8 GEMM (M 128, N 512, K 1024) is bit-exact to in-order MX
             for (unsigned kt = 0; kt < K / 512; ++kt) {
                 float tile = 0;
                 for (unsigned g = 16 * kt; g < 16 * kt + 16; ++g) {
-                    const float d = numerics::mx_dot(qa[static_cast<std::size_t>(g) * M + m], qb[static_cast<std::size_t>(g) * N + n]);
+                    const float d = numerics::mx_dot(qa[static_cast<std::size_t>(g) * M + m],
+                                                     qb[static_cast<std::size_t>(g) * N + n]);
                     tile = g == 16 * kt ? d : tile + d;
                 }
                 psum = kt == 0 ? tile : psum + tile;

@@ -16,33 +16,36 @@ bool same(const isa::instruction& a, const isa::instruction& b) { return std::me
 program every_kind() {
     program p;
     auto& t = p.on(isa::engine::tensor);
-    t.matmul(psum(dtype::fp32, 0, 128, 2048, 512), sbuf(dtype::bf16, 0, 128, 0, 128), sbuf(dtype::bf16, 0, 128, 1024, 512), true)
+    t.matmul(psum(dtype::fp32, 0, 128, 2048, 512), sbuf(dtype::bf16, 0, 128, 0, 128),
+             sbuf(dtype::bf16, 0, 128, 1024, 512), true)
         .wait(0, 2)
         .signal(2, 1)
         .stochastic();
     t.transpose(sbuf(dtype::fp32, 0, 32, 0, 64), sbuf(dtype::fp32, 0, 64, 512, 32));
-    t.matmul_mx(psum(dtype::bf16, 0, 128, 0, 512), sbuf(dtype::e2m1, 0, 128, 0, 512), sbuf(dtype::e5m2, 0, 128, 4096, 2048),
-                100000, 101000, true);
+    t.matmul_mx(psum(dtype::bf16, 0, 128, 0, 512), sbuf(dtype::e2m1, 0, 128, 0, 512),
+                sbuf(dtype::e5m2, 0, 128, 4096, 2048), 100000, 101000, true);
     t.matmul(psum(dtype::fp32, 0, 64, 0, 256), sbuf(dtype::bf16, 0, 32, 0, 64), sbuf(dtype::bf16, 0, 32, 1024, 1024))
         .sparse(isa::sparsity::s4_16, 70000);
     t.set_reg(3, 77).add_reg(3, 0xffffffff).branch_lt(3, 100, 1).halt();
     auto& v = p.on(isa::engine::vector);
-    v.tensor_tensor(sbuf(dtype::bf16, 64, 64, 0, 16), sbuf(dtype::bf16, 64, 64, 64, 16), sbuf(dtype::fp32, 64, 64, 128, 16),
-                    isa::alu::max);
-    v.tensor_scalar(with_base_reg(sbuf(dtype::e4m3fn, 0, 32, 8, 4), 7), sbuf(dtype::e5m2, 32, 32, 0, 4), isa::alu::subtract,
-                    -0.0f);
-    v.tensor_reduce(sbuf(dtype::fp32, 0, 1, 0, 1), with_dims(sbuf(dtype::fp32, 0, 1, 0, 1), {{64, 4}, {1, 16}, {-1, 2}}),
-                    isa::alu::add);
+    v.tensor_tensor(sbuf(dtype::bf16, 64, 64, 0, 16), sbuf(dtype::bf16, 64, 64, 64, 16),
+                    sbuf(dtype::fp32, 64, 64, 128, 16), isa::alu::max);
+    v.tensor_scalar(with_base_reg(sbuf(dtype::e4m3fn, 0, 32, 8, 4), 7), sbuf(dtype::e5m2, 32, 32, 0, 4),
+                    isa::alu::subtract, -0.0f);
+    v.tensor_reduce(sbuf(dtype::fp32, 0, 1, 0, 1),
+                    with_dims(sbuf(dtype::fp32, 0, 1, 0, 1), {{64, 4}, {1, 16}, {-1, 2}}), isa::alu::add);
     v.memset(sbuf(dtype::int32, 0, 2, 0, 8), 1.5e-7f).nop().wait(9, 123456);
-    p.on(isa::engine::scalar).activation(sbuf(dtype::fp16, 0, 8, 0, 8), psum(dtype::fp32, 0, 8, 0, 8), isa::function::gelu, 0.5f, -3.25f);
+    p.on(isa::engine::scalar)
+        .activation(sbuf(dtype::fp16, 0, 8, 0, 8), psum(dtype::fp32, 0, 8, 0, 8), isa::function::gelu, 0.5f, -3.25f);
     p.on(isa::engine::gpsimd).iota(sbuf(dtype::int32, 0, 128, 0, 128), 5, 1.0f, 128.0f).sem_increment(200, 3);
-    p.on(isa::engine::gpsimd).affine_select(sbuf(dtype::fp32, 0, 64, 0, 64), sbuf(dtype::fp32, 0, 64, 256, 64), 1.0f, -1.0f, -3,
-                                            -INFINITY);
-    p.on(isa::engine::vector).quantize_mx(sbuf(dtype::e2m1, 0, 16, 0, 64), sbuf(dtype::bf16, 0, 16, 64, 64), 9000, true);
+    p.on(isa::engine::gpsimd)
+        .affine_select(sbuf(dtype::fp32, 0, 64, 0, 64), sbuf(dtype::fp32, 0, 64, 256, 64), 1.0f, -1.0f, -3, -INFINITY);
+    p.on(isa::engine::vector)
+        .quantize_mx(sbuf(dtype::e2m1, 0, 16, 0, 64), sbuf(dtype::bf16, 0, 16, 64, 64), 9000, true);
     p.on(isa::engine::sync).dma(hbm(dtype::bf16, 0x123456789a, 128, 8192, 512), sbuf(dtype::bf16, 0, 128, 0, 512), 15);
     return p;
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("every instruction kind survives disassemble then assemble, bit for bit") {
     program p = every_kind();
@@ -61,7 +64,8 @@ TEST_CASE("every instruction kind survives disassemble then assemble, bit for bi
 TEST_CASE("the text form names everything") {
     program p;
     p.on(isa::engine::tensor)
-        .matmul(psum(dtype::fp32, 0, 128, 0, 512), sbuf(dtype::bf16, 0, 128, 0, 128), sbuf(dtype::bf16, 0, 128, 256, 512))
+        .matmul(psum(dtype::fp32, 0, 128, 0, 512), sbuf(dtype::bf16, 0, 128, 0, 128),
+                sbuf(dtype::bf16, 0, 128, 256, 512))
         .wait(1, 2)
         .signal(2, 1);
     CHECK(isa::disassemble(p.on(isa::engine::tensor).code()[0]) ==
@@ -125,7 +129,8 @@ TEST_CASE("assembler errors name the line") {
     CHECK_THROWS_WITH(isa::assemble_stream("nop vector\n\nbranch_lt vector reg=r0 imm=1 target=@nowhere\n"),
                       Catch::StartsWith("line 3: unknown label 'nowhere'"));
     CHECK_THROWS_WITH(isa::assemble_stream("nop vector\nfly vector\n"), Catch::StartsWith("line 2: unknown opcode"));
-    CHECK_THROWS_WITH(isa::assemble_stream("a:\na:\nnop vector\n"), Catch::StartsWith("line 2: label 'a' defined twice"));
+    CHECK_THROWS_WITH(isa::assemble_stream("a:\na:\nnop vector\n"),
+                      Catch::StartsWith("line 2: label 'a' defined twice"));
 }
 
 TEST_CASE("access patterns walk up to four free dimensions, and no more") {

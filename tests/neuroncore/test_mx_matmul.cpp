@@ -54,8 +54,8 @@ void check_mx(numerics::format fa, isa::dtype ta, numerics::format fb, isa::dtyp
     place(r, qb, 4096, 61000);
     program p;
     p.on(engine::tensor)
-        .matmul_mx(psum(isa::dtype::fp32, 0, M, 0, N), sbuf(ta, 0, K / 4, 0, 4 * M), sbuf(tb, 0, K / 4, 4096, 4 * N), 60000,
-                   61000)
+        .matmul_mx(psum(isa::dtype::fp32, 0, M, 0, N), sbuf(ta, 0, K / 4, 0, 4 * M), sbuf(tb, 0, K / 4, 4096, 4 * N),
+                   60000, 61000)
         .halt();
     r.run(p);
     REQUIRE(r.core.status(engine::tensor) == neuroncore::engine_status::halted);
@@ -80,7 +80,7 @@ void check_mx(numerics::format fa, isa::dtype ta, numerics::format fb, isa::dtyp
         }
     CHECK(worst < 1e-6);
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("an MXFP8 (e4m3fn) matmul is the in-order fp32 sum of exact MX group dot products") {
     check_mx(numerics::format::e4m3fn, isa::dtype::e4m3fn, numerics::format::e4m3fn, isa::dtype::e4m3fn);
@@ -99,15 +99,16 @@ TEST_CASE("an MX matmul takes N cycles for 512-deep K: four times the bf16 work 
                     sbuf(isa::dtype::e4m3fn, 0, 128, 4096, 2048), 100000, 101000);
     t.halt();
     const sc_core::sc_time took = r.run(p);
-    CHECK(took == sc_core::sc_time((382 + 512) / 2.4e9, sc_core::SC_SEC) + sc_core::sc_time(512 / 2.4e9, sc_core::SC_SEC));
+    CHECK(took ==
+          sc_core::sc_time((382 + 512) / 2.4e9, sc_core::SC_SEC) + sc_core::sc_time(512 / 2.4e9, sc_core::SC_SEC));
 }
 
 TEST_CASE("an MX matmul with K not a multiple of 32 stops the engine with error 6") {
     test::core_rig r;
     program p;
     p.on(engine::tensor)
-        .matmul_mx(psum(isa::dtype::fp32, 0, 4, 0, 8), sbuf(isa::dtype::e4m3fn, 0, 4, 0, 16), sbuf(isa::dtype::e4m3fn, 0, 4, 64, 32),
-                   1000, 2000)
+        .matmul_mx(psum(isa::dtype::fp32, 0, 4, 0, 8), sbuf(isa::dtype::e4m3fn, 0, 4, 0, 16),
+                   sbuf(isa::dtype::e4m3fn, 0, 4, 64, 32), 1000, 2000)
         .halt();
     r.run(p);
     CHECK(r.core.error(engine::tensor) == neuroncore::err_shape);
@@ -132,7 +133,8 @@ TEST_CASE("quantize_mx on the Vector engine feeds matmul_mx directly, with eithe
     program p;
     p.on(engine::vector)
         .quantize_mx(sbuf(isa::dtype::e4m3fn, 0, Kp, 8192, 4 * M), sbuf(isa::dtype::fp32, 0, Kp, 0, 4 * M), 20000)
-        .quantize_mx(sbuf(isa::dtype::e4m3fn, 0, Kp, 12288, 4 * N), sbuf(isa::dtype::fp32, 0, Kp, 1024, 4 * N), 21000, true)
+        .quantize_mx(sbuf(isa::dtype::e4m3fn, 0, Kp, 12288, 4 * N), sbuf(isa::dtype::fp32, 0, Kp, 1024, 4 * N), 21000,
+                     true)
         .signal(0, 1)
         .halt();
     p.on(engine::tensor)
@@ -168,7 +170,8 @@ TEST_CASE("affine_select builds a causal mask") {
     program p;
     p.on(engine::gpsimd)
         .memset(sbuf(isa::dtype::fp32, 0, 8, 0, 8), 1.0f)
-        .affine_select(sbuf(isa::dtype::fp32, 0, 8, 64, 8), sbuf(isa::dtype::fp32, 0, 8, 0, 8), 1.0f, -1.0f, 0, -INFINITY)
+        .affine_select(sbuf(isa::dtype::fp32, 0, 8, 64, 8), sbuf(isa::dtype::fp32, 0, 8, 0, 8), 1.0f, -1.0f, 0,
+                       -INFINITY)
         .halt();
     r.run(p);
     for (unsigned row = 0; row < 8; ++row)

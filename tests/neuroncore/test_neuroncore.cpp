@@ -18,7 +18,7 @@ using test::core_rig;
 namespace {
 std::uint16_t bf16(float v) { return static_cast<std::uint16_t>(numerics::encode(v, numerics::format::bf16)); }
 float from_bf16(std::uint16_t c) { return numerics::decode(c, numerics::format::bf16); }
-} // namespace
+}  // namespace
 
 TEST_CASE("a sequencer loop with a register-relative tile runs without unrolling") {
     core_rig r;
@@ -38,7 +38,8 @@ TEST_CASE("engines synchronise only through semaphores") {
     core_rig r;
     program p;
     p.on(engine::gpsimd).iota(sbuf(dtype::fp32, 0, 4, 0, 8), 10, 1.0f, 100.0f).signal(3, 1).halt();
-    p.on(engine::vector).tensor_scalar(sbuf(dtype::fp32, 0, 4, 64, 8), sbuf(dtype::fp32, 0, 4, 0, 8), isa::alu::multiply, 2.0f)
+    p.on(engine::vector)
+        .tensor_scalar(sbuf(dtype::fp32, 0, 4, 64, 8), sbuf(dtype::fp32, 0, 4, 0, 8), isa::alu::multiply, 2.0f)
         .wait(3, 1)
         .halt();
     r.run(p);
@@ -235,7 +236,7 @@ void expect_error(engine on, std::uint32_t code, const std::function<void(stream
     CHECK(r.core.error_irq.level());
     CHECK(r.core.status(engine::scalar) == neuroncore::engine_status::halted);
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("a tile past the end of a partition stops the engine with error 2") {
     expect_error(engine::vector, neuroncore::err_out_of_bounds,
@@ -248,7 +249,8 @@ TEST_CASE("a 40-partition tile starting at partition 32 stops the engine with er
 }
 
 TEST_CASE("GpSimd writing PSUM stops with error 7") {
-    expect_error(engine::gpsimd, neuroncore::err_unreachable, [](stream& s) { s.memset(psum(dtype::fp32, 0, 1, 0, 1), 1); });
+    expect_error(engine::gpsimd, neuroncore::err_unreachable,
+                 [](stream& s) { s.memset(psum(dtype::fp32, 0, 1, 0, 1), 1); });
 }
 
 TEST_CASE("a DMA outside device memory stops the issuing engine with error 4") {
@@ -267,7 +269,6 @@ TEST_CASE("a matmul whose M differs from its PSUM partitions stops with error 6"
         s.matmul(psum(dtype::fp32, 0, 2, 0, 1), sbuf(dtype::bf16, 0, 1, 0, 1), sbuf(dtype::bf16, 0, 1, 2, 1));
     });
 }
-
 
 TEST_CASE("software starts engines and reads their state through the control registers") {
     core_rig r;
@@ -311,7 +312,8 @@ TEST_CASE("a DMA with a 4-D pattern gathers exactly the elements it names") {
     for (unsigned a = 0; a < 2; ++a)
         for (unsigned b = 0; b < 3; ++b)
             for (unsigned c = 0; c < 4; ++c)
-                for (unsigned d = 0; d < 5; ++d, ++i) CHECK(r.sbuf_f32(0, 4 * i) == static_cast<float>(120 * a + 40 * b + 10 * c + 2 * d));
+                for (unsigned d = 0; d < 5; ++d, ++i)
+                    CHECK(r.sbuf_f32(0, 4 * i) == static_cast<float>(120 * a + 40 * b + 10 * c + 2 * d));
 }
 
 TEST_CASE("a deadlocked kernel ends the simulation and says which engine waits for what") {

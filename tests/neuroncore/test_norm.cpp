@@ -19,7 +19,7 @@ std::vector<float> random_rows(unsigned rows, unsigned cols, std::uint32_t seed,
     for (auto& x : v) x = nd(rng);
     return v;
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("softmax over 256 rows of 1000 is bit-exact to its fp32 definition and within 1e-5 of fp64") {
     test::core_rig r;

@@ -21,7 +21,9 @@ using isa::engine;
 using test::core_rig;
 
 namespace {
-float round_bf16(float v) { return numerics::decode(numerics::encode(v, numerics::format::bf16), numerics::format::bf16); }
+float round_bf16(float v) {
+    return numerics::decode(numerics::encode(v, numerics::format::bf16), numerics::format::bf16);
+}
 void put_bf16(unsigned char* at, float v) {
     const auto c = static_cast<std::uint16_t>(numerics::encode(v, numerics::format::bf16));
     std::memcpy(at, &c, 2);
@@ -68,8 +70,9 @@ struct bf16_case {
         }
     }
     stream& sparse(stream& t, std::uint64_t psum_offset) const {
-        return t.matmul(psum(dtype::fp32, 0, M, psum_offset, N), sbuf(dtype::bf16, 0, S.kept, 0, M),
-                        sbuf(dtype::bf16, 0, P, 4096, D * N))
+        return t
+            .matmul(psum(dtype::fp32, 0, M, psum_offset, N), sbuf(dtype::bf16, 0, S.kept, 0, M),
+                    sbuf(dtype::bf16, 0, P, 4096, D * N))
             .sparse(G == 8 ? isa::sparsity::s4_8 : isa::sparsity::s4_16, meta);
     }
     stream& dense(stream& t, std::uint64_t psum_offset) const {
@@ -106,8 +109,10 @@ void check_bf16(unsigned group) {
 void check_mx(unsigned group) {
     core_rig r;
     const unsigned K = 512, M = 16, N = 24, D = group, P = K / D, blocks = K / 32;
-    const std::uint32_t meta = 50000, sa = 60000, sb = 61000, dense_a = 20000, dense_b = 30000, dsa = 62000, dsb = 63000;
-    std::vector<float> A = random_matrix(static_cast<std::size_t>(K) * M, 3.0f, 7), B = random_matrix(static_cast<std::size_t>(K) * N, 0.01f, 8);
+    const std::uint32_t meta = 50000, sa = 60000, sb = 61000, dense_a = 20000, dense_b = 30000, dsa = 62000,
+                        dsb = 63000;
+    std::vector<float> A = random_matrix(static_cast<std::size_t>(K) * M, 3.0f, 7),
+                       B = random_matrix(static_cast<std::size_t>(K) * N, 0.01f, 8);
     prune_4_of(A, K, M, group);
     const sparse_matrix S = compress_4_of(A, K, M, group);
     auto quantize = [&](const std::vector<float>& v, unsigned cols, unsigned col) {
@@ -125,7 +130,8 @@ void check_mx(unsigned group) {
     for (unsigned m = 0; m < M; ++m)
         for (unsigned g = 0; g < blocks; ++g) {
             r.core.sbuf(g)[sa + m] = r.core.sbuf(g)[dsa + m] = qa[m][g].scale;
-            for (unsigned i = 0; i < 32; ++i) r.core.sbuf((32 * g + i) / 4)[dense_a + 4 * m + i % 4] = qa[m][g].elements[i];
+            for (unsigned i = 0; i < 32; ++i)
+                r.core.sbuf((32 * g + i) / 4)[dense_a + 4 * m + i % 4] = qa[m][g].elements[i];
         }
     for (unsigned c = 0; c < S.kept; ++c)
         for (unsigned m = 0; m < M; ++m) {
@@ -144,7 +150,8 @@ void check_mx(unsigned group) {
         }
     program p;
     p.on(engine::tensor)
-        .matmul_mx(psum(dtype::fp32, 0, M, 0, N), sbuf(dtype::e4m3fn, 0, S.kept / 4, 0, 4 * M), sbuf(dtype::e4m3fn, 0, P, 4096, D * N), sa, sb)
+        .matmul_mx(psum(dtype::fp32, 0, M, 0, N), sbuf(dtype::e4m3fn, 0, S.kept / 4, 0, 4 * M),
+                   sbuf(dtype::e4m3fn, 0, P, 4096, D * N), sa, sb)
         .sparse(group == 8 ? isa::sparsity::s4_8 : isa::sparsity::s4_16, meta)
         .matmul_mx(psum(dtype::fp32, 0, M, 4096, N), sbuf(dtype::e4m3fn, 0, K / 4, dense_a, 4 * M),
                    sbuf(dtype::e4m3fn, 0, K / 4, dense_b, 4 * N), dsa, dsb)
@@ -178,7 +185,7 @@ void put_meta_and_run(core_rig& r, std::vector<std::uint8_t> positions, std::uin
     r.run(p);
     CHECK(r.core.error(engine::tensor) == want_error);
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("a 4:8 sparse bf16 matmul sums the kept products in K order, as the dense matmul of its expansion") {
     check_bf16(8);
@@ -186,7 +193,9 @@ TEST_CASE("a 4:8 sparse bf16 matmul sums the kept products in K order, as the de
 
 TEST_CASE("a 4:16 sparse bf16 matmul keeps 4 of every 16 K values, bit-exact") { check_bf16(16); }
 
-TEST_CASE("a 4:16 sparse MXFP8 matmul is the in-order sum of MX block dot products over the kept values") { check_mx(16); }
+TEST_CASE("a 4:16 sparse MXFP8 matmul is the in-order sum of MX block dot products over the kept values") {
+    check_mx(16);
+}
 
 TEST_CASE("a 4:8 sparse MXFP8 matmul follows the same rule") { check_mx(8); }
 
@@ -210,18 +219,21 @@ TEST_CASE("a sparse matmul never reads a pruned moving value: an infinity there 
 TEST_CASE("a 4:16 MXFP8 matmul takes N cycles for 2048 dense K: 16 times the bf16 work, counted as dense FLOPs") {
     core_rig r;
     for (unsigned p = 0; p < 128; ++p)
-        for (unsigned j = 0; j < 512; ++j) r.core.sbuf(p)[70000 + j] = static_cast<std::uint8_t>(j % 4);  // positions 0-3
+        for (unsigned j = 0; j < 512; ++j)
+            r.core.sbuf(p)[70000 + j] = static_cast<std::uint8_t>(j % 4);  // positions 0-3
     program p;
     auto& t = p.on(engine::tensor);
     for (int i = 0; i < 2; ++i)
-        t.matmul_mx(psum(dtype::fp32, 0, 128, 0, 512), sbuf(dtype::e4m3fn, 0, 128, 0, 512), sbuf(dtype::e4m3fn, 0, 128, 4096, 8192),
-                    100000, 101000)
+        t.matmul_mx(psum(dtype::fp32, 0, 128, 0, 512), sbuf(dtype::e4m3fn, 0, 128, 0, 512),
+                    sbuf(dtype::e4m3fn, 0, 128, 4096, 8192), 100000, 101000)
             .sparse(isa::sparsity::s4_16, 70000);
     t.halt();
     const sc_core::sc_time took = r.run(p);
     REQUIRE(r.core.status(engine::tensor) == neuroncore::engine_status::halted);
-    CHECK(took == sc_core::sc_time((382 + 512) / 2.4e9, sc_core::SC_SEC) + sc_core::sc_time(512 / 2.4e9, sc_core::SC_SEC));
-    CHECK(stats_registry::instance().find("nc0.matmul_flops")->to_json().get<std::uint64_t>() == 2ull * 2 * 2048 * 128 * 512);
+    CHECK(took ==
+          sc_core::sc_time((382 + 512) / 2.4e9, sc_core::SC_SEC) + sc_core::sc_time(512 / 2.4e9, sc_core::SC_SEC));
+    CHECK(stats_registry::instance().find("nc0.matmul_flops")->to_json().get<std::uint64_t>() ==
+          2ull * 2 * 2048 * 128 * 512);
 }
 
 TEST_CASE("increasing sparsity positions inside the group run") {
@@ -241,7 +253,7 @@ TEST_CASE("a sparsity position past its group of 8 stops the engine with error 8
 
 TEST_CASE("pruning keeps the four largest magnitudes per group, and compression round-trips") {
     std::vector<float> m = {1, -9, 3, 0.5f, 7, -2, 2, 8,  // one column of 16 rows: two groups of 8
-                            0, 0, 0, 0, 0, 0, 0, 6};
+                            0, 0,  0, 0,    0, 0,  0, 6};
     prune_4_of(m, 16, 1, 8);
     CHECK(m == std::vector<float>{0, -9, 3, 0, 7, 0, 0, 8, 0, 0, 0, 0, 0, 0, 0, 6});
     const sparse_matrix s = compress_4_of(m, 16, 1, 8);

@@ -31,7 +31,8 @@ inline mpfr_format mpfr_of(format f) {
 // The value `x` rounds to (RNE) in format f, with f's overflow rule.
 inline float round_to(float x, format f, bool saturate) {
     const format_info& fi = info(f);
-    if (std::isnan(x)) return fi.has_nan ? std::numeric_limits<float>::quiet_NaN() : std::copysign(decode(fi.max_finite, f), x);
+    if (std::isnan(x))
+        return fi.has_nan ? std::numeric_limits<float>::quiet_NaN() : std::copysign(decode(fi.max_finite, f), x);
     const float max_finite = decode(fi.max_finite, f);
     auto overflow = [&](float sign_of) {
         if (saturate || (!fi.has_inf && !fi.has_nan)) return std::copysign(max_finite, sign_of);
@@ -56,4 +57,4 @@ inline float round_to(float x, format f, bool saturate) {
     return static_cast<float>(y);  // exact: y has at most 11 significant bits
 }
 
-} // namespace trn3::numerics::oracle
+}  // namespace trn3::numerics::oracle

@@ -19,7 +19,7 @@ bool same_value(float a, float b) {
 }
 
 bool is_nan_code(std::uint32_t code, format f) { return std::isnan(decode(code, f)); }
-} // namespace
+}  // namespace
 
 TEST_CASE("every code of every small format decodes and re-encodes to itself") {
     for (format f : small_formats) {
@@ -28,10 +28,8 @@ TEST_CASE("every code of every small format decodes and re-encodes to itself") {
         for (std::uint32_t code = 0; code < (1u << fi.bits()); ++code) {
             const float v = decode(code, f);
             const std::uint32_t back = encode(v, f);
-            if (is_nan_code(code, f))
-                CHECK(back == ((code & fi.sign_bit()) | fi.nan_code));  // the canonical NaN
-            else
-                CHECK(back == code);
+            if (is_nan_code(code, f)) CHECK(back == ((code & fi.sign_bit()) | fi.nan_code));  // the canonical NaN
+            else CHECK(back == code);
         }
     }
 }
@@ -82,17 +80,17 @@ TEST_CASE("fp32 to e5m2: 61440 and above overflow to infinity") {
 
 TEST_CASE("subnormals, ties at the bottom and -0") {
     const float half_min = std::ldexp(1.0f, -10);  // half the smallest e4m3fn subnormal
-    CHECK(encode(half_min, format::e4m3fn) == 0x00);                                   // tie to even: 0
+    CHECK(encode(half_min, format::e4m3fn) == 0x00);  // tie to even: 0
     CHECK(encode(std::nextafter(half_min, 1.0f), format::e4m3fn) == 0x01);
-    CHECK(encode(3 * half_min, format::e4m3fn) == 0x02);                               // 1.5 ulp ties to 2
+    CHECK(encode(3 * half_min, format::e4m3fn) == 0x02);  // 1.5 ulp ties to 2
     CHECK(encode(-0.0f, format::e4m3fn) == 0x80);
-    CHECK(encode(-1e-30f, format::e4m3fn) == 0x80);                                    // underflow keeps the sign
-    CHECK(encode(std::ldexp(1.0f, -149), format::bf16) == 0x0000);                     // fp32 subnormal in
-    CHECK(encode(std::ldexp(1.0f, -133), format::bf16) == 0x0001);                     // bf16 subnormal
-    CHECK(encode(0.25f, format::e2m1) == 0x0);                                         // tie to 0
-    CHECK(encode(0.75f, format::e2m1) == 0x2);                                         // tie to 1.0
-    CHECK(encode(5.0f, format::e2m1) == 0x6);                                          // tie to 4.0
-    CHECK(encode(7.0f, format::e2m1) == 0x7);                                          // saturates: no inf
+    CHECK(encode(-1e-30f, format::e4m3fn) == 0x80);  // underflow keeps the sign
+    CHECK(encode(std::ldexp(1.0f, -149), format::bf16) == 0x0000);  // fp32 subnormal in
+    CHECK(encode(std::ldexp(1.0f, -133), format::bf16) == 0x0001);  // bf16 subnormal
+    CHECK(encode(0.25f, format::e2m1) == 0x0);  // tie to 0
+    CHECK(encode(0.75f, format::e2m1) == 0x2);  // tie to 1.0
+    CHECK(encode(5.0f, format::e2m1) == 0x6);  // tie to 4.0
+    CHECK(encode(7.0f, format::e2m1) == 0x7);  // saturates: no inf
 }
 
 TEST_CASE("fp32 to bf16 matches the round-to-nearest-even bit formula for every non-NaN input tried") {
@@ -118,8 +116,7 @@ TEST_CASE("RNE conversion agrees with MPFR at every midpoint, its neighbours and
                 for (float s : {1.0f, -1.0f}) inputs.push_back(s * v);
         }
         const float top = decode(fi.max_finite, f);
-        for (float v : {top * 1.03125f, top * 1.0625f, top * 1.125f, top * 2, 3e38f, INFINITY})
-            inputs.push_back(v);
+        for (float v : {top * 1.03125f, top * 1.0625f, top * 1.125f, top * 2, 3e38f, INFINITY}) inputs.push_back(v);
         for (int i = 0; i < 200000; ++i) inputs.push_back(bits_float(rng()));
         for (float x : inputs) {
             for (bool saturate : {false, true}) {

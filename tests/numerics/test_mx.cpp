@@ -15,7 +15,7 @@ std::array<float, 32> filled(float v) {
     a.fill(v);
     return a;
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("e8m0 decodes powers of two from 2^-127 to 2^127, and 0xFF is NaN") {
     CHECK(decode_e8m0(127) == 1.0f);

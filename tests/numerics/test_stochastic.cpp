@@ -14,7 +14,7 @@ std::uint32_t sr(float v, format f, xorwow& rng) {
     o.random = rng.next();
     return encode(v, f, o);
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("xorwow follows Marsaglia's recurrence and its state can be saved and restored") {
     xorwow a(42);

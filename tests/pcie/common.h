@@ -14,7 +14,6 @@ using namespace trn3::pcie;
 using sc_core::sc_time;
 using sc_core::SC_US;
 
-
 inline constexpr std::uint64_t high = 0x4000000000ull;  // a 64-bit address: 4-DW headers
 inline const sc_time l0_no_retimer = sc_time(29, SC_US);  // detect 1 + polling 4 + config 2 + eq 1 + 1 + (10 + 10) x 1
 
@@ -48,5 +47,4 @@ struct arrivals {
     }
 };
 
-
-} // namespace trn3::pcie_test
+}  // namespace trn3::pcie_test

@@ -12,8 +12,8 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "../common/pattern.h"
-#include "trn3/core/payload.h"
 #include "trn3/core/message_link.h"
+#include "trn3/core/payload.h"
 #include "trn3/core/sparse_memory.h"
 #include "trn3/pcie/endpoint.h"
 #include "trn3/pcie/link.h"
@@ -72,8 +72,7 @@ struct device : sc_core::sc_module {
     bool finished = false;
 
     // broken_regs: BAR0's reads fail (an uncorrectable error behind the BAR).
-    explicit device(const sc_core::sc_module_name& n, bool broken_regs = false)
-        : sc_core::sc_module(n), ep("ep") {
+    explicit device(const sc_core::sc_module_name& n, bool broken_regs = false) : sc_core::sc_module(n), ep("ep") {
         if (broken_regs) {
             ep.bar0.bind(broken.in);
         } else {
@@ -125,4 +124,4 @@ inline void route(pcie_switch& sw, unsigned port, std::uint64_t base, std::uint6
 
 using test::pattern;
 
-} // namespace rig
+}  // namespace rig

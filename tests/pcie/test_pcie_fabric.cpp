@@ -13,8 +13,8 @@
 using namespace trn3;
 using namespace trn3::pcie;
 using namespace trn3::pcie_test;
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 using sc_core::SC_US;
 
 namespace {
@@ -38,7 +38,7 @@ sc_time one_hop(const link_config& cfg, const std::string& preset) {
     return rx.head.size() == 1 ? rx.head[0] - sc_time(100, SC_US) : sc_core::SC_ZERO_TIME;
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("latency chip -> retimer -> switch -> retimer -> chip equals the documented budget") {
     link_config cfg;
@@ -80,7 +80,7 @@ struct switched {
     }
 };
 
-} // namespace
+}  // namespace
 
 TEST_CASE("an x8 Gen6 port carries at least 95% of 64 GB/s x flit and TLP efficiency, aggregated or TLP by TLP") {
     param_registry::instance().set_pending_text("d1.ep.aggregate", "false", "test");
@@ -138,8 +138,10 @@ TEST_CASE("peer to peer under one switch, and ACS egress control blocking it as 
     s.d0.job = [&](rig::device& d) {
         sc_core::wait(sc_time(100, SC_US));
         std::vector<std::uint8_t> buf = data;
-        REQUIRE(d.access(tlm::TLM_WRITE_COMMAND, switched::bar2(1) + 4096, buf.data(), buf.size()) == tlm::TLM_OK_RESPONSE);
-        REQUIRE(d.access(tlm::TLM_READ_COMMAND, switched::bar2(1) + 4096, back.data(), back.size()) == tlm::TLM_OK_RESPONSE);
+        REQUIRE(d.access(tlm::TLM_WRITE_COMMAND, switched::bar2(1) + 4096, buf.data(), buf.size()) ==
+                tlm::TLM_OK_RESPONSE);
+        REQUIRE(d.access(tlm::TLM_READ_COMMAND, switched::bar2(1) + 4096, back.data(), back.size()) ==
+                tlm::TLM_OK_RESPONSE);
         s.sw.port_config(0).write(TRN3_PCI_ACS_CAP + TRN3_ACS_CONTROL, 2, TRN3_ACS_EGRESS_CONTROL);
         std::uint8_t one[4];
         blocked = d.access(tlm::TLM_READ_COMMAND, switched::bar2(1), one, 4);
@@ -206,7 +208,8 @@ TEST_CASE("a UALink-style switch: 200 Gb/s lanes, 640-B flits, 150 ns port to po
         pcie_switch sw("sw72", switch_config{"ualink-72"}.fabric());
         CHECK(sw.port_count() == 72);
         CHECK(sw.total_lanes() == 288);
-        CHECK_THROWS_WITH(pcie_switch("big", switch_config{"ualink-72"}.fabric().with_ports(80).with_port_lanes(4)), Catch::Contains("need 320 lanes"));
+        CHECK_THROWS_WITH(pcie_switch("big", switch_config{"ualink-72"}.fabric().with_ports(80).with_port_lanes(4)),
+                          Catch::Contains("need 320 lanes"));
     }
     link_config cfg;
     cfg.gen = generation::ualink;
@@ -259,7 +262,8 @@ TEST_CASE("two flows into one switch port share its egress link: each gets half,
         d.job = [&, which](rig::device& self) {
             sc_core::wait(sc_time(100, SC_US));
             std::vector<std::uint8_t> buf = data;
-            REQUIRE(self.access(tlm::TLM_WRITE_COMMAND, switched::bar2(1) + which * n, buf.data(), n) == tlm::TLM_OK_RESPONSE);
+            REQUIRE(self.access(tlm::TLM_WRITE_COMMAND, switched::bar2(1) + which * n, buf.data(), n) ==
+                    tlm::TLM_OK_RESPONSE);
             std::uint8_t flush[4];
             REQUIRE(self.access(tlm::TLM_READ_COMMAND, switched::bar2(1), flush, 4) == tlm::TLM_OK_RESPONSE);
             end[which] = sc_core::sc_time_stamp();
@@ -272,7 +276,7 @@ TEST_CASE("two flows into one switch port share its egress link: each gets half,
     const double last = (std::max(end[0], end[1]) - sc_time(100, SC_US)).to_seconds();
     const double first = (std::min(end[0], end[1]) - sc_time(100, SC_US)).to_seconds();
     CHECK(2.0 * n / last / 1e9 == Approx(bound).epsilon(0.02));  // together: the one x8 egress
-    CHECK(double(n) / first / 1e9 < 0.6 * bound);                 // neither flow had the port to itself
+    CHECK(double(n) / first / 1e9 < 0.6 * bound);  // neither flow had the port to itself
     CHECK(std::memcmp(s.d1.mem.data() + (1 << 30) * 0, data.data(), n) == 0);
     CHECK(std::memcmp(s.d1.mem.data() + n, data.data(), n) == 0);
 }
@@ -296,7 +300,8 @@ TEST_CASE("lane sparing is the firmware's to enable: without CONTROL.SPARING a f
     CHECK(off.width() == 40);  // lanes 24-63 (reversed): the widest healthy multiple of 8 without spares
 }
 
-TEST_CASE("a link's flit format is a param: 128-byte flits carrying 118 bytes halve the flit time, and nonsense is refused") {
+TEST_CASE(
+    "a link's flit format is a param: 128-byte flits carrying 118 bytes halve the flit time, and nonsense is refused") {
     param_registry::instance().set_pending_text("small.flit_bytes", "128", "test");
     param_registry::instance().set_pending_text("small.flit_payload_bytes", "118", "test");
     param_registry::instance().set_pending_text("bad.flit_payload_bytes", "300", "test");

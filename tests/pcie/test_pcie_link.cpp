@@ -12,8 +12,8 @@
 using namespace trn3;
 using namespace trn3::pcie;
 using namespace trn3::pcie_test;
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 using sc_core::SC_US;
 
 TEST_CASE("physical layer: per-lane rates and flit format of each generation") {
@@ -42,10 +42,10 @@ TEST_CASE("lane sparing: 16 spare lanes replace up to 16 failed ones, the 17th c
 
 TEST_CASE("lane faults without spares: the widest contiguous healthy width, lane reversal allowed") {
     auto lanes = [](const std::string& s) { return parse_lanes(s, 16, "test"); };
-    CHECK(choose_width(16, 0, lanes("5")).width == 8);      // lanes 8-15, reversed
-    CHECK(choose_width(16, 0, lanes("5,12")).width == 4);   // lanes 0-3
-    CHECK(choose_width(16, 0, lanes("2,12")).width == 2);   // lanes 0-1
-    CHECK(choose_width(16, 0, lanes("15")).width == 8);     // lanes 0-7
+    CHECK(choose_width(16, 0, lanes("5")).width == 8);  // lanes 8-15, reversed
+    CHECK(choose_width(16, 0, lanes("5,12")).width == 4);  // lanes 0-3
+    CHECK(choose_width(16, 0, lanes("2,12")).width == 2);  // lanes 0-1
+    CHECK(choose_width(16, 0, lanes("15")).width == 8);  // lanes 0-7
     CHECK(choose_width(16, 0, lanes("0,15")).width == 0);  // neither end has a healthy lane 0
     CHECK_THROWS_WITH(parse_lanes("3,x", 16, "l.failed_lanes"), Catch::Contains("'x' is not a lane number"));
     CHECK_THROWS_WITH(parse_lanes("10-20", 16, "l.failed_lanes"), Catch::Contains("outside 0-15"));
@@ -182,7 +182,7 @@ TEST_CASE("link timing: a lone TLP costs a whole flit, small TLPs share one, a s
     CHECK(rx.head[0] == sc_time(50, SC_US) + flit + lat);
     const sc_time t1 = sc_time(51, SC_US) + sc_time(1, SC_NS) * 0;
     CHECK(rx.head[1] == t1 + flit + lat);
-    CHECK(rx.head[2] == rx.head[1]);      // 200 B: the same flit
+    CHECK(rx.head[2] == rx.head[1]);  // 200 B: the same flit
     CHECK(rx.head[3] == t1 + 2 * flit + lat);  // 300 B: a second flit
     // 1000 x 272 B = 272,000 B of TLPs = 1152.5 flits -> the last TLP ends in flit 1153.
     const sc_time t2 = sc_time(52, SC_US);
@@ -245,12 +245,13 @@ backplane_result backplane(const std::string& failed) {
     });
     sc_core::sc_start(sc_time(200, SC_US));
     const double seconds = (rx.tail.at(0) - sc_time(100, SC_US) - l.latency()).to_seconds();
-    return {l.width(), l.spares_used(), static_cast<unsigned>(l.failed().size()), status, 16384.0 * 256 / seconds / 1e9};
+    return {l.width(), l.spares_used(), static_cast<unsigned>(l.failed().size()), status,
+            16384.0 * 256 / seconds / 1e9};
 }
 
 const double x64_gbps = 512 * 236.0 / 256 * 256 / 272;  // 444.06 GB/s of payload in 256-B writes
 
-} // namespace
+}  // namespace
 
 TEST_CASE("backplane link, 1 failed lane: a spare stands in, full width and bandwidth") {
     const backplane_result r = backplane("17");
@@ -298,10 +299,12 @@ TEST_CASE("lanes failing under traffic: the link retrains narrower, the TLPs in 
         // 64 x 64 KiB writes over ~20 us: the fault at 60 us lands in the middle.
         for (int i = 0; i < 64; ++i) {
             std::vector<std::uint8_t> chunk(data.begin() + i * 65536, data.begin() + (i + 1) * 65536);
-            REQUIRE(d.access(tlm::TLM_WRITE_COMMAND, bar2 + i * 65536, chunk.data(), chunk.size()) == tlm::TLM_OK_RESPONSE);
+            REQUIRE(d.access(tlm::TLM_WRITE_COMMAND, bar2 + i * 65536, chunk.data(), chunk.size()) ==
+                    tlm::TLM_OK_RESPONSE);
         }
         std::vector<std::uint8_t> back(data.size());
-        read_ok = d.access(tlm::TLM_READ_COMMAND, bar2, back.data(), back.size()) == tlm::TLM_OK_RESPONSE && back == data;
+        read_ok =
+            d.access(tlm::TLM_READ_COMMAND, bar2, back.data(), back.size()) == tlm::TLM_OK_RESPONSE && back == data;
     };
     sc_core::sc_start(sc_time(2, sc_core::SC_MS));
     REQUIRE(a.finished);

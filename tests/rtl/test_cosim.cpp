@@ -44,8 +44,9 @@ struct core_on {
         return 0;
     }
     void start(const program& p) {
-        auto pcs = p.load([this](std::uint64_t a, const void* d, std::size_t n) { std::memcpy(device.data() + a, d, n); },
-                          512u << 20);
+        auto pcs =
+            p.load([this](std::uint64_t a, const void* d, std::size_t n) { std::memcpy(device.data() + a, d, n); },
+                   512u << 20);
         for (unsigned e = 0; e < isa::engine_count; ++e)
             if (!p.on(static_cast<engine>(e)).code().empty()) core.start(static_cast<engine>(e), pcs[e]);
     }
@@ -53,11 +54,11 @@ struct core_on {
 
 // Operand codes of a type, mostly random, with the specials the issue names.
 std::uint32_t operand(std::mt19937& rng, dtype t) {
-    const auto f = t == dtype::bf16 ? numerics::format::bf16
-                   : t == dtype::fp16 ? numerics::format::fp16
+    const auto f = t == dtype::bf16     ? numerics::format::bf16
+                   : t == dtype::fp16   ? numerics::format::fp16
                    : t == dtype::e4m3fn ? numerics::format::e4m3fn
-                   : t == dtype::e5m2 ? numerics::format::e5m2
-                                      : numerics::format::fp32;
+                   : t == dtype::e5m2   ? numerics::format::e5m2
+                                        : numerics::format::fp32;
     const unsigned pick = rng() % 32;
     const float big = t == dtype::e4m3fn ? 448.0f : t == dtype::e5m2 ? 57344.0f : t == dtype::fp16 ? 65504.0f : 3.0e38f;
     switch (pick) {
@@ -83,7 +84,8 @@ void fill(core_on& a, core_on& b, unsigned partitions, std::uint64_t offset, uns
     for (unsigned p = 0; p < partitions; ++p)
         for (unsigned i = 0; i < count; ++i) {
             const std::uint32_t code =
-                plain ? numerics::encode(nd(rng), t == dtype::bf16 ? numerics::format::bf16 : numerics::format::fp32) : operand(rng, t);
+                plain ? numerics::encode(nd(rng), t == dtype::bf16 ? numerics::format::bf16 : numerics::format::fp32)
+                      : operand(rng, t);
             std::memcpy(a.core.sbuf(p) + offset + i * es, &code, es);
             std::memcpy(b.core.sbuf(p) + offset + i * es, &code, es);
         }
@@ -103,7 +105,8 @@ psum_comparison run_and_compare(core_on& model, core_on& rtl, const program& p) 
     // The RTL's cycles agree with the documented formula (within 2%; measured: equal).
     const double cycles = static_cast<double>(stat(std::string(rtl.core.name()) + ".rtl_array_cycles"));
     CHECK(cycles > 0);
-    CHECK(cycles == static_cast<double>(stat(std::string(rtl.core.name()) + ".rtl_formula_cycles")));  // within 2% asked; equal measured
+    CHECK(cycles == static_cast<double>(stat(std::string(rtl.core.name()) +
+                                             ".rtl_formula_cycles")));  // within 2% asked; equal measured
     psum_comparison r;
     for (unsigned part = 0; part < 128; ++part) {
         r.differing_partitions += std::memcmp(model.core.psum(part), rtl.core.psum(part), 16 << 10) != 0;
@@ -134,9 +137,10 @@ void check_type(dtype ty) {
     t.matmul(psum(dtype::fp32, 0, 128, 0, 512), sbuf(ty, 0, 128, a_off, 128), sbuf(ty, 0, 128, b_off, 512));
     t.matmul(psum(dtype::fp32, 0, 70, 2048, 33), sbuf(ty, 0, 40, a_off, 70), sbuf(ty, 0, 40, b_off, 33));
     for (unsigned i = 0; i < 3; ++i)
-        t.matmul(psum(dtype::fp32, 0, 128, 4096, 256), sbuf(ty, 0, 128, a_off, 128), sbuf(ty, 0, 128, b_off + i * 256 * es, 256),
-                 i > 0);
-    t.matmul(psum(dtype::bf16, 0, 128, 6144, 512), sbuf(ty, 0, 128, a_off, 128), sbuf(ty, 0, 128, b_off + 512 * es, 512));
+        t.matmul(psum(dtype::fp32, 0, 128, 4096, 256), sbuf(ty, 0, 128, a_off, 128),
+                 sbuf(ty, 0, 128, b_off + i * 256 * es, 256), i > 0);
+    t.matmul(psum(dtype::bf16, 0, 128, 6144, 512), sbuf(ty, 0, 128, a_off, 128),
+             sbuf(ty, 0, 128, b_off + 512 * es, 512));
     t.transpose(psum(dtype::fp32, 0, 128, 8192, 128), sbuf(ty, 0, 128, a_off, 128));
     t.halt();
     const psum_comparison r = run_and_compare(model, rtl, p);
@@ -147,7 +151,7 @@ void check_type(dtype ty) {
     CHECK(r.nans > 0);
     if (ty != dtype::e4m3fn) CHECK(r.infs > 0);  // e4m3fn has no infinity, and its sums stay far below fp32's
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("bf16 matmuls, accumulate chains, bf16 outputs and transposes give the same PSUM bits on RTL and model") {
     check_type(dtype::bf16);
@@ -164,7 +168,8 @@ TEST_CASE("the RTL's cycles per pass are 2R + C - 2 + N: the model's fill and co
     sc_core::sc_start(sc_core::SC_ZERO_TIME);
     program p;
     p.on(engine::tensor)
-        .matmul(psum(dtype::fp32, 0, 128, 0, 512), sbuf(dtype::bf16, 0, 128, 0, 128), sbuf(dtype::bf16, 0, 128, 4096, 512))
+        .matmul(psum(dtype::fp32, 0, 128, 0, 512), sbuf(dtype::bf16, 0, 128, 0, 128),
+                sbuf(dtype::bf16, 0, 128, 4096, 512))
         .halt();
     const sc_core::sc_time t0 = sc_core::sc_time_stamp();
     rtl.start(p);
@@ -191,7 +196,8 @@ TEST_CASE("check mode replays every Nth array job on the RTL and finds no differ
     program p;
     auto& t = p.on(engine::tensor);
     for (unsigned i = 0; i < 4; ++i)
-        t.matmul(psum(dtype::fp32, 0, 64, 0, 64), sbuf(dtype::bf16, 0, 64, 0, 64), sbuf(dtype::bf16, 0, 64, 0, 64), i > 0);
+        t.matmul(psum(dtype::fp32, 0, 64, 0, 64), sbuf(dtype::bf16, 0, 64, 0, 64), sbuf(dtype::bf16, 0, 64, 0, 64),
+                 i > 0);
     t.halt();
     chk.start(p);
     sc_core::sc_start();
@@ -283,12 +289,14 @@ void check_mx(dtype ta, dtype tb) {
     program p;
     auto& t = p.on(engine::tensor);
     // Full size (K 512), an odd shape (K 96, M 40, N 17), an accumulate pair, bf16 out.
-    t.matmul_mx(psum(dtype::fp32, 0, 128, 0, 512), sbuf(ta, 0, 128, 0, 512), sbuf(tb, 0, 128, 4096, 2048), 100000, 101000);
+    t.matmul_mx(psum(dtype::fp32, 0, 128, 0, 512), sbuf(ta, 0, 128, 0, 512), sbuf(tb, 0, 128, 4096, 2048), 100000,
+                101000);
     t.matmul_mx(psum(dtype::fp32, 0, 40, 2048, 17), sbuf(ta, 0, 24, 0, 160), sbuf(tb, 0, 24, 4096, 68), 100000, 101000);
     for (unsigned i = 0; i < 2; ++i)
-        t.matmul_mx(psum(dtype::fp32, 0, 128, 4096, 256), sbuf(ta, 0, 128, 0, 512), sbuf(tb, 0, 128, 4096 + 1024 * i, 1024),
-                    100000, 101000 + 256 * i, i > 0);
-    t.matmul_mx(psum(dtype::bf16, 0, 128, 6144, 512), sbuf(ta, 0, 128, 0, 512), sbuf(tb, 0, 128, 4096, 2048), 100000, 101000);
+        t.matmul_mx(psum(dtype::fp32, 0, 128, 4096, 256), sbuf(ta, 0, 128, 0, 512),
+                    sbuf(tb, 0, 128, 4096 + 1024 * i, 1024), 100000, 101000 + 256 * i, i > 0);
+    t.matmul_mx(psum(dtype::bf16, 0, 128, 6144, 512), sbuf(ta, 0, 128, 0, 512), sbuf(tb, 0, 128, 4096, 2048), 100000,
+                101000);
     t.halt();
     const psum_comparison r = run_and_compare(model, rtl, p);
     CHECK(stat("nc_rtl.rtl_array_jobs") == 5);
@@ -296,10 +304,12 @@ void check_mx(dtype ta, dtype tb) {
     CHECK(r.nans > 0);
     CHECK(r.finite_nonzero > 1000);
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("MXFP8 (e4m3fn) matmuls give the same PSUM bits on RTL and model") { check_mx(dtype::e4m3fn, dtype::e4m3fn); }
-TEST_CASE("MX matmuls of e5m2 by e2m1 (MXFP4) give the same PSUM bits on RTL and model") { check_mx(dtype::e5m2, dtype::e2m1); }
+TEST_CASE("MX matmuls of e5m2 by e2m1 (MXFP4) give the same PSUM bits on RTL and model") {
+    check_mx(dtype::e5m2, dtype::e2m1);
+}
 TEST_CASE("MX matmuls of e2m1 by e5m2 give the same PSUM bits on RTL and model") { check_mx(dtype::e2m1, dtype::e5m2); }
 TEST_CASE("MX matmuls of e5m2 by e5m2 (products up to 2^64) give the same PSUM bits on RTL and model") {
     check_mx(dtype::e5m2, dtype::e5m2);
@@ -318,7 +328,8 @@ TEST_CASE("an MX block that underflows to -0 stays -0 on RTL and model: the firs
     }
     program p;
     p.on(engine::tensor)
-        .matmul_mx(psum(dtype::fp32, 0, 1, 0, 1), sbuf(dtype::e4m3fn, 0, 8, 0, 4), sbuf(dtype::e4m3fn, 0, 8, 64, 4), 1000, 1001)
+        .matmul_mx(psum(dtype::fp32, 0, 1, 0, 1), sbuf(dtype::e4m3fn, 0, 8, 0, 4), sbuf(dtype::e4m3fn, 0, 8, 64, 4),
+                   1000, 1001)
         .halt();
     model.start(p);
     rtl.start(p);
@@ -363,8 +374,9 @@ void check_sparse(bool mx, isa::sparsity sp) {
             put(part, es * j, &code, es);
         }
         for (unsigned j = 0; j < D * N; ++j) {
-            const std::uint32_t code = mx ? mx_code(rng, t)
-                                          : rng() % 128 ? numerics::encode(nd(rng), numerics::format::bf16) : operand(rng, t);
+            const std::uint32_t code = mx            ? mx_code(rng, t)
+                                       : rng() % 128 ? numerics::encode(nd(rng), numerics::format::bf16)
+                                                     : operand(rng, t);
             put(part, 8192 + es * j, &code, es);
         }
     }
@@ -390,21 +402,25 @@ void check_sparse(bool mx, isa::sparsity sp) {
     program p;
     auto& s = p.on(engine::tensor);
     const auto dst = psum(dtype::fp32, 0, M, 0, N);
-    if (mx)
-        s.matmul_mx(dst, sbuf(t, 0, P, 0, V * M), sbuf(t, 0, P, 8192, D * N), 100000, 101000);
-    else
-        s.matmul(dst, sbuf(t, 0, P, 0, M), sbuf(t, 0, P, 8192, D * N));
+    if (mx) s.matmul_mx(dst, sbuf(t, 0, P, 0, V * M), sbuf(t, 0, P, 8192, D * N), 100000, 101000);
+    else s.matmul(dst, sbuf(t, 0, P, 0, M), sbuf(t, 0, P, 8192, D * N));
     s.sparse(sp, 60000).halt();
     const psum_comparison r = run_and_compare(model, rtl, p);
     CHECK(stat("nc_rtl.rtl_array_jobs") == 1);
     CHECK(r.differing_partitions == 0);
     CHECK(r.finite_nonzero > M * N / 2);
 }
-} // namespace
+}  // namespace
 
 TEST_CASE("4:8 sparse bf16 matmuls give the same PSUM bits on RTL (weights expanded, holes skipped) and model") {
     check_sparse(false, isa::sparsity::s4_8);
 }
-TEST_CASE("4:16 sparse bf16 matmuls give the same PSUM bits on RTL and model") { check_sparse(false, isa::sparsity::s4_16); }
-TEST_CASE("4:16 sparse MXFP8 matmuls give the same PSUM bits on RTL and model") { check_sparse(true, isa::sparsity::s4_16); }
-TEST_CASE("4:8 sparse MXFP8 matmuls give the same PSUM bits on RTL and model") { check_sparse(true, isa::sparsity::s4_8); }
+TEST_CASE("4:16 sparse bf16 matmuls give the same PSUM bits on RTL and model") {
+    check_sparse(false, isa::sparsity::s4_16);
+}
+TEST_CASE("4:16 sparse MXFP8 matmuls give the same PSUM bits on RTL and model") {
+    check_sparse(true, isa::sparsity::s4_16);
+}
+TEST_CASE("4:8 sparse MXFP8 matmuls give the same PSUM bits on RTL and model") {
+    check_sparse(true, isa::sparsity::s4_8);
+}

@@ -38,7 +38,7 @@ void check_examples(const topology& t) {
     }
 }
 
-} // namespace
+}  // namespace
 
 TEST_CASE("NL72x2 Gen1: 144 chips, 36 hosts, 368 scale-up switches, 11,520 backplane cables, hops 1/3/4") {
     const topology t = make("nl72x2", 1);

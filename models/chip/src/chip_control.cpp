@@ -9,14 +9,14 @@ namespace trn3::chip {
 
 using neuroncore::engine_status;
 
-chip_control::chip_control(const sc_core::sc_module_name& name, std::array<neuroncore::neuroncore*, TRN3_DEV_CORES> cores)
-    : reg_block(name, frequency{1.4e9}), cores_(cores),
-      launches_(this, "launches", "kernels launched"),
+chip_control::chip_control(const sc_core::sc_module_name& name,
+                           std::array<neuroncore::neuroncore*, TRN3_DEV_CORES> cores)
+    : reg_block(name, frequency{1.4e9}), cores_(cores), launches_(this, "launches", "kernels launched"),
       notifications_(this, "notifications", "notifications written"),
       track_(timeline::instance().track_of(*this, ".notify")) {
     for (unsigned e = 0; e < isa::engine_count; ++e)
-        launch_pc_[e] = std::make_unique<reg>(regs, fmt::format("launch_pc{}", e), TRN3_CHIP_LAUNCH_PC(e), 8, 0, access::rw,
-                                              "start address of engine " + std::to_string(e));
+        launch_pc_[e] = std::make_unique<reg>(regs, fmt::format("launch_pc{}", e), TRN3_CHIP_LAUNCH_PC(e), 8, 0,
+                                              access::rw, "start address of engine " + std::to_string(e));
     for (unsigned d = 0; d < TRN3_FABRIC_CHIPS; ++d)
         routes_.push_back(std::make_unique<reg>(regs, fmt::format("route{}", d), TRN3_CHIP_ROUTE(d), 4, TRN3_ROUTE_NONE,
                                                 access::rw, "NeuronLink port towards chip " + std::to_string(d)));
@@ -50,7 +50,8 @@ chip_control::chip_control(const sc_core::sc_module_name& name, std::array<neuro
         if (r.value() & TRN3_FW_EVENT_REPORT) report_error(TRN3_ERR_FIRMWARE);
     });
     launch_.on_write([this](reg& r, std::uint64_t) {
-        launch(static_cast<unsigned>(TRN3_LAUNCH_CORE(r.value())), static_cast<unsigned>(TRN3_LAUNCH_ENGINES(r.value())));
+        launch(static_cast<unsigned>(TRN3_LAUNCH_CORE(r.value())),
+               static_cast<unsigned>(TRN3_LAUNCH_ENGINES(r.value())));
     });
     SC_HAS_PROCESS(chip_control);
     SC_METHOD(watch);
@@ -95,7 +96,8 @@ void chip_control::watch() {
 }
 
 void chip_control::notify(unsigned core, std::uint32_t status, std::uint32_t error) {
-    timeline::instance().instant(track_, fmt::format("nc{} {}", core, status == TRN3_NOTIFY_STATUS_ERROR ? "error" : "done"),
+    timeline::instance().instant(track_,
+                                 fmt::format("nc{} {}", core, status == TRN3_NOTIFY_STATUS_ERROR ? "error" : "done"),
                                  sc_core::sc_time_stamp());
     const std::uint32_t size = static_cast<std::uint32_t>(notify_size_.value());
     if (!(notify_control_.value() & TRN3_NOTIFY_CONTROL_ENABLE) || size == 0 || (size & (size - 1))) return;
@@ -125,4 +127,4 @@ void chip_control::update_irq() {
     error_irq.set(level);
 }
 
-} // namespace trn3::chip
+}  // namespace trn3::chip

@@ -2,9 +2,9 @@
 
 #include <fmt/format.h>
 
+#include "trn3/core/error.h"
 #include "trn3/core/payload.h"
 #include "trn3/core/protocol_checker.h"
-#include "trn3/core/error.h"
 #include "trn3/spec/link.h"
 #include "trn3/spec/mailbox.h"
 #include "trn3/spec/mcu.h"
@@ -13,19 +13,22 @@
 namespace trn3::chip {
 
 namespace {
-std::array<neuroncore::neuroncore*, TRN3_DEV_CORES> raw(std::array<std::unique_ptr<neuroncore::neuroncore>, TRN3_DEV_CORES>& v) {
+std::array<neuroncore::neuroncore*, TRN3_DEV_CORES> raw(
+    std::array<std::unique_ptr<neuroncore::neuroncore>, TRN3_DEV_CORES>& v) {
     std::array<neuroncore::neuroncore*, TRN3_DEV_CORES> r{};
     for (unsigned i = 0; i < v.size(); ++i) r[i] = v[i].get();
     return r;
 }
-} // namespace
+}  // namespace
 
 trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images& firmware)
-    : component(name, frequency{1.4e9}), ep("ep", TRN3_PCI_DEVICE_TRN3, TRN3_BAR0_SIZE, TRN3_BAR2_SIZE), mcu0("mcu0", firmware), dma0("dma0"),
-      noc("noc"), regs("regs"), to_host("to_host"),
+    : component(name, frequency{1.4e9}), ep("ep", TRN3_PCI_DEVICE_TRN3, TRN3_BAR0_SIZE, TRN3_BAR2_SIZE),
+      mcu0("mcu0", firmware), dma0("dma0"), noc("noc"), regs("regs"), to_host("to_host"),
       hbm_errors_(this, "hbm_uncorrectable", "uncorrectable HBM errors reported") {
-    for (unsigned c = 0; c < TRN3_DEV_CORES; ++c) nc[c] = std::make_unique<neuroncore::neuroncore>(fmt::format("nc{}", c).c_str());
-    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) hbm[s] = std::make_unique<hbm::hbm_stack>(fmt::format("hbm{}", s).c_str(), true);
+    for (unsigned c = 0; c < TRN3_DEV_CORES; ++c)
+        nc[c] = std::make_unique<neuroncore::neuroncore>(fmt::format("nc{}", c).c_str());
+    for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s)
+        hbm[s] = std::make_unique<hbm::hbm_stack>(fmt::format("hbm{}", s).c_str(), true);
     control = std::make_unique<chip_control>("control", raw(nc));
 
     // Device memory.
@@ -82,7 +85,8 @@ trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images
 
 void trn3_chip::attach_port(unsigned port, pcie::link_end& end) {
     if (port >= TRN3_NEURONLINK_PORTS)
-        throw config_error(fmt::format("{}: NeuronLink port {} does not exist ({} ports)", name(), port, TRN3_NEURONLINK_PORTS));
+        throw config_error(
+            fmt::format("{}: NeuronLink port {} does not exist ({} ports)", name(), port, TRN3_NEURONLINK_PORTS));
     if (nl_[port]) throw config_error(fmt::format("{}: NeuronLink port {} is already connected", name(), port));
     nl_[port] = &end;
     nl_[port]->on_receive([this, port](pcie::tlp& t) { fabric_receive(port, t); });
@@ -175,4 +179,4 @@ unsigned char* trn3_chip::device_memory(std::uint64_t address, std::uint64_t byt
     return hbm[s]->data() + off;
 }
 
-} // namespace trn3::chip
+}  // namespace trn3::chip

@@ -10,18 +10,16 @@ bool& trace_default_flag() {
     static bool on = false;
     return on;
 }
-} // namespace
+}  // namespace
 
 void component::set_trace_default(bool on) { trace_default_flag() = on; }
 bool component::trace_default() { return trace_default_flag(); }
 
 component::component(const sc_core::sc_module_name& name, frequency default_clock)
-    : sc_core::sc_module(name),
-      clock(this, "clock", default_clock, "clock of this block"),
+    : sc_core::sc_module(name), clock(this, "clock", default_clock, "clock of this block"),
       log_level(this, "log_level", "", "log level of this block; empty = the global --log-level", log_level_choices()),
       trace(this, "trace", trace_default(), "log every transaction on every socket of this block"),
-      logger_(make_logger(this->name(), log_level.get())),
-      period_(clock.get().period()) {}
+      logger_(make_logger(this->name(), log_level.get())), period_(clock.get().period()) {}
 
 trace_point::trace_point(const component& owner, const std::string& socket)
     : switch_(&owner, socket + ".trace", false, "log every transaction on socket " + socket),
@@ -43,4 +41,4 @@ void trace_point::record(const tlm::tlm_generic_payload& tx, const sc_core::sc_t
     logger_->info("TLM{} {} +{}", debug ? " dbg" : "", describe(tx, socket_), delay.to_string());
 }
 
-} // namespace trn3
+}  // namespace trn3

@@ -21,7 +21,8 @@ void dmi_cache::insert(const tlm::tlm_dmi& dmi) {
 
 void dmi_cache::invalidate(std::uint64_t start, std::uint64_t end) {
     for (std::size_t i = entries_.size(); i-- > 0;)
-        if (entries_[i].start <= end && start <= entries_[i].end) entries_.erase(entries_.begin() + static_cast<long>(i));
+        if (entries_[i].start <= end && start <= entries_[i].end)
+            entries_.erase(entries_.begin() + static_cast<long>(i));
     last_ = 0;
 }
 
@@ -29,4 +30,4 @@ void dmi_cache::report(std::uint64_t addr, unsigned len, bool is_write) {
     observer_->note_dmi_access(addr, len, is_write);
 }
 
-} // namespace trn3
+}  // namespace trn3

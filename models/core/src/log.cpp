@@ -35,7 +35,7 @@ spdlog::level::level_enum& global_level() {
     return level;
 }
 
-} // namespace
+}  // namespace
 
 spdlog::level::level_enum parse_log_level(const std::string& level) {
     auto l = spdlog::level::from_str(level);
@@ -55,4 +55,4 @@ std::shared_ptr<spdlog::logger> make_logger(const std::string& name, const std::
     return logger;
 }
 
-} // namespace trn3
+}  // namespace trn3

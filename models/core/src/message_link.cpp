@@ -67,19 +67,19 @@ void delivery_queue::run() {
     }
 }
 
-message_link::message_link(const sc_core::sc_module_name& name, delivery_queue& queue, message_port& a,
-                           message_port& b, sc_core::sc_time default_latency, bandwidth default_rate)
+message_link::message_link(const sc_core::sc_module_name& name, delivery_queue& queue, message_port& a, message_port& b,
+                           sc_core::sc_time default_latency, bandwidth default_rate)
     : component(name, frequency{1e9}),
       latency(this, "latency", default_latency, "time from the last bit leaving to the message arriving",
               range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_PS), {}}),
-      rate(this, "bandwidth", default_rate, "bandwidth per direction"),
-      queue_(queue), a_(a), b_(b), rate_now_(rate.get()),
-      messages_ab_(this, "messages_ab", "messages sent from port a to port b"),
+      rate(this, "bandwidth", default_rate, "bandwidth per direction"), queue_(queue), a_(a), b_(b),
+      rate_now_(rate.get()), messages_ab_(this, "messages_ab", "messages sent from port a to port b"),
       messages_ba_(this, "messages_ba", "messages sent from port b to port a"),
       bytes_ab_(this, "bytes_ab", "bytes sent from port a to port b"),
       bytes_ba_(this, "bytes_ba", "bytes sent from port b to port a") {
     if (a.link_ || b.link_)
-        throw config_error(fmt::format("{}: port {} is already on a link", this->name(), a.link_ ? a.name() : b.name()));
+        throw config_error(
+            fmt::format("{}: port {} is already on a link", this->name(), a.link_ ? a.name() : b.name()));
     if (a.id() == b.id()) throw config_error(fmt::format("{}: both ports have id {}", this->name(), a.id()));
     a.link_ = this;
     b.link_ = this;
@@ -109,4 +109,4 @@ sc_core::sc_time message_link::transmit(message_port& from, message&& m, const s
     return delivered;
 }
 
-} // namespace trn3
+}  // namespace trn3

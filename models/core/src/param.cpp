@@ -39,10 +39,10 @@ I parse_integer(const std::string& text) {
 template <typename T>
 T from_json_via_text(const nlohmann::json& j) {
     if (j.is_string()) return param_traits<T>::parse(j.get<std::string>());
-    throw config_error(fmt::format("{} is not a {} (write it as a string with its unit)", j.dump(),
-                                   param_traits<T>::type_name()));
+    throw config_error(
+        fmt::format("{} is not a {} (write it as a string with its unit)", j.dump(), param_traits<T>::type_name()));
 }
-} // namespace
+}  // namespace
 
 template <>
 bool param_traits<bool>::parse(const std::string& t) {
@@ -51,111 +51,275 @@ bool param_traits<bool>::parse(const std::string& t) {
     if (l == "false" || l == "0" || l == "off" || l == "no") return false;
     throw config_error("'" + t + "' is not a boolean (true/false)");
 }
-template <> std::string param_traits<bool>::format(const bool& v) { return v ? "true" : "false"; }
-template <> const char* param_traits<bool>::type_name() { return "bool"; }
-template <> const char* param_traits<bool>::unit() { return ""; }
-template <> bool param_traits<bool>::from_json(const nlohmann::json& j) {
+template <>
+std::string param_traits<bool>::format(const bool& v) {
+    return v ? "true" : "false";
+}
+template <>
+const char* param_traits<bool>::type_name() {
+    return "bool";
+}
+template <>
+const char* param_traits<bool>::unit() {
+    return "";
+}
+template <>
+bool param_traits<bool>::from_json(const nlohmann::json& j) {
     if (j.is_boolean()) return j.get<bool>();
     if (j.is_string()) return parse(j.get<std::string>());
     throw config_error(j.dump() + " is not a boolean");
 }
-template <> nlohmann::json param_traits<bool>::to_json(const bool& v) { return v; }
-template <> range<bool> param_traits<bool>::default_range() { return {}; }
+template <>
+nlohmann::json param_traits<bool>::to_json(const bool& v) {
+    return v;
+}
+template <>
+range<bool> param_traits<bool>::default_range() {
+    return {};
+}
 
-template <> std::int64_t param_traits<std::int64_t>::parse(const std::string& t) { return parse_integer<std::int64_t>(t); }
-template <> std::string param_traits<std::int64_t>::format(const std::int64_t& v) { return std::to_string(v); }
-template <> const char* param_traits<std::int64_t>::type_name() { return "int"; }
-template <> const char* param_traits<std::int64_t>::unit() { return ""; }
-template <> std::int64_t param_traits<std::int64_t>::from_json(const nlohmann::json& j) {
+template <>
+std::int64_t param_traits<std::int64_t>::parse(const std::string& t) {
+    return parse_integer<std::int64_t>(t);
+}
+template <>
+std::string param_traits<std::int64_t>::format(const std::int64_t& v) {
+    return std::to_string(v);
+}
+template <>
+const char* param_traits<std::int64_t>::type_name() {
+    return "int";
+}
+template <>
+const char* param_traits<std::int64_t>::unit() {
+    return "";
+}
+template <>
+std::int64_t param_traits<std::int64_t>::from_json(const nlohmann::json& j) {
     if (j.is_number_integer()) return j.get<std::int64_t>();
     if (j.is_string()) return parse(j.get<std::string>());
     throw config_error(j.dump() + " is not an integer");
 }
-template <> nlohmann::json param_traits<std::int64_t>::to_json(const std::int64_t& v) { return v; }
-template <> range<std::int64_t> param_traits<std::int64_t>::default_range() {
+template <>
+nlohmann::json param_traits<std::int64_t>::to_json(const std::int64_t& v) {
+    return v;
+}
+template <>
+range<std::int64_t> param_traits<std::int64_t>::default_range() {
     return {std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::max()};
 }
 
-template <> std::uint64_t param_traits<std::uint64_t>::parse(const std::string& t) { return parse_integer<std::uint64_t>(t); }
-template <> std::string param_traits<std::uint64_t>::format(const std::uint64_t& v) { return std::to_string(v); }
-template <> const char* param_traits<std::uint64_t>::type_name() { return "uint"; }
-template <> const char* param_traits<std::uint64_t>::unit() { return ""; }
-template <> std::uint64_t param_traits<std::uint64_t>::from_json(const nlohmann::json& j) {
+template <>
+std::uint64_t param_traits<std::uint64_t>::parse(const std::string& t) {
+    return parse_integer<std::uint64_t>(t);
+}
+template <>
+std::string param_traits<std::uint64_t>::format(const std::uint64_t& v) {
+    return std::to_string(v);
+}
+template <>
+const char* param_traits<std::uint64_t>::type_name() {
+    return "uint";
+}
+template <>
+const char* param_traits<std::uint64_t>::unit() {
+    return "";
+}
+template <>
+std::uint64_t param_traits<std::uint64_t>::from_json(const nlohmann::json& j) {
     if (j.is_number_unsigned()) return j.get<std::uint64_t>();
     if (j.is_string()) return parse(j.get<std::string>());
     throw config_error(j.dump() + " is not a non-negative integer");
 }
-template <> nlohmann::json param_traits<std::uint64_t>::to_json(const std::uint64_t& v) { return v; }
-template <> range<std::uint64_t> param_traits<std::uint64_t>::default_range() {
+template <>
+nlohmann::json param_traits<std::uint64_t>::to_json(const std::uint64_t& v) {
+    return v;
+}
+template <>
+range<std::uint64_t> param_traits<std::uint64_t>::default_range() {
     return {0, std::numeric_limits<std::uint32_t>::max()};
 }
 
-template <> double param_traits<double>::parse(const std::string& t) {
+template <>
+double param_traits<double>::parse(const std::string& t) {
     char* end = nullptr;
     double v = std::strtod(t.c_str(), &end);
     if (end == t.c_str() || *end != '\0') throw config_error("'" + t + "' is not a number");
     return v;
 }
-template <> std::string param_traits<double>::format(const double& v) { return fmt::format("{}", v); }
-template <> const char* param_traits<double>::type_name() { return "real"; }
-template <> const char* param_traits<double>::unit() { return ""; }
-template <> double param_traits<double>::from_json(const nlohmann::json& j) {
+template <>
+std::string param_traits<double>::format(const double& v) {
+    return fmt::format("{}", v);
+}
+template <>
+const char* param_traits<double>::type_name() {
+    return "real";
+}
+template <>
+const char* param_traits<double>::unit() {
+    return "";
+}
+template <>
+double param_traits<double>::from_json(const nlohmann::json& j) {
     if (j.is_number()) return j.get<double>();
     if (j.is_string()) return parse(j.get<std::string>());
     throw config_error(j.dump() + " is not a number");
 }
-template <> nlohmann::json param_traits<double>::to_json(const double& v) { return v; }
-template <> range<double> param_traits<double>::default_range() { return {-1e15, 1e15}; }
+template <>
+nlohmann::json param_traits<double>::to_json(const double& v) {
+    return v;
+}
+template <>
+range<double> param_traits<double>::default_range() {
+    return {-1e15, 1e15};
+}
 
-template <> std::string param_traits<std::string>::parse(const std::string& t) { return t; }
-template <> std::string param_traits<std::string>::format(const std::string& v) { return v; }
-template <> const char* param_traits<std::string>::type_name() { return "string"; }
-template <> const char* param_traits<std::string>::unit() { return ""; }
-template <> std::string param_traits<std::string>::from_json(const nlohmann::json& j) {
+template <>
+std::string param_traits<std::string>::parse(const std::string& t) {
+    return t;
+}
+template <>
+std::string param_traits<std::string>::format(const std::string& v) {
+    return v;
+}
+template <>
+const char* param_traits<std::string>::type_name() {
+    return "string";
+}
+template <>
+const char* param_traits<std::string>::unit() {
+    return "";
+}
+template <>
+std::string param_traits<std::string>::from_json(const nlohmann::json& j) {
     if (j.is_string()) return j.get<std::string>();
     throw config_error(j.dump() + " is not a string");
 }
-template <> nlohmann::json param_traits<std::string>::to_json(const std::string& v) { return v; }
-template <> range<std::string> param_traits<std::string>::default_range() { return {}; }
+template <>
+nlohmann::json param_traits<std::string>::to_json(const std::string& v) {
+    return v;
+}
+template <>
+range<std::string> param_traits<std::string>::default_range() {
+    return {};
+}
 
-template <> sc_core::sc_time param_traits<sc_core::sc_time>::parse(const std::string& t) { return parse_time(t); }
-template <> std::string param_traits<sc_core::sc_time>::format(const sc_core::sc_time& v) { return format_time(v); }
-template <> const char* param_traits<sc_core::sc_time>::type_name() { return "time"; }
-template <> const char* param_traits<sc_core::sc_time>::unit() { return "s"; }
-template <> sc_core::sc_time param_traits<sc_core::sc_time>::from_json(const nlohmann::json& j) {
+template <>
+sc_core::sc_time param_traits<sc_core::sc_time>::parse(const std::string& t) {
+    return parse_time(t);
+}
+template <>
+std::string param_traits<sc_core::sc_time>::format(const sc_core::sc_time& v) {
+    return format_time(v);
+}
+template <>
+const char* param_traits<sc_core::sc_time>::type_name() {
+    return "time";
+}
+template <>
+const char* param_traits<sc_core::sc_time>::unit() {
+    return "s";
+}
+template <>
+sc_core::sc_time param_traits<sc_core::sc_time>::from_json(const nlohmann::json& j) {
     return from_json_via_text<sc_core::sc_time>(j);
 }
-template <> nlohmann::json param_traits<sc_core::sc_time>::to_json(const sc_core::sc_time& v) { return format_time(v); }
-template <> range<sc_core::sc_time> param_traits<sc_core::sc_time>::default_range() {
+template <>
+nlohmann::json param_traits<sc_core::sc_time>::to_json(const sc_core::sc_time& v) {
+    return format_time(v);
+}
+template <>
+range<sc_core::sc_time> param_traits<sc_core::sc_time>::default_range() {
     return {sc_core::SC_ZERO_TIME, sc_core::sc_time(3600, sc_core::SC_SEC)};
 }
 
-template <> frequency param_traits<frequency>::parse(const std::string& t) { return parse_frequency(t); }
-template <> std::string param_traits<frequency>::format(const frequency& v) { return format_frequency(v); }
-template <> const char* param_traits<frequency>::type_name() { return "frequency"; }
-template <> const char* param_traits<frequency>::unit() { return "Hz"; }
-template <> frequency param_traits<frequency>::from_json(const nlohmann::json& j) { return from_json_via_text<frequency>(j); }
-template <> nlohmann::json param_traits<frequency>::to_json(const frequency& v) { return format_frequency(v); }
-template <> range<frequency> param_traits<frequency>::default_range() { return {frequency{1.0}, frequency{1e12}}; }
+template <>
+frequency param_traits<frequency>::parse(const std::string& t) {
+    return parse_frequency(t);
+}
+template <>
+std::string param_traits<frequency>::format(const frequency& v) {
+    return format_frequency(v);
+}
+template <>
+const char* param_traits<frequency>::type_name() {
+    return "frequency";
+}
+template <>
+const char* param_traits<frequency>::unit() {
+    return "Hz";
+}
+template <>
+frequency param_traits<frequency>::from_json(const nlohmann::json& j) {
+    return from_json_via_text<frequency>(j);
+}
+template <>
+nlohmann::json param_traits<frequency>::to_json(const frequency& v) {
+    return format_frequency(v);
+}
+template <>
+range<frequency> param_traits<frequency>::default_range() {
+    return {frequency{1.0}, frequency{1e12}};
+}
 
-template <> byte_count param_traits<byte_count>::parse(const std::string& t) { return parse_byte_count(t); }
-template <> std::string param_traits<byte_count>::format(const byte_count& v) { return format_byte_count(v); }
-template <> const char* param_traits<byte_count>::type_name() { return "size"; }
-template <> const char* param_traits<byte_count>::unit() { return "B"; }
-template <> byte_count param_traits<byte_count>::from_json(const nlohmann::json& j) {
+template <>
+byte_count param_traits<byte_count>::parse(const std::string& t) {
+    return parse_byte_count(t);
+}
+template <>
+std::string param_traits<byte_count>::format(const byte_count& v) {
+    return format_byte_count(v);
+}
+template <>
+const char* param_traits<byte_count>::type_name() {
+    return "size";
+}
+template <>
+const char* param_traits<byte_count>::unit() {
+    return "B";
+}
+template <>
+byte_count param_traits<byte_count>::from_json(const nlohmann::json& j) {
     if (j.is_number_unsigned()) return {j.get<std::uint64_t>()};
     return from_json_via_text<byte_count>(j);
 }
-template <> nlohmann::json param_traits<byte_count>::to_json(const byte_count& v) { return format_byte_count(v); }
-template <> range<byte_count> param_traits<byte_count>::default_range() { return {byte_count{0}, byte_count{1ull << 50}}; }
+template <>
+nlohmann::json param_traits<byte_count>::to_json(const byte_count& v) {
+    return format_byte_count(v);
+}
+template <>
+range<byte_count> param_traits<byte_count>::default_range() {
+    return {byte_count{0}, byte_count{1ull << 50}};
+}
 
-template <> bandwidth param_traits<bandwidth>::parse(const std::string& t) { return parse_bandwidth(t); }
-template <> std::string param_traits<bandwidth>::format(const bandwidth& v) { return format_bandwidth(v); }
-template <> const char* param_traits<bandwidth>::type_name() { return "bandwidth"; }
-template <> const char* param_traits<bandwidth>::unit() { return "B/s"; }
-template <> bandwidth param_traits<bandwidth>::from_json(const nlohmann::json& j) { return from_json_via_text<bandwidth>(j); }
-template <> nlohmann::json param_traits<bandwidth>::to_json(const bandwidth& v) { return format_bandwidth(v); }
-template <> range<bandwidth> param_traits<bandwidth>::default_range() { return {bandwidth{1.0}, bandwidth{1e15}}; }
+template <>
+bandwidth param_traits<bandwidth>::parse(const std::string& t) {
+    return parse_bandwidth(t);
+}
+template <>
+std::string param_traits<bandwidth>::format(const bandwidth& v) {
+    return format_bandwidth(v);
+}
+template <>
+const char* param_traits<bandwidth>::type_name() {
+    return "bandwidth";
+}
+template <>
+const char* param_traits<bandwidth>::unit() {
+    return "B/s";
+}
+template <>
+bandwidth param_traits<bandwidth>::from_json(const nlohmann::json& j) {
+    return from_json_via_text<bandwidth>(j);
+}
+template <>
+nlohmann::json param_traits<bandwidth>::to_json(const bandwidth& v) {
+    return format_bandwidth(v);
+}
+template <>
+range<bandwidth> param_traits<bandwidth>::default_range() {
+    return {bandwidth{1.0}, bandwidth{1e15}};
+}
 
 // ---- param_base ---------------------------------------------------------
 
@@ -186,10 +350,8 @@ void param_registry::remove(param_base* p) {
 }
 
 void param_registry::apply(param_base* p, pending_value& v) {
-    if (v.is_text)
-        p->set_text(v.text, v.source);
-    else
-        p->set_json(v.json, v.source);
+    if (v.is_text) p->set_text(v.text, v.source);
+    else p->set_json(v.json, v.source);
     v.claimed = true;
 }
 
@@ -206,16 +368,15 @@ void param_registry::set_pending_text(const std::string& name, const std::string
 }
 
 namespace {
-void flatten(const nlohmann::json& j, const std::string& prefix, std::vector<std::pair<std::string, nlohmann::json>>& out) {
+void flatten(const nlohmann::json& j, const std::string& prefix,
+             std::vector<std::pair<std::string, nlohmann::json>>& out) {
     for (auto it = j.begin(); it != j.end(); ++it) {
         std::string key = prefix.empty() ? it.key() : prefix + "." + it.key();
-        if (it->is_object())
-            flatten(*it, key, out);
-        else
-            out.emplace_back(key, *it);
+        if (it->is_object()) flatten(*it, key, out);
+        else out.emplace_back(key, *it);
     }
 }
-} // namespace
+}  // namespace
 
 void param_registry::load_config_file(const std::string& path) {
     std::ifstream in(path);
@@ -295,4 +456,4 @@ std::string param_registry::nearest_name(const std::string& name) const {
     return best;
 }
 
-} // namespace trn3
+}  // namespace trn3

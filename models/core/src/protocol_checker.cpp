@@ -21,7 +21,7 @@ std::uint64_t& total() {
     static std::uint64_t n = 0;
     return n;
 }
-} // namespace
+}  // namespace
 
 bool protocol_checks_enabled() { return checks_flag(); }
 void set_protocol_checks(bool on) { checks_flag() = on; }
@@ -73,8 +73,8 @@ void protocol_checker::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_tim
     std::vector<unsigned char> before_buffer, before_target, after_target;
     const unsigned len = tx.get_data_length();
     if (with_enables && tx.is_read()) before_buffer.assign(tx.get_data_ptr(), tx.get_data_ptr() + len);
-    bool watch_target = with_enables && tx.is_write() && check_write_enables.get() &&
-                        peek(tx.get_address(), len, before_target);
+    bool watch_target =
+        with_enables && tx.is_write() && check_write_enables.get() && peek(tx.get_address(), len, before_target);
 
     out->b_transport(tx, delay);
 
@@ -102,8 +102,8 @@ bool protocol_checker::get_direct_mem_ptr(tlm::tlm_generic_payload& tx, tlm::tlm
     const std::uint64_t addr = tx.get_address();
     if (!out->get_direct_mem_ptr(tx, dmi)) return false;
     const bool want_write = tx.is_write();
-    std::string what = fmt::format("DMI grant [0x{:x}, 0x{:x}] for 0x{:x}", dmi.get_start_address(),
-                                   dmi.get_end_address(), addr);
+    std::string what =
+        fmt::format("DMI grant [0x{:x}, 0x{:x}] for 0x{:x}", dmi.get_start_address(), dmi.get_end_address(), addr);
     if (dmi.get_dmi_ptr() == nullptr) violation("target", what + " has no pointer");
     else if (addr < dmi.get_start_address() || addr > dmi.get_end_address())
         violation("target", what + " does not cover the requested address");
@@ -117,8 +117,8 @@ bool protocol_checker::get_direct_mem_ptr(tlm::tlm_generic_payload& tx, tlm::tlm
             std::memcmp(bytes.data(), dmi.get_dmi_ptr() + (addr - dmi.get_start_address()), n) != 0)
             violation("target", what + " points at data that differs from debug transport");
     }
-    grants_.push_back({dmi.get_start_address(), dmi.get_end_address(), dmi.is_read_allowed(), dmi.is_write_allowed(),
-                       true});
+    grants_.push_back(
+        {dmi.get_start_address(), dmi.get_end_address(), dmi.is_read_allowed(), dmi.is_write_allowed(), true});
     return true;
 }
 
@@ -130,8 +130,8 @@ unsigned protocol_checker::transport_dbg(tlm::tlm_generic_payload& tx) {
         std::vector<unsigned char> again;
         peek(tx.get_address(), n, again);
         if (std::memcmp(again.data(), tx.get_data_ptr(), n) != 0)
-            violation("target", fmt::format("debug read at 0x{:x} has side effects: a second read differs",
-                                            tx.get_address()));
+            violation("target",
+                      fmt::format("debug read at 0x{:x} has side effects: a second read differs", tx.get_address()));
     }
     return n;
 }
@@ -157,4 +157,4 @@ void protocol_checker::note_dmi_access(std::uint64_t addr, unsigned len, bool is
                                        stale ? "after its grant was invalidated" : "outside any live grant"));
 }
 
-} // namespace trn3
+}  // namespace trn3

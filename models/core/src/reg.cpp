@@ -24,14 +24,19 @@ reg::reg(reg_bank& bank, std::string name, std::uint64_t offset, unsigned width_
     : name_(std::move(name)), description_(std::move(description)), offset_(offset), width_(width_bytes),
       reset_value_(0), value_(0) {
     if (width_ != 1 && width_ != 2 && width_ != 4 && width_ != 8)
-        throw config_error(fmt::format("register {}.{}: width {} bytes is not 1, 2, 4 or 8", bank.name(), name_, width_));
+        throw config_error(
+            fmt::format("register {}.{}: width {} bytes is not 1, 2, 4 or 8", bank.name(), name_, width_));
     reset_value_ = value_ = reset_value & mask();
     set_policy_bits(mask(), policy);
     bank.add(this);
 }
 
 void reg::set_policy_bits(std::uint64_t bits, access policy) {
-    rw_ &= ~bits; ro_ &= ~bits; wo_ &= ~bits; w1c_ &= ~bits; w1s_ &= ~bits;
+    rw_ &= ~bits;
+    ro_ &= ~bits;
+    wo_ &= ~bits;
+    w1c_ &= ~bits;
+    w1s_ &= ~bits;
     switch (policy) {
     case access::rw: rw_ |= bits; break;
     case access::ro: ro_ |= bits; break;
@@ -62,7 +67,7 @@ namespace {
 inline bool enabled(const unsigned char* be, unsigned be_len, unsigned i) {
     return be == nullptr || be[i % be_len] == TLM_BYTE_ENABLED;
 }
-} // namespace
+}  // namespace
 
 void reg::bus_read(unsigned first, unsigned n, unsigned char* data, const unsigned char* be, unsigned be_len,
                    unsigned be_phase, bool debug) {
@@ -154,12 +159,10 @@ void reg_bank::transport(tlm::tlm_generic_payload& tx, bool debug) {
         auto first_byte = static_cast<unsigned>(lo - r->offset());
         auto n = static_cast<unsigned>(hi - lo);
         auto phase = static_cast<unsigned>(lo - start);
-        if (tx.is_read())
-            r->bus_read(first_byte, n, data + phase, be, be_len, phase, debug);
-        else
-            r->bus_write(first_byte, n, data + phase, be, be_len, phase, debug);
+        if (tx.is_read()) r->bus_read(first_byte, n, data + phase, be, be_len, phase, debug);
+        else r->bus_write(first_byte, n, data + phase, be, be_len, phase, debug);
     }
     tx.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-} // namespace trn3
+}  // namespace trn3

@@ -19,4 +19,4 @@ unsigned reg_block::debug(tlm::tlm_generic_payload& tx) {
     return tx.get_data_length();
 }
 
-} // namespace trn3
+}  // namespace trn3

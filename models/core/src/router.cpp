@@ -18,7 +18,8 @@ router::router(const sc_core::sc_module_name& name)
     out.register_invalidate_direct_mem_ptr(this, &router::invalidate_direct_mem_ptr);
 }
 
-void router::map(tlm::tlm_base_target_socket_b<>& target, std::uint64_t base, std::uint64_t size, const std::string& region_name) {
+void router::map(tlm::tlm_base_target_socket_b<>& target, std::uint64_t base, std::uint64_t size,
+                 const std::string& region_name) {
     if (size == 0) throw config_error(fmt::format("{}: region '{}' has size 0", name(), region_name));
     if (base + (size - 1) < base)
         throw config_error(fmt::format("{}: region '{}' runs past the end of the address space", name(), region_name));
@@ -116,4 +117,4 @@ void router::invalidate_direct_mem_ptr(int target, sc_dt::uint64 start, sc_dt::u
     }
 }
 
-} // namespace trn3
+}  // namespace trn3

@@ -59,18 +59,17 @@ private:
     sc_core::sc_time step_{1, sc_core::SC_US};
 };
 
-} // namespace
+}  // namespace
 
 std::string run_summary::text() const {
     double sim = simulated.to_seconds();
     double ratio = wall_seconds > 0 ? sim / wall_seconds : 0.0;
     double tps = wall_seconds > 0 ? static_cast<double>(transactions) / wall_seconds : 0.0;
-    return fmt::format(
-        "simulated time    {}\n"
-        "wall time         {:.3f} s\n"
-        "simulation speed  {}/s of simulated time (simulated/wall = {:.3g})\n"
-        "transactions      {} ({}transactions/s)\n",
-        human_time(sim), wall_seconds, human_time(ratio), ratio, transactions, si(tps));
+    return fmt::format("simulated time    {}\n"
+                       "wall time         {:.3f} s\n"
+                       "simulation speed  {}/s of simulated time (simulated/wall = {:.3g})\n"
+                       "transactions      {} ({}transactions/s)\n",
+                       human_time(sim), wall_seconds, human_time(ratio), ratio, transactions, si(tps));
 }
 
 simulation::simulation()
@@ -81,25 +80,21 @@ simulation::simulation()
                "stop after this much simulated time; 0 = run until the platform stops"),
       protocol_checks(nullptr, "sim.protocol_checks", protocol_checks_enabled(),
                       "insert a TLM protocol checker between every connected socket pair"),
-      progress_seconds(nullptr, "sim.progress", 5.0,
-                       "print a progress line every this many wall seconds; 0 = never", range<double>{0.0, {}}) {
+      progress_seconds(nullptr, "sim.progress", 5.0, "print a progress line every this many wall seconds; 0 = never",
+                       range<double>{0.0, {}}) {
     tlm::tlm_global_quantum::instance().set(quantum.get());
     // sc_stop() is how platforms end a run: not worth a line of output.
-    sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO,
-                                            sc_core::SC_DO_NOTHING);
+    sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
     set_protocol_checks(protocol_checks.get());
 }
 
 run_summary simulation::run() {
-    if (progress_seconds.get() > 0 && !sc_core::sc_is_running() &&
-        sc_core::sc_get_status() == sc_core::SC_ELABORATION)
+    if (progress_seconds.get() > 0 && !sc_core::sc_is_running() && sc_core::sc_get_status() == sc_core::SC_ELABORATION)
         new progress_reporter("progress", progress_seconds.get());
     const std::uint64_t tx_before = transaction_count();
     auto start = std::chrono::steady_clock::now();
-    if (duration.get() == sc_core::SC_ZERO_TIME)
-        sc_core::sc_start();
-    else
-        sc_core::sc_start(duration.get());
+    if (duration.get() == sc_core::SC_ZERO_TIME) sc_core::sc_start();
+    else sc_core::sc_start(duration.get());
     run_summary s;
     s.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     s.simulated = sc_core::sc_time_stamp();
@@ -107,4 +102,4 @@ run_summary simulation::run() {
     return s;
 }
 
-} // namespace trn3
+}  // namespace trn3

@@ -12,10 +12,8 @@ sparse_memory::sparse_memory(const sc_core::sc_module_name& name, byte_count def
            range<byte_count>{byte_count{1}, byte_count{1ull << 62}}),
       read_latency(this, "read_latency", sc_core::sc_time(10, sc_core::SC_NS), "time annotated on every read"),
       write_latency(this, "write_latency", sc_core::sc_time(10, sc_core::SC_NS), "time annotated on every write"),
-      dmi(this, "dmi", true, "grant direct memory access to initiators"),
-      trace_in_(*this, "in"),
-      reads_(this, "reads", "read transactions served"),
-      writes_(this, "writes", "write transactions served"),
+      dmi(this, "dmi", true, "grant direct memory access to initiators"), trace_in_(*this, "in"),
+      reads_(this, "reads", "read transactions served"), writes_(this, "writes", "write transactions served"),
       bytes_read_(this, "bytes_read", "bytes read through b_transport"),
       bytes_written_(this, "bytes_written", "bytes written through b_transport"),
       address_errors_(this, "address_errors", "accesses beyond the end of the memory"),
@@ -82,13 +80,11 @@ unsigned sparse_memory::transport_dbg(tlm::tlm_generic_payload& tx) {
         return 0;
     }
     auto len = static_cast<unsigned>(std::min<std::uint64_t>(tx.get_data_length(), size.get().bytes - a));
-    if (tx.is_read())
-        std::memcpy(tx.get_data_ptr(), store_.data() + a, len);
-    else if (tx.is_write())
-        std::memcpy(store_.data() + a, tx.get_data_ptr(), len);
+    if (tx.is_read()) std::memcpy(tx.get_data_ptr(), store_.data() + a, len);
+    else if (tx.is_write()) std::memcpy(store_.data() + a, tx.get_data_ptr(), len);
     tx.set_response_status(tlm::TLM_OK_RESPONSE);
     trace_in_.record(tx, sc_core::SC_ZERO_TIME, true);
     return len;
 }
 
-} // namespace trn3
+}  // namespace trn3

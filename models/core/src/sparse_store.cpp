@@ -24,7 +24,7 @@ std::string overcommit_mode() {
     f >> mode;
     return mode;
 }
-} // namespace
+}  // namespace
 
 std::uint64_t process_resident_bytes() {
     std::ifstream f("/proc/self/statm");
@@ -38,10 +38,11 @@ sparse_store::sparse_store(const std::string& owner, std::uint64_t bytes) : byte
     void* p = mmap(nullptr, mapped_, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
         int err = errno;
-        std::string why = overcommit_mode() == "2"
-            ? "the host refuses overcommit (vm.overcommit_memory=2); sparse memories need mode 0 or 1 "
-              "(sysctl vm.overcommit_memory=0)"
-            : std::string("mmap failed: ") + std::strerror(err) + " (check ulimit -v)";
+        std::string why =
+            overcommit_mode() == "2"
+                ? "the host refuses overcommit (vm.overcommit_memory=2); sparse memories need mode 0 or 1 "
+                  "(sysctl vm.overcommit_memory=0)"
+                : std::string("mmap failed: ") + std::strerror(err) + " (check ulimit -v)";
         throw config_error(fmt::format("{}: cannot reserve {}: {}", owner, format_byte_count(byte_count{bytes}), why));
     }
     madvise(p, mapped_, MADV_NOHUGEPAGE);
@@ -66,4 +67,4 @@ std::uint64_t sparse_store::resident_pages() const {
     return n;
 }
 
-} // namespace trn3
+}  // namespace trn3

@@ -49,7 +49,7 @@ double histogram::percentile(double p) const {
 }
 
 nlohmann::json histogram::to_json() const {
-    return {{"count", count_}, {"min", min()},  {"mean", mean()},          {"max", max()},
+    return {{"count", count_},       {"min", min()},          {"mean", mean()},       {"max", max()},
             {"p50", percentile(50)}, {"p90", percentile(90)}, {"p99", percentile(99)}};
 }
 
@@ -81,4 +81,4 @@ std::uint64_t& transaction_count() {
     return n;
 }
 
-} // namespace trn3
+}  // namespace trn3

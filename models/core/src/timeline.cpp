@@ -27,8 +27,8 @@ void timeline::open(const std::string& path) {
     }
     for (const auto& [key, tid] : threads_) {
         begin_event();
-        std::fprintf(out_, R"({"ph":"M","name":"thread_name","pid":%u,"tid":%u,"args":{"name":"%s"}})", key.first,
-                     tid, escape(key.second).c_str());
+        std::fprintf(out_, R"({"ph":"M","name":"thread_name","pid":%u,"tid":%u,"args":{"name":"%s"}})", key.first, tid,
+                     escape(key.second).c_str());
     }
 }
 
@@ -61,7 +61,8 @@ std::string timeline::escape(const std::string& s) {
 timeline::track timeline::make_track(const std::string& process, const std::string& thread) {
     auto [pit, new_process] = processes_.emplace(process, static_cast<std::uint32_t>(processes_.size() + 1));
     const std::uint32_t pid = pit->second;
-    auto [tit, new_thread] = threads_.emplace(std::make_pair(pid, thread), static_cast<std::uint32_t>(threads_.size() + 1));
+    auto [tit, new_thread] =
+        threads_.emplace(std::make_pair(pid, thread), static_cast<std::uint32_t>(threads_.size() + 1));
     if (out_ && new_process) {
         begin_event();
         std::fprintf(out_, R"({"ph":"M","name":"process_name","pid":%u,"args":{"name":"%s"}})", pid,
@@ -87,14 +88,14 @@ timeline::track timeline::track_of(const sc_core::sc_object& block, const std::s
 
 namespace {
 double us(const sc_core::sc_time& t) { return static_cast<double>(t.value()) / 1e6; }  // resolution: 1 ps
-} // namespace
+}  // namespace
 
 void timeline::slice(const track& t, const std::string& name, const sc_core::sc_time& start,
                      const sc_core::sc_time& end) {
     if (!out_) return;
     begin_event();
-    std::fprintf(out_, R"({"ph":"X","name":"%s","pid":%u,"tid":%u,"ts":%.6f,"dur":%.6f})", escape(name).c_str(),
-                 t.pid, t.tid, us(start), us(end) - us(start));
+    std::fprintf(out_, R"({"ph":"X","name":"%s","pid":%u,"tid":%u,"ts":%.6f,"dur":%.6f})", escape(name).c_str(), t.pid,
+                 t.tid, us(start), us(end) - us(start));
 }
 
 void timeline::counter(const track& t, const std::string& name, const sc_core::sc_time& at, double value) {
@@ -119,7 +120,8 @@ rate_counter::~rate_counter() { timeline::instance().forget_closer(closer_id_); 
 
 void rate_counter::flush_last() {
     if (!active_) return;
-    timeline::instance().counter(track_, name_, window_start_, static_cast<double>(bytes_) / window_.to_seconds() / 1e9);
+    timeline::instance().counter(track_, name_, window_start_,
+                                 static_cast<double>(bytes_) / window_.to_seconds() / 1e9);
     timeline::instance().counter(track_, name_, window_start_ + window_, 0.0);
     active_ = false;
 }
@@ -149,4 +151,4 @@ void rate_counter::add(const sc_core::sc_time& at, std::uint64_t bytes) {
     bytes_ += bytes;
 }
 
-} // namespace trn3
+}  // namespace trn3

@@ -12,8 +12,7 @@ namespace trn3 {
 traffic_generator::traffic_generator(const sc_core::sc_module_name& name, const defaults& d)
     : component(name, frequency{1e9}), out("out"),
       base(this, "base", d.base, "first address of the window", address_range()),
-      window(this, "window", d.window, "size of the window the traffic covers",
-             range<byte_count>{byte_count{1}, {}}),
+      window(this, "window", d.window, "size of the window the traffic covers", range<byte_count>{byte_count{1}, {}}),
       count(this, "count", d.count, "blocks to write and read back"),
       block(this, "block", d.block, "bytes per transaction", range<byte_count>{byte_count{1}, byte_count{1 << 20}}),
       pattern(this, "pattern", d.pattern, "address order", one_of<std::string>{{"sequential", "random"}}),
@@ -22,10 +21,8 @@ traffic_generator::traffic_generator(const sc_core::sc_module_name& name, const 
       dmi_timing(this, "dmi_timing", d.dmi_timing,
                  "charge each DMI access through a timing_only transaction (for targets whose timing depends on "
                  "traffic, such as HBM); false: the grant's fixed latency"),
-      rng_(seed.get()), trace_out_(*this, "out"),
-      track_(timeline::instance().track_of(*this)),
-      writes_(this, "writes", "write transactions issued"),
-      reads_(this, "reads", "read transactions issued"),
+      rng_(seed.get()), trace_out_(*this, "out"), track_(timeline::instance().track_of(*this)),
+      writes_(this, "writes", "write transactions issued"), reads_(this, "reads", "read transactions issued"),
       dmi_accesses_(this, "dmi_accesses", "accesses made through a DMI pointer"),
       mismatches_(this, "mismatches", "read-back blocks that differed from what was written"),
       errors_(this, "errors", "accesses that got an error response") {
@@ -48,10 +45,8 @@ bool traffic_generator::access(tlm::tlm_command cmd, std::uint64_t addr, unsigne
     (is_write ? writes_ : reads_) += 1;
     if (use_dmi.get()) {
         if (unsigned char* p = dmi_.lookup(addr, len, is_write)) {
-            if (is_write)
-                std::memcpy(p, data, len);
-            else
-                std::memcpy(data, p, len);
+            if (is_write) std::memcpy(p, data, len);
+            else std::memcpy(data, p, len);
             ++dmi_accesses_;
             if (dmi_timing.get()) {
                 charge_timing(cmd, addr, len);
@@ -122,4 +117,4 @@ void traffic_generator::run() {
     done_.notify();
 }
 
-} // namespace trn3
+}  // namespace trn3

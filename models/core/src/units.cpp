@@ -34,8 +34,7 @@ std::pair<double, std::string> split_number(const std::string& text, const char*
 
 double parse_scaled(const std::string& text, const char* what, const std::vector<unit_scale>& units) {
     auto [value, unit] = split_number(text, what);
-    if (value < 0)
-        throw config_error(fmt::format("'{}' is not a {}: it must not be negative", text, what));
+    if (value < 0) throw config_error(fmt::format("'{}' is not a {}: it must not be negative", text, what));
     std::string accepted;
     for (const auto& u : units) {
         if (unit == u.suffix) return value * u.scale;
@@ -67,15 +66,16 @@ const std::vector<unit_scale> time_units = {{"ps", 1e-12}, {"ns", 1e-9}, {"us", 
 const std::vector<unit_scale> frequency_units = {{"Hz", 1.0}, {"kHz", 1e3}, {"MHz", 1e6}, {"GHz", 1e9}};
 const std::vector<unit_scale> binary_size_units = {
     {"B", 1.0}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
-const std::vector<unit_scale> size_units = {{"B", 1.0},          {"KiB", 1024.0},         {"MiB", 1048576.0},
-                                            {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}, {"KB", 1e3},
-                                            {"MB", 1e6},          {"GB", 1e9},             {"TB", 1e12}};
-const std::vector<unit_scale> byte_rate_units = {{"B/s", 1.0}, {"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9}, {"TB/s", 1e12}};
-const std::vector<unit_scale> rate_units = {{"B/s", 1.0},      {"KB/s", 1e3},     {"MB/s", 1e6},     {"GB/s", 1e9},
-                                            {"TB/s", 1e12},    {"b/s", 0.125},    {"Kb/s", 125.0},   {"Mb/s", 125e3},
-                                            {"Gb/s", 125e6},   {"Tb/s", 125e9}};
+const std::vector<unit_scale> size_units = {
+    {"B", 1.0},  {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+    {"KB", 1e3}, {"MB", 1e6},     {"GB", 1e9},        {"TB", 1e12}};
+const std::vector<unit_scale> byte_rate_units = {
+    {"B/s", 1.0}, {"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9}, {"TB/s", 1e12}};
+const std::vector<unit_scale> rate_units = {{"B/s", 1.0},    {"KB/s", 1e3},  {"MB/s", 1e6},   {"GB/s", 1e9},
+                                            {"TB/s", 1e12},  {"b/s", 0.125}, {"Kb/s", 125.0}, {"Mb/s", 125e3},
+                                            {"Gb/s", 125e6}, {"Tb/s", 125e9}};
 
-} // namespace
+}  // namespace
 
 sc_core::sc_time parse_time(const std::string& text) {
     double seconds = parse_scaled(text, "time", time_units);
@@ -114,9 +114,7 @@ bandwidth parse_bandwidth(const std::string& text) {
 
 std::string format_time(const sc_core::sc_time& t) { return format_scaled(t.to_seconds(), time_units); }
 std::string format_frequency(frequency f) { return format_scaled(f.hz, frequency_units); }
-std::string format_byte_count(byte_count b) {
-    return format_scaled(static_cast<double>(b.bytes), binary_size_units);
-}
+std::string format_byte_count(byte_count b) { return format_scaled(static_cast<double>(b.bytes), binary_size_units); }
 std::string format_bandwidth(bandwidth b) { return format_scaled(b.bytes_per_s, byte_rate_units); }
 
-} // namespace trn3
+}  // namespace trn3

@@ -16,8 +16,7 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name)
       chunk(this, "chunk", byte_count{1 << 20}, "largest piece moved at once (read, then written)",
             range<byte_count>{byte_count{4096}, byte_count{1ull << 30}}),
       descriptor_cost(this, "descriptor_cost", sc_time(20, sc_core::SC_NS), "engine time per descriptor"),
-      descriptors_(this, "descriptors", "descriptors completed"),
-      bytes_(this, "bytes", "bytes moved"),
+      descriptors_(this, "descriptors", "descriptors completed"), bytes_(this, "bytes", "bytes moved"),
       errors_(this, "errors", "queues stopped on an error") {
     for (unsigned q = 0; q < TRN3_DMA_QUEUES; ++q) {
         const std::uint64_t b = std::uint64_t(TRN3_DMA_QUEUE_BLOCK_SIZE) * q;
@@ -69,7 +68,7 @@ void dma_engine::run() {
 }
 
 bool dma_engine::transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data,
-                        std::uint64_t n) {
+                          std::uint64_t n) {
     tlm::tlm_generic_payload tx;
     sc_time delay;
     set_access(tx, cmd, address, data, static_cast<unsigned>(n));
@@ -89,8 +88,8 @@ bool dma_engine::serve(unsigned q) {
     queue& qu = queues_[q];
     const std::uint32_t size = static_cast<std::uint32_t>(qu.ring_size->value());
     const std::uint32_t head = static_cast<std::uint32_t>(qu.head->value());
-    if (!(qu.control->value() & TRN3_DMA_CONTROL_ENABLE) || TRN3_DMA_STATUS_STATE(qu.status->value()) == TRN3_DMA_STATE_ERROR ||
-        size == 0 ||
+    if (!(qu.control->value() & TRN3_DMA_CONTROL_ENABLE) ||
+        TRN3_DMA_STATUS_STATE(qu.status->value()) == TRN3_DMA_STATE_ERROR || size == 0 ||
         head == static_cast<std::uint32_t>(qu.tail->value()))
         return false;
     if (size & (size - 1)) {
@@ -103,7 +102,7 @@ bool dma_engine::serve(unsigned q) {
     const std::uint32_t index = head & (size - 1);
     trn3_dma_descriptor d{};
     if (!transfer(ring_on_host, tlm::TLM_READ_COMMAND, qu.ring_base->value() + sizeof d * index,
-                reinterpret_cast<std::uint8_t*>(&d), sizeof d)) {
+                  reinterpret_cast<std::uint8_t*>(&d), sizeof d)) {
         fail(q, ring_on_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE);
         return false;
     }
@@ -120,12 +119,13 @@ bool dma_engine::serve(unsigned q) {
             status = dst_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
     }
     trn3_dma_completion c{status, d.length, d.user};
-    if (!transfer(ring_on_host, tlm::TLM_WRITE_COMMAND, qu.cpl_base->value() + sizeof c * index, reinterpret_cast<std::uint8_t*>(&c),
-                  sizeof c) &&
+    if (!transfer(ring_on_host, tlm::TLM_WRITE_COMMAND, qu.cpl_base->value() + sizeof c * index,
+                  reinterpret_cast<std::uint8_t*>(&c), sizeof c) &&
         status == 0)
         status = ring_on_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;  // the host would never see it done
-    timeline::instance().slice(qu.track, fmt::format("{} B {}->{}", d.length, src_host ? "host" : "dev", dst_host ? "host" : "dev"),
-                               start, sc_core::sc_time_stamp());
+    timeline::instance().slice(
+        qu.track, fmt::format("{} B {}->{}", d.length, src_host ? "host" : "dev", dst_host ? "host" : "dev"), start,
+        sc_core::sc_time_stamp());
     if (status != 0) {
         fail(q, status);
         return false;
@@ -138,4 +138,4 @@ bool dma_engine::serve(unsigned q) {
     return true;
 }
 
-} // namespace trn3::dma
+}  // namespace trn3::dma

@@ -16,7 +16,7 @@ unsigned log2_exact(std::uint64_t v, const std::string& what, const std::string&
     while ((1ull << n) < v) ++n;
     return n;
 }
-} // namespace
+}  // namespace
 
 address_map::address_map(const std::string& text, const geometry& g, const std::string& param_name) {
     std::map<std::string, unsigned> expected = {
@@ -39,7 +39,8 @@ address_map::address_map(const std::string& text, const geometry& g, const std::
             row_shift_ = shift;
             continue;
         }
-        if (colon == std::string::npos) throw config_error(param_name + ": field '" + name + "' needs a width (name:bits)");
+        if (colon == std::string::npos)
+            throw config_error(param_name + ": field '" + name + "' needs a width (name:bits)");
         unsigned width = 0;
         try {
             width = static_cast<unsigned>(std::stoul(item.substr(colon + 1)));
@@ -55,7 +56,8 @@ address_map::address_map(const std::string& text, const geometry& g, const std::
     }
     if (!row_seen) throw config_error(param_name + ": the last field must be 'row'");
     for (const char* required : {"offset", "channel", "bank_group", "bank", "column"})
-        if (!fields.count(required)) throw config_error(param_name + ": field '" + std::string(required) + "' is missing");
+        if (!fields.count(required))
+            throw config_error(param_name + ": field '" + std::string(required) + "' is missing");
     for (const auto& [name, bits] : expected)
         if (fields[name].second != bits)
             throw config_error(fmt::format("{}: field '{}' has {} bits but the geometry needs {}", param_name, name,
@@ -78,4 +80,4 @@ address_map::address_map(const std::string& text, const geometry& g, const std::
     column_ = make("column");
 }
 
-} // namespace trn3::hbm
+}  // namespace trn3::hbm

@@ -29,7 +29,7 @@ void flip(unsigned char* data, std::uint64_t addr, unsigned len, std::uint64_t w
         data[byte_addr - addr] ^= static_cast<unsigned char>(mask >> (8 * b));
     }
 }
-} // namespace
+}  // namespace
 
 ecc_result ecc_model::check_read(std::uint64_t addr, unsigned char* data, unsigned len) {
     ecc_result r;
@@ -80,12 +80,10 @@ std::uint64_t ecc_model::on_write(std::uint64_t addr, unsigned len) {
         return whole || single;
     };
     for (auto it = errors_.begin(); it != errors_.end();) {
-        if (it->first >= first && it->first <= last && repair(it->first, it->second))
-            it = errors_.erase(it);
-        else
-            ++it;
+        if (it->first >= first && it->first <= last && repair(it->first, it->second)) it = errors_.erase(it);
+        else ++it;
     }
     return corrected;
 }
 
-} // namespace trn3::hbm
+}  // namespace trn3::hbm

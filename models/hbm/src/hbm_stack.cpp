@@ -9,8 +9,8 @@
 
 namespace trn3::hbm {
 namespace {
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 
 sc_time ns(double v) { return sc_time(v, SC_NS); }
 ps_t to_ps(const sc_time& t) { return t.value(); }  // the time resolution is 1 ps
@@ -27,11 +27,10 @@ std::uint64_t seed_for(const std::string& name, std::uint64_t seed) {
     for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
     return h;
 }
-} // namespace
+}  // namespace
 
 hbm_stack::hbm_stack(const sc_core::sc_module_name& name, bool default_needs_training)
-    : component(name, frequency{2.4e9}),
-      in("in"), ctrl("ctrl"),
+    : component(name, frequency{2.4e9}), in("in"), ctrl("ctrl"),
       size(this, "size", byte_count{36ull << 30}, "capacity of the stack (12-high HBM3E: 36 GiB)",
            range<byte_count>{byte_count{1 << 20}, {}}),
       channels(this, "channels", 32, "pseudo-channels", range<std::uint64_t>{1, 256}),
@@ -44,12 +43,9 @@ hbm_stack::hbm_stack(const sc_core::sc_module_name& name, bool default_needs_tra
                         "data bandwidth of one pseudo-channel (32 pins x 9.6 Gb/s)"),
       interleave(this, "interleave", "offset:8,channel:5,bank_group:2,column:2,bank:2,row",
                  "address bits from the LSB up: offset (interleave granule), channel, bank_group, column, bank, row"),
-      t_cl(this, "t_cl", ns(12.5), "READ to first data (tCL)"),
-      t_wl(this, "t_wl", ns(5), "WRITE to first data (tWL)"),
-      t_rcd(this, "t_rcd", ns(19.4), "ACT to READ/WRITE (tRCD)"),
-      t_rp(this, "t_rp", ns(16.25), "PRE to ACT (tRP)"),
-      t_ras(this, "t_ras", ns(28.1), "ACT to PRE (tRAS)"),
-      t_rc(this, "t_rc", ns(45), "ACT to ACT in one bank (tRC)"),
+      t_cl(this, "t_cl", ns(12.5), "READ to first data (tCL)"), t_wl(this, "t_wl", ns(5), "WRITE to first data (tWL)"),
+      t_rcd(this, "t_rcd", ns(19.4), "ACT to READ/WRITE (tRCD)"), t_rp(this, "t_rp", ns(16.25), "PRE to ACT (tRP)"),
+      t_ras(this, "t_ras", ns(28.1), "ACT to PRE (tRAS)"), t_rc(this, "t_rc", ns(45), "ACT to ACT in one bank (tRC)"),
       t_faw(this, "t_faw", ns(15), "window holding at most four ACTs (tFAW)"),
       t_rrd_s(this, "t_rrd_s", ns(2.5), "ACT to ACT, different bank groups (tRRD_S)"),
       t_rrd_l(this, "t_rrd_l", ns(3.1), "ACT to ACT, same bank group (tRRD_L)"),
@@ -89,17 +85,12 @@ hbm_stack::hbm_stack(const sc_core::sc_module_name& name, bool default_needs_tra
                  "persistent errors: ADDR:MASK[;ADDR:MASK...], MASK = bits to flip in the 64-bit word at ADDR"),
       timeline_window(this, "timeline_window", ns(1000), "window of the bandwidth counter on the timeline",
                       range<sc_time>{sc_time(1, sc_core::SC_NS), {}}),
-      store_(this->name(), size.get().bytes),
-      map_(interleave.get(), geometry_of(*this), interleave.name()),
-      ecc_(ecc_single_rate, ecc_double_rate, seed_for(this->name(), ecc_seed)),
-      burst_bytes_(burst_size.get().bytes),
-      controller_ps_(to_ps(controller_latency)),
-      trace_in_(*this, "in"),
+      store_(this->name(), size.get().bytes), map_(interleave.get(), geometry_of(*this), interleave.name()),
+      ecc_(ecc_single_rate, ecc_double_rate, seed_for(this->name(), ecc_seed)), burst_bytes_(burst_size.get().bytes),
+      controller_ps_(to_ps(controller_latency)), trace_in_(*this, "in"),
       bandwidth_(timeline::process_of(*this), basename(), timeline_window),
-      track_(timeline::instance().track_of(*this, " errors")),
-      reads_(this, "reads", "read accesses"),
-      writes_(this, "writes", "write accesses"),
-      bytes_read_(this, "bytes_read", "bytes read"),
+      track_(timeline::instance().track_of(*this, " errors")), reads_(this, "reads", "read accesses"),
+      writes_(this, "writes", "write accesses"), bytes_read_(this, "bytes_read", "bytes read"),
       bytes_written_(this, "bytes_written", "bytes written"),
       stat_ce_(this, "ecc_corrected", "words with a corrected single-bit error"),
       stat_ue_(this, "ecc_uncorrectable", "words returned poisoned"),
@@ -116,8 +107,8 @@ hbm_stack::hbm_stack(const sc_core::sc_module_name& name, bool default_needs_tra
         // Aligned: every channel refreshes at tREFI/2 + k tREFI. Staggered:
         // channel c at (2c + 1) tREFI / 2n + k tREFI.
         const ps_t phase = refresh_stagger.get() ? (2 * c + 1) * t.t_refi / (2 * n) : t.t_refi / 2;
-        channels_.emplace_back(t, static_cast<unsigned>(bank_groups.get()), static_cast<unsigned>(banks_per_group.get()),
-                               phase);
+        channels_.emplace_back(t, static_cast<unsigned>(bank_groups.get()),
+                               static_cast<unsigned>(banks_per_group.get()), phase);
     }
     inject_from_param();
 
@@ -306,10 +297,8 @@ unsigned hbm_stack::transport_dbg(tlm::tlm_generic_payload& tx) {
     const std::uint64_t addr = tx.get_address();
     if (addr >= size.get().bytes) return 0;
     const auto len = static_cast<unsigned>(std::min<std::uint64_t>(tx.get_data_length(), size.get().bytes - addr));
-    if (tx.is_read())
-        std::memcpy(tx.get_data_ptr(), store_.data() + addr, len);
-    else if (tx.is_write())
-        std::memcpy(store_.data() + addr, tx.get_data_ptr(), len);
+    if (tx.is_read()) std::memcpy(tx.get_data_ptr(), store_.data() + addr, len);
+    else if (tx.is_write()) std::memcpy(store_.data() + addr, tx.get_data_ptr(), len);
     tx.set_response_status(tlm::TLM_OK_RESPONSE);
     return len;
 }
@@ -348,4 +337,4 @@ void hbm_stack::reset() {
     update_irq();
 }
 
-} // namespace trn3::hbm
+}  // namespace trn3::hbm

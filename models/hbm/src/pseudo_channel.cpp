@@ -138,8 +138,8 @@ void pseudo_channel::drain(std::size_t keep, ps_t from) {
         // The batch is bracketed by the bus turnarounds.
         const ps_t before = i == 0 ? t_.t_rtw : 0;
         const ps_t after = i + 1 == n ? t_.t_wtr : 0;
-        drain_end_ = std::max(drain_end_, place(std::max(w.arrival, from), true, w.bank_group, w.bank, w.row,
-                                                w.bursts, before, after));
+        drain_end_ = std::max(
+            drain_end_, place(std::max(w.arrival, from), true, w.bank_group, w.bank, w.row, w.bursts, before, after));
     }
     write_queue_.erase(write_queue_.begin(), write_queue_.begin() + static_cast<long>(n));
     ++stats_.write_drains;
@@ -179,4 +179,4 @@ ps_t pseudo_channel::flush() {
     return bus_.last_end();
 }
 
-} // namespace trn3::hbm
+}  // namespace trn3::hbm

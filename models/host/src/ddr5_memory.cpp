@@ -7,9 +7,9 @@
 namespace trn3::host {
 
 ddr5_memory::ddr5_memory(const sc_core::sc_module_name& name)
-    : component(name, frequency{2.8e9}), store_(this->name(), size.get().bytes),
-      reads_(this, "reads", "read accesses"), writes_(this, "writes", "write accesses"),
-      bytes_(this, "bytes", "bytes read and written"), address_errors_(this, "address_errors", "accesses outside the memory") {
+    : component(name, frequency{2.8e9}), store_(this->name(), size.get().bytes), reads_(this, "reads", "read accesses"),
+      writes_(this, "writes", "write accesses"), bytes_(this, "bytes", "bytes read and written"),
+      address_errors_(this, "address_errors", "accesses outside the memory") {
     in.register_b_transport(this, &ddr5_memory::transport);
     in.register_transport_dbg(this, &ddr5_memory::debug);
 }
@@ -40,4 +40,4 @@ unsigned ddr5_memory::debug(tlm::tlm_generic_payload& tx) {
     return static_cast<unsigned>(n);
 }
 
-} // namespace trn3::host
+}  // namespace trn3::host

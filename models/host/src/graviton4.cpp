@@ -17,9 +17,10 @@ graviton4::graviton4(const sc_core::sc_module_name& name, unsigned root_ports)
     rc.host_mem.bind(iommu0.in);
     iommu0.out.bind(ddr.in);
     rc.msi = [this](std::uint32_t data, std::uint16_t requester) {
-        timeline::instance().instant(irq_track_, fmt::format("msi {:#x} from {:02x}:{:02x}.{}", data, requester >> 8,
-                                                            (requester >> 3) & 31, requester & 7),
-                                     sc_core::sc_time_stamp());
+        timeline::instance().instant(
+            irq_track_,
+            fmt::format("msi {:#x} from {:02x}:{:02x}.{}", data, requester >> 8, (requester >> 3) & 31, requester & 7),
+            sc_core::sc_time_stamp());
         auto it = handlers_.find(data);
         if (it == handlers_.end()) {
             ++unclaimed_;
@@ -88,4 +89,4 @@ bool graviton4::wait_until(const std::function<bool()>& ready, sc_core::sc_time 
     }
 }
 
-} // namespace trn3::host
+}  // namespace trn3::host

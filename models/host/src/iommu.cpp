@@ -10,8 +10,7 @@
 namespace trn3::host {
 
 iommu::iommu(const sc_core::sc_module_name& name)
-    : component(name, frequency{2.8e9}),
-      translations_(this, "translations", "device accesses translated"),
+    : component(name, frequency{2.8e9}), translations_(this, "translations", "device accesses translated"),
       faults_(this, "faults", "device accesses refused (no mapping or no permission)") {
     in.register_b_transport(this, &iommu::transport);
 }
@@ -19,7 +18,8 @@ iommu::iommu(const sc_core::sc_module_name& name)
 void iommu::map(std::uint16_t device, std::uint64_t bus, std::uint64_t physical, std::uint64_t bytes, bool writable) {
     if (bytes == 0) return;
     if (bus % page != physical % page)
-        throw config_error(fmt::format("{}: mapping {:#x} -> {:#x}: offsets within the page differ", name(), bus, physical));
+        throw config_error(
+            fmt::format("{}: mapping {:#x} -> {:#x}: offsets within the page differ", name(), bus, physical));
     const std::uint64_t first = bus / page, last = (bus + bytes - 1) / page;
     for (std::uint64_t p = first; p <= last; ++p) pages_[{device, p}] = {physical / page + (p - first), writable};
 }
@@ -49,8 +49,8 @@ void iommu::transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay) {
         auto it = pages_.find({id->bdf, p});
         if (it == pages_.end() || (write && !it->second.writable)) {
             ++faults_;
-            log().warn("fault: device {:02x}:{:02x}.{} {} bus address {:#x}", id->bdf >> 8, (id->bdf >> 3) & 31, id->bdf & 7,
-                       write ? "write" : "read", p * page < bus ? bus : p * page);
+            log().warn("fault: device {:02x}:{:02x}.{} {} bus address {:#x}", id->bdf >> 8, (id->bdf >> 3) & 31,
+                       id->bdf & 7, write ? "write" : "read", p * page < bus ? bus : p * page);
             tx.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
             if (fault) fault(id->bdf, p * page < bus ? bus : p * page, write);
             return;
@@ -82,4 +82,4 @@ void iommu::transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay) {
     tx.set_response_status(tlm::TLM_OK_RESPONSE);
 }
 
-} // namespace trn3::host
+}  // namespace trn3::host

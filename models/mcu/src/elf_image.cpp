@@ -17,7 +17,7 @@ namespace {
 [[noreturn]] void refuse(const std::string& path, const std::string& why) {
     throw config_error("firmware '" + path + "': " + why);
 }
-} // namespace
+}  // namespace
 
 elf_image elf_image::load(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
@@ -32,7 +32,8 @@ elf_image elf_image::load(const std::string& path) {
     if (std::memcmp(eh.e_ident, ELFMAG, SELFMAG) != 0) refuse(path, "not an ELF file");
     if (eh.e_ident[EI_CLASS] != ELFCLASS32) refuse(path, "not a 32-bit ELF file (the MCU is RV32)");
     if (eh.e_ident[EI_DATA] != ELFDATA2LSB) refuse(path, "not little-endian");
-    if (eh.e_machine != EM_RISCV) refuse(path, "not a RISC-V executable (e_machine " + std::to_string(eh.e_machine) + ")");
+    if (eh.e_machine != EM_RISCV)
+        refuse(path, "not a RISC-V executable (e_machine " + std::to_string(eh.e_machine) + ")");
     if (eh.e_type != ET_EXEC) refuse(path, "not an executable (e_type " + std::to_string(eh.e_type) + ")");
     if (eh.e_phentsize != sizeof(Elf32_Phdr)) refuse(path, "unexpected program header size");
 
@@ -46,7 +47,8 @@ elf_image elf_image::load(const std::string& path) {
         if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
         need(ph.p_offset, ph.p_filesz, "segment data");
         if (ph.p_filesz > ph.p_memsz) refuse(path, "a segment's file size exceeds its memory size");
-        if (static_cast<std::uint64_t>(ph.p_paddr) + ph.p_memsz > (1ull << 32)) refuse(path, "a segment ends past 4 GiB");
+        if (static_cast<std::uint64_t>(ph.p_paddr) + ph.p_memsz > (1ull << 32))
+            refuse(path, "a segment ends past 4 GiB");
         elf_segment seg;
         seg.address = ph.p_paddr;
         seg.memory_size = ph.p_memsz;
@@ -54,7 +56,8 @@ elf_image elf_image::load(const std::string& path) {
         img.segments.push_back(std::move(seg));
     }
     if (img.segments.empty()) refuse(path, "no loadable segment");
-    std::sort(img.segments.begin(), img.segments.end(), [](const auto& a, const auto& b) { return a.address < b.address; });
+    std::sort(img.segments.begin(), img.segments.end(),
+              [](const auto& a, const auto& b) { return a.address < b.address; });
     for (std::size_t i = 1; i < img.segments.size(); ++i) {
         const auto& p = img.segments[i - 1];
         if (static_cast<std::uint64_t>(p.address) + p.memory_size > img.segments[i].address)
@@ -84,4 +87,4 @@ elf_image elf_image::load(const std::string& path) {
     return img;
 }
 
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

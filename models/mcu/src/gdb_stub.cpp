@@ -23,11 +23,12 @@ std::string hex32(std::uint32_t v) {  // target byte order: little-endian
 }
 std::uint32_t parse_hex32_le(const std::string& s, std::size_t at) {
     std::uint32_t v = 0;
-    for (unsigned i = 0; i < 4; ++i) v |= static_cast<std::uint32_t>(std::stoul(s.substr(at + 2 * i, 2), nullptr, 16)) << (8 * i);
+    for (unsigned i = 0; i < 4; ++i)
+        v |= static_cast<std::uint32_t>(std::stoul(s.substr(at + 2 * i, 2), nullptr, 16)) << (8 * i);
     return v;
 }
 constexpr unsigned pc_regnum = 32, csr_regbase = 65;  // GDB's RISC-V numbering
-} // namespace
+}  // namespace
 
 gdb_stub::gdb_stub(rv32_hart& hart, std::uint16_t port) : hart_(hart), port_(port) {
     listener_ = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -150,7 +151,8 @@ std::string gdb_stub::handle(const std::string& p, action& act, bool& done) {
         const unsigned n = static_cast<unsigned>(std::stoul(p.substr(1), nullptr, 16));
         if (n < 32) return hex32(hart_.reg(n));
         if (n == pc_regnum) return hex32(hart_.pc());
-        if (n >= csr_regbase && n < csr_regbase + 4096) return hex32(hart_.csr(static_cast<std::uint16_t>(n - csr_regbase)));
+        if (n >= csr_regbase && n < csr_regbase + 4096)
+            return hex32(hart_.csr(static_cast<std::uint16_t>(n - csr_regbase)));
         return "E01";
     }
     case 'P': {
@@ -198,7 +200,8 @@ std::string gdb_stub::handle(const std::string& p, action& act, bool& done) {
     case 'z':
         if (p.size() > 3 && (p[1] == '0' || p[1] == '1')) {
             const auto second = p.find(',', 3);
-            hart_.set_breakpoint(static_cast<std::uint32_t>(std::stoul(p.substr(3, second - 3), nullptr, 16)), p[0] == 'Z');
+            hart_.set_breakpoint(static_cast<std::uint32_t>(std::stoul(p.substr(3, second - 3), nullptr, 16)),
+                                 p[0] == 'Z');
             return "OK";
         }
         return "";
@@ -223,4 +226,4 @@ std::string gdb_stub::handle(const std::string& p, action& act, bool& done) {
     }
 }
 
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

@@ -17,5 +17,4 @@ std::uint32_t intc::pending() const {
     return p;
 }
 
-
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

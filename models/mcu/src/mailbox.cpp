@@ -44,4 +44,4 @@ unsigned mailbox::host_debug(tlm::tlm_generic_payload& tx) {
     return tx.get_data_length();
 }
 
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

@@ -22,7 +22,7 @@ std::array<std::uint8_t, 32> parse_digest(const param<std::string>& p) {
     for (unsigned i = 0; i < 32; ++i) d[i] = static_cast<std::uint8_t>(std::stoul(s.substr(2 * i, 2), nullptr, 16));
     return d;
 }
-} // namespace
+}  // namespace
 
 mcu::mcu(const sc_core::sc_module_name& name, const images& defaults)
     : component(name, frequency{1e9}), chip("chip"),
@@ -34,8 +34,8 @@ mcu::mcu(const sc_core::sc_module_name& name, const images& defaults)
             range<std::uint64_t>{1, {}}),
       gdb_port(this, "gdb_port", 0, "TCP port on localhost for a GDB remote stub (0: none)",
                range<std::uint64_t>{0, 65535}),
-      uart0("uart"), timer0("timer"), intc0("intc"), sysctl0("sysctl"), mailbox0("mailbox"), watchdog0("watchdog", timer0), mmio_("mmio"),
-      rom_(TRN3_MCU_ROM_SIZE), sram_(TRN3_MCU_SRAM_SIZE),
+      uart0("uart"), timer0("timer"), intc0("intc"), sysctl0("sysctl"), mailbox0("mailbox"),
+      watchdog0("watchdog", timer0), mmio_("mmio"), rom_(TRN3_MCU_ROM_SIZE), sram_(TRN3_MCU_SRAM_SIZE),
       instructions_(this, "instructions", "instructions retired"),
       mmio_accesses_(this, "mmio_accesses", "loads and stores outside ROM and SRAM"),
       wfi_waits_(this, "wfi_waits", "times the hart waited in wfi"),
@@ -57,9 +57,10 @@ mcu::mcu(const sc_core::sc_module_name& name, const images& defaults)
 
     hart_.add_region({TRN3_MCU_ROM_BASE, TRN3_MCU_ROM_SIZE, rom_.data(), false});
     hart_.add_region({TRN3_MCU_SRAM_BASE, TRN3_MCU_SRAM_SIZE, sram_.data(), true});
-    hart_.set_bus({[this](std::uint32_t a, unsigned n, std::uint32_t& v) { return mmio(tlm::TLM_READ_COMMAND, a, n, v); },
-                   [this](std::uint32_t a, unsigned n, std::uint32_t v) { return mmio(tlm::TLM_WRITE_COMMAND, a, n, v); },
-                   [this] { return timer0.mtime_at(sc_core::sc_time_stamp() + hart_local()); }});
+    hart_.set_bus(
+        {[this](std::uint32_t a, unsigned n, std::uint32_t& v) { return mmio(tlm::TLM_READ_COMMAND, a, n, v); },
+         [this](std::uint32_t a, unsigned n, std::uint32_t v) { return mmio(tlm::TLM_WRITE_COMMAND, a, n, v); },
+         [this] { return timer0.mtime_at(sc_core::sc_time_stamp() + hart_local()); }});
 
     if (firmware.get().empty()) throw config_error("param " + firmware.name() + " names no firmware ELF");
     const elf_image fw = elf_image::load(firmware.get());
@@ -88,7 +89,8 @@ mcu::mcu(const sc_core::sc_module_name& name, const images& defaults)
 
 void mcu::load(const elf_image& img, std::uint32_t base, std::vector<std::uint8_t>& mem, const char* what) {
     for (const auto& seg : img.segments) {
-        if (seg.address < base || seg.address - base > mem.size() || seg.memory_size > mem.size() - (seg.address - base))
+        if (seg.address < base || seg.address - base > mem.size() ||
+            seg.memory_size > mem.size() - (seg.address - base))
             throw config_error(fmt::format("firmware '{}': a segment at 0x{:08x} ({} bytes) lies outside the MCU's {} "
                                            "(0x{:08x}, {} KiB)",
                                            img.path, seg.address, seg.memory_size, what, base, mem.size() / 1024));
@@ -164,7 +166,8 @@ void mcu::run() {
         const sc_core::sc_time quantum = tlm::tlm_global_quantum::instance().get();
         const sc_core::sc_time now = sc_core::sc_time_stamp() + local_;
         std::uint64_t budget = batch.get();
-        if (quantum > local_) budget = std::min<std::uint64_t>(budget, static_cast<std::uint64_t>((quantum - local_) / period) + 1);
+        if (quantum > local_)
+            budget = std::min<std::uint64_t>(budget, static_cast<std::uint64_t>((quantum - local_) / period) + 1);
         const sc_core::sc_time deadline = timer0.deadline();
         if (deadline > now && deadline != sc_core::sc_max_time())
             budget = std::min<std::uint64_t>(budget, static_cast<std::uint64_t>((deadline - now) / period) + 1);
@@ -189,8 +192,7 @@ void mcu::run() {
             if (gdb_action_ == gdb_stub::action::step || why == rv32_hart::stop::breakpoint ||
                 why == rv32_hart::stop::ebreak_to_debugger || exception)
                 signal = 5;  // SIGTRAP
-            else if (gdb_->interrupted())
-                signal = 2;  // SIGINT
+            else if (gdb_->interrupted()) signal = 2;  // SIGINT
             if (signal) {
                 wait(local_);
                 local_ = sc_core::SC_ZERO_TIME;
@@ -220,10 +222,8 @@ void mcu::run() {
             update_interrupts();
             if (!hart_.interrupt_waiting()) {
                 const sc_core::sc_time d = timer0.deadline(), t = sc_core::sc_time_stamp();
-                if (d != sc_core::sc_max_time() && d > t)
-                    wait(d - t, intc0.changed() | timer0.changed() | restart_);
-                else if (d == sc_core::sc_max_time())
-                    wait(intc0.changed() | timer0.changed() | restart_);
+                if (d != sc_core::sc_max_time() && d > t) wait(d - t, intc0.changed() | timer0.changed() | restart_);
+                else if (d == sc_core::sc_max_time()) wait(intc0.changed() | timer0.changed() | restart_);
             }
             continue;
         }
@@ -239,4 +239,4 @@ void mcu::end_of_elaboration() {
     sysctl0.set_chip_present(chip.get_base_port().size() != 0);
 }
 
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

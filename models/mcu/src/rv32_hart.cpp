@@ -14,7 +14,7 @@ constexpr std::uint32_t mstatus_mie = 1u << 3, mstatus_mpie = 1u << 7, mstatus_m
 constexpr std::uint32_t misa_value = (1u << 30) | (1u << 8) | (1u << 12) | (1u << 2);  // RV32 I M C
 constexpr std::uint32_t mie_mask = (1u << irq_software) | (1u << irq_timer) | (1u << irq_external);
 
-} // namespace
+}  // namespace
 
 rv32_hart::rv32_hart() { reset(0); }
 
@@ -152,13 +152,20 @@ bool rv32_hart::csr_read(std::uint16_t n, std::uint32_t& v) const {
     case csr_mepc: v = mepc_; return true;
     case csr_mcause: v = mcause_; return true;
     case csr_mtval: v = mtval_; return true;
-    case csr_mcycle: case csr_cycle: v = static_cast<std::uint32_t>(cycles); return true;
-    case csr_mcycleh: case csr_cycleh: v = static_cast<std::uint32_t>(cycles >> 32); return true;
-    case csr_minstret: case csr_instret: v = static_cast<std::uint32_t>(instret_ + minstret_offset_); return true;
-    case csr_minstreth: case csr_instreth: v = static_cast<std::uint32_t>((instret_ + minstret_offset_) >> 32); return true;
+    case csr_mcycle:
+    case csr_cycle: v = static_cast<std::uint32_t>(cycles); return true;
+    case csr_mcycleh:
+    case csr_cycleh: v = static_cast<std::uint32_t>(cycles >> 32); return true;
+    case csr_minstret:
+    case csr_instret: v = static_cast<std::uint32_t>(instret_ + minstret_offset_); return true;
+    case csr_minstreth:
+    case csr_instreth: v = static_cast<std::uint32_t>((instret_ + minstret_offset_) >> 32); return true;
     case csr_time: v = bus_.time ? static_cast<std::uint32_t>(bus_.time()) : 0; return true;
     case csr_timeh: v = bus_.time ? static_cast<std::uint32_t>(bus_.time() >> 32) : 0; return true;
-    case csr_mvendorid: case csr_marchid: case csr_mimpid: case csr_mhartid: v = 0; return true;
+    case csr_mvendorid:
+    case csr_marchid:
+    case csr_mimpid:
+    case csr_mhartid: v = 0; return true;
     default: return false;
     }
 }
@@ -216,7 +223,9 @@ bool rv32_hart::take_interrupt() {
     const std::uint32_t ready = mip_ & mie_;
     if (!ready || !(mstatus_ & mstatus_mie)) return false;
     // Priority: external, software, timer (privileged spec 3.1.9).
-    const std::uint32_t irq = ready & (1u << irq_external) ? irq_external : ready & (1u << irq_software) ? irq_software : irq_timer;
+    const std::uint32_t irq = ready & (1u << irq_external)   ? irq_external
+                              : ready & (1u << irq_software) ? irq_software
+                                                             : irq_timer;
     trap(0x80000000u | irq, 0);
     return true;
 }
@@ -261,43 +270,41 @@ rv32_hart::stop rv32_hart::run(std::uint64_t budget) {
         reload();
     };
     static const void* const handlers[] = {
-        &&h_illegal, &&h_lui, &&h_auipc, &&h_jal, &&h_jalr, &&h_beq, &&h_bne, &&h_blt, &&h_bge, &&h_bltu, &&h_bgeu,
-        &&h_lb, &&h_lh, &&h_lw, &&h_lbu, &&h_lhu, &&h_sb, &&h_sh, &&h_sw,
-        &&h_addi, &&h_slti, &&h_sltiu, &&h_xori, &&h_ori, &&h_andi, &&h_slli, &&h_srli, &&h_srai,
-        &&h_add, &&h_sub, &&h_sll, &&h_slt, &&h_sltu, &&h_xor, &&h_srl, &&h_sra, &&h_or, &&h_and,
-        &&h_fence, &&h_ecall, &&h_ebreak, &&h_mret, &&h_wfi,
-        &&h_csr, &&h_csr, &&h_csr, &&h_csr, &&h_csr, &&h_csr,
-        &&h_mul, &&h_mulh, &&h_mulhsu, &&h_mulhu, &&h_div, &&h_divu, &&h_rem, &&h_remu,
-        &&h_illegal,
+        &&h_illegal, &&h_lui,    &&h_auipc, &&h_jal, &&h_jalr, &&h_beq,  &&h_bne,  &&h_blt,     &&h_bge,   &&h_bltu,
+        &&h_bgeu,    &&h_lb,     &&h_lh,    &&h_lw,  &&h_lbu,  &&h_lhu,  &&h_sb,   &&h_sh,      &&h_sw,    &&h_addi,
+        &&h_slti,    &&h_sltiu,  &&h_xori,  &&h_ori, &&h_andi, &&h_slli, &&h_srli, &&h_srai,    &&h_add,   &&h_sub,
+        &&h_sll,     &&h_slt,    &&h_sltu,  &&h_xor, &&h_srl,  &&h_sra,  &&h_or,   &&h_and,     &&h_fence, &&h_ecall,
+        &&h_ebreak,  &&h_mret,   &&h_wfi,   &&h_csr, &&h_csr,  &&h_csr,  &&h_csr,  &&h_csr,     &&h_csr,   &&h_mul,
+        &&h_mulh,    &&h_mulhsu, &&h_mulhu, &&h_div, &&h_divu, &&h_rem,  &&h_remu, &&h_illegal,
     };
     static_assert(sizeof handlers / sizeof handlers[0] == op_illegal + 1, "one handler per operation");
 
 // Retire the current instruction and go to the next one's handler.
 // Straight-line code cannot leave its region except into the sentinel.
-#define NEXT_SEQ                                                                                          \
-    do {                                                                                                  \
-        pc = next;                                                                                        \
-        if (++done == limit) goto slow;                                                                   \
-        d = &cache[(pc - base) >> 1];                                                                     \
-        if (!d->handler) goto slow;                                                                       \
-        next = pc + d->len;                                                                               \
-        goto *d->handler;                                                                                 \
+#define NEXT_SEQ                        \
+    do {                                \
+        pc = next;                      \
+        if (++done == limit) goto slow; \
+        d = &cache[(pc - base) >> 1];   \
+        if (!d->handler) goto slow;     \
+        next = pc + d->len;             \
+        goto * d->handler;              \
     } while (0)
 // After a jump or branch: the target may lie in another region.
-#define NEXT                                                                                              \
-    do {                                                                                                  \
-        if (next - base >= size) {                                                                        \
-            pc = next;                                                                                    \
-            ++done;                                                                                       \
-            goto slow;                                                                                    \
-        }                                                                                                 \
-        NEXT_SEQ;                                                                                         \
+#define NEXT                       \
+    do {                           \
+        if (next - base >= size) { \
+            pc = next;             \
+            ++done;                \
+            goto slow;             \
+        }                          \
+        NEXT_SEQ;                  \
     } while (0)
 // After a trap or a change of state through the members: on to the next.
-#define RESUME            \
-    do {                  \
+#define RESUME              \
+    do {                    \
         accounted = ++done; \
-        goto slow;        \
+        goto slow;          \
     } while (0)
 
 slow:
@@ -338,61 +345,108 @@ slow:
     }
     step_over_breakpoint = false;
     next = pc + d->len;
-    goto *d->handler;
+    goto * d->handler;
 
-h_lui: x[d->rd] = IMM; NEXT_SEQ;
-h_auipc: x[d->rd] = pc + IMM; NEXT_SEQ;
-h_jal: x[d->rd] = next; next = pc + IMM; NEXT;
-h_jalr: { const std::uint32_t target = (a + IMM) & ~1u; x[d->rd] = next; next = target; } NEXT;
-h_beq: if (a == b) next = pc + IMM; NEXT;
-h_bne: if (a != b) next = pc + IMM; NEXT;
-h_blt: if (static_cast<std::int32_t>(a) < static_cast<std::int32_t>(b)) next = pc + IMM; NEXT;
-h_bge: if (static_cast<std::int32_t>(a) >= static_cast<std::int32_t>(b)) next = pc + IMM; NEXT;
-h_bltu: if (a < b) next = pc + IMM; NEXT;
-h_bgeu: if (a >= b) next = pc + IMM; NEXT;
-h_lw: {
+h_lui:
+    x[d->rd] = IMM;
+    NEXT_SEQ;
+h_auipc:
+    x[d->rd] = pc + IMM;
+    NEXT_SEQ;
+h_jal:
+    x[d->rd] = next;
+    next = pc + IMM;
+    NEXT;
+h_jalr : {
+    const std::uint32_t target = (a + IMM) & ~1u;
+    x[d->rd] = next;
+    next = target;
+}
+    NEXT;
+h_beq:
+    if (a == b) next = pc + IMM;
+    NEXT;
+h_bne:
+    if (a != b) next = pc + IMM;
+    NEXT;
+h_blt:
+    if (static_cast<std::int32_t>(a) < static_cast<std::int32_t>(b)) next = pc + IMM;
+    NEXT;
+h_bge:
+    if (static_cast<std::int32_t>(a) >= static_cast<std::int32_t>(b)) next = pc + IMM;
+    NEXT;
+h_bltu:
+    if (a < b) next = pc + IMM;
+    NEXT;
+h_bgeu:
+    if (a >= b) next = pc + IMM;
+    NEXT;
+h_lw : {
     const std::uint32_t addr = a + IMM;
-    if (addr & 3) { fault(cause_load_misaligned, addr); RESUME; }
+    if (addr & 3) {
+        fault(cause_load_misaligned, addr);
+        RESUME;
+    }
     std::uint32_t v;
     if (const std::uint8_t* p = direct(addr, 4, false)) {
         std::memcpy(&v, p, 4);
     } else {
         flush();  // a device may read the time (instret)
-        if (!load(addr, 4, v)) { fault(cause_load_fault, addr); RESUME; }
+        if (!load(addr, 4, v)) {
+            fault(cause_load_fault, addr);
+            RESUME;
+        }
     }
     x[d->rd] = v;
     NEXT_SEQ;
 }
-h_lb: h_lh: h_lbu: h_lhu: {
+h_lb:
+h_lh:
+h_lbu:
+h_lhu : {
     const unsigned sz = (d->op == op_lh || d->op == op_lhu) ? 2 : 1;
     const std::uint32_t addr = a + IMM;
     std::uint32_t v;
-    if (addr & (sz - 1)) { fault(cause_load_misaligned, addr); RESUME; }
+    if (addr & (sz - 1)) {
+        fault(cause_load_misaligned, addr);
+        RESUME;
+    }
     if (const std::uint8_t* p = direct(addr, sz, false)) {
         v = 0;
         std::memcpy(&v, p, sz);
     } else {
         flush();  // a device may read the time (instret)
-        if (!load(addr, sz, v)) { fault(cause_load_fault, addr); RESUME; }
+        if (!load(addr, sz, v)) {
+            fault(cause_load_fault, addr);
+            RESUME;
+        }
     }
     if (d->op == op_lb) v = static_cast<std::uint32_t>(sext(v & 0xff, 8));
     if (d->op == op_lh) v = static_cast<std::uint32_t>(sext(v & 0xffff, 16));
     x[d->rd] = v;
     NEXT_SEQ;
 }
-h_sw: {
+h_sw : {
     const std::uint32_t addr = a + IMM;
-    if (addr & 3) { fault(cause_store_misaligned, addr); RESUME; }
+    if (addr & 3) {
+        fault(cause_store_misaligned, addr);
+        RESUME;
+    }
     if (std::uint8_t* p = direct(addr, 4, true)) {
         std::memcpy(p, &b, 4);
         NEXT_SEQ;
     }
     goto store_slow;
 }
-h_sb: h_sh: store_slow: {
+h_sb:
+h_sh:
+store_slow : {
     const unsigned sz = d->op == op_sw ? 4 : d->op == op_sh ? 2 : 1;
     const std::uint32_t addr = a + IMM;
-    if (addr & (sz - 1)) { fault(cause_store_misaligned, addr); RESUME; }
+    if (addr & (sz - 1)) {
+        fault(cause_store_misaligned, addr);
+        RESUME;
+    }
     flush();  // a store may reach a device that reads the time (instret)
     if (!store(addr, sz, sz == 4 ? b : b & ((1u << (8 * sz)) - 1))) {
         trap(cause_store_fault, addr);
@@ -409,50 +463,104 @@ h_sb: h_sh: store_slow: {
     }
     NEXT;
 }
-h_addi: x[d->rd] = a + IMM; NEXT_SEQ;
-h_slti: x[d->rd] = static_cast<std::int32_t>(a) < d->imm; NEXT_SEQ;
-h_sltiu: x[d->rd] = a < IMM; NEXT_SEQ;
-h_xori: x[d->rd] = a ^ IMM; NEXT_SEQ;
-h_ori: x[d->rd] = a | IMM; NEXT_SEQ;
-h_andi: x[d->rd] = a & IMM; NEXT_SEQ;
-h_slli: x[d->rd] = a << IMM; NEXT_SEQ;
-h_srli: x[d->rd] = a >> IMM; NEXT_SEQ;
-h_srai: x[d->rd] = static_cast<std::uint32_t>(static_cast<std::int32_t>(a) >> IMM); NEXT_SEQ;
-h_add: x[d->rd] = a + b; NEXT_SEQ;
-h_sub: x[d->rd] = a - b; NEXT_SEQ;
-h_sll: x[d->rd] = a << (b & 31); NEXT_SEQ;
-h_slt: x[d->rd] = static_cast<std::int32_t>(a) < static_cast<std::int32_t>(b); NEXT_SEQ;
-h_sltu: x[d->rd] = a < b; NEXT_SEQ;
-h_xor: x[d->rd] = a ^ b; NEXT_SEQ;
-h_srl: x[d->rd] = a >> (b & 31); NEXT_SEQ;
-h_sra: x[d->rd] = static_cast<std::uint32_t>(static_cast<std::int32_t>(a) >> (b & 31)); NEXT_SEQ;
-h_or: x[d->rd] = a | b; NEXT_SEQ;
-h_and: x[d->rd] = a & b; NEXT_SEQ;
-h_mul: x[d->rd] = a * b; NEXT_SEQ;
+h_addi:
+    x[d->rd] = a + IMM;
+    NEXT_SEQ;
+h_slti:
+    x[d->rd] = static_cast<std::int32_t>(a) < d->imm;
+    NEXT_SEQ;
+h_sltiu:
+    x[d->rd] = a < IMM;
+    NEXT_SEQ;
+h_xori:
+    x[d->rd] = a ^ IMM;
+    NEXT_SEQ;
+h_ori:
+    x[d->rd] = a | IMM;
+    NEXT_SEQ;
+h_andi:
+    x[d->rd] = a & IMM;
+    NEXT_SEQ;
+h_slli:
+    x[d->rd] = a << IMM;
+    NEXT_SEQ;
+h_srli:
+    x[d->rd] = a >> IMM;
+    NEXT_SEQ;
+h_srai:
+    x[d->rd] = static_cast<std::uint32_t>(static_cast<std::int32_t>(a) >> IMM);
+    NEXT_SEQ;
+h_add:
+    x[d->rd] = a + b;
+    NEXT_SEQ;
+h_sub:
+    x[d->rd] = a - b;
+    NEXT_SEQ;
+h_sll:
+    x[d->rd] = a << (b & 31);
+    NEXT_SEQ;
+h_slt:
+    x[d->rd] = static_cast<std::int32_t>(a) < static_cast<std::int32_t>(b);
+    NEXT_SEQ;
+h_sltu:
+    x[d->rd] = a < b;
+    NEXT_SEQ;
+h_xor:
+    x[d->rd] = a ^ b;
+    NEXT_SEQ;
+h_srl:
+    x[d->rd] = a >> (b & 31);
+    NEXT_SEQ;
+h_sra:
+    x[d->rd] = static_cast<std::uint32_t>(static_cast<std::int32_t>(a) >> (b & 31));
+    NEXT_SEQ;
+h_or:
+    x[d->rd] = a | b;
+    NEXT_SEQ;
+h_and:
+    x[d->rd] = a & b;
+    NEXT_SEQ;
+h_mul:
+    x[d->rd] = a * b;
+    NEXT_SEQ;
 h_mulh:
-    x[d->rd] = static_cast<std::uint32_t>((static_cast<std::int64_t>(static_cast<std::int32_t>(a)) * static_cast<std::int32_t>(b)) >> 32);
+    x[d->rd] = static_cast<std::uint32_t>(
+        (static_cast<std::int64_t>(static_cast<std::int32_t>(a)) * static_cast<std::int32_t>(b)) >> 32);
     NEXT_SEQ;
 h_mulhsu:
-    x[d->rd] = static_cast<std::uint32_t>(
-        static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(a)) * static_cast<std::int64_t>(b)) >> 32);
+    x[d->rd] =
+        static_cast<std::uint32_t>(static_cast<std::uint64_t>(static_cast<std::int64_t>(static_cast<std::int32_t>(a)) *
+                                                              static_cast<std::int64_t>(b)) >>
+                                   32);
     NEXT_SEQ;
-h_mulhu: x[d->rd] = static_cast<std::uint32_t>((static_cast<std::uint64_t>(a) * b) >> 32); NEXT_SEQ;
-h_div: {
+h_mulhu:
+    x[d->rd] = static_cast<std::uint32_t>((static_cast<std::uint64_t>(a) * b) >> 32);
+    NEXT_SEQ;
+h_div : {
     const auto sa = static_cast<std::int32_t>(a), sb = static_cast<std::int32_t>(b);
-    x[d->rd] = b == 0 ? 0xffffffffu
+    x[d->rd] = b == 0                                                         ? 0xffffffffu
                : (sa == std::numeric_limits<std::int32_t>::min() && sb == -1) ? a
-                                                                             : static_cast<std::uint32_t>(sa / sb);
+                                                                              : static_cast<std::uint32_t>(sa / sb);
     NEXT_SEQ;
 }
-h_divu: x[d->rd] = b == 0 ? 0xffffffffu : a / b; NEXT_SEQ;
-h_rem: {
+h_divu:
+    x[d->rd] = b == 0 ? 0xffffffffu : a / b;
+    NEXT_SEQ;
+h_rem : {
     const auto sa = static_cast<std::int32_t>(a), sb = static_cast<std::int32_t>(b);
-    x[d->rd] = b == 0 ? a : (sa == std::numeric_limits<std::int32_t>::min() && sb == -1) ? 0 : static_cast<std::uint32_t>(sa % sb);
+    x[d->rd] = b == 0                                                         ? a
+               : (sa == std::numeric_limits<std::int32_t>::min() && sb == -1) ? 0
+                                                                              : static_cast<std::uint32_t>(sa % sb);
     NEXT_SEQ;
 }
-h_remu: x[d->rd] = b == 0 ? a : a % b; NEXT_SEQ;
-h_fence: NEXT_SEQ;
-h_ecall: fault(cause_ecall_m, 0); RESUME;
+h_remu:
+    x[d->rd] = b == 0 ? a : a % b;
+    NEXT_SEQ;
+h_fence:
+    NEXT_SEQ;
+h_ecall:
+    fault(cause_ecall_m, 0);
+    RESUME;
 h_ebreak:
     if (debugger_attached) {
         flush();
@@ -476,7 +584,7 @@ h_wfi:
     take_interrupt();
     reload();
     RESUME;
-h_csr: {
+h_csr : {
     flush();
     const auto n = static_cast<std::uint16_t>(d->imm);
     const bool immediate = d->op >= op_csrrwi;
@@ -484,7 +592,11 @@ h_csr: {
     const bool is_write = d->op == op_csrrw || d->op == op_csrrwi || d->rs1 != 0;
     std::uint32_t old = 0;
     const bool reads = !((d->op == op_csrrw || d->op == op_csrrwi) && d->rd == 32);
-    if ((reads || is_write) && !csr_read(n, old)) { trap(cause_illegal, 0); reload(); RESUME; }
+    if ((reads || is_write) && !csr_read(n, old)) {
+        trap(cause_illegal, 0);
+        reload();
+        RESUME;
+    }
     // The instruction retires, then its write takes effect (a write to
     // minstret or mcycle is what the next instruction reads).
     ++instret_;
@@ -492,7 +604,12 @@ h_csr: {
         std::uint32_t v = src;
         if (d->op == op_csrrs || d->op == op_csrrsi) v = old | src;
         if (d->op == op_csrrc || d->op == op_csrrci) v = old & ~src;
-        if (!csr_write(n, v)) { --instret_; trap(cause_illegal, 0); reload(); RESUME; }
+        if (!csr_write(n, v)) {
+            --instret_;
+            trap(cause_illegal, 0);
+            reload();
+            RESUME;
+        }
     }
     x[d->rd] = old;
     pc_ = next;
@@ -500,7 +617,9 @@ h_csr: {
     reload();
     RESUME;
 }
-h_illegal: fault(cause_illegal, 0); RESUME;
+h_illegal:
+    fault(cause_illegal, 0);
+    RESUME;
 
 out:
     flush();
@@ -513,4 +632,4 @@ out:
 #undef RESUME
 }
 
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

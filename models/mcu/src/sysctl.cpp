@@ -6,7 +6,8 @@ namespace trn3::mcu {
 
 sysctl::sysctl(const sc_core::sc_module_name& name) : reg_block(name, frequency{1e9}) {
     for (unsigned i = 0; i < TRN3_MCU_SYSCTL_DIGEST_WORDS; ++i)
-        digest_.push_back(std::make_unique<reg>(regs, fmt::format("digest{}", i), TRN3_MCU_SYSCTL_DIGEST + 4 * i, 4, 0, access::ro,
+        digest_.push_back(std::make_unique<reg>(regs, fmt::format("digest{}", i), TRN3_MCU_SYSCTL_DIGEST + 4 * i, 4, 0,
+                                                access::ro,
                                                 "provisioned SHA-256 of the firmware image, bytes 4i..4i+3"));
     tohost_.on_write([this](reg& r, std::uint64_t) {
         tohost_value_ = static_cast<std::uint32_t>(r.value());
@@ -29,8 +30,8 @@ void sysctl::set_image(std::uint32_t base, std::uint32_t size, std::uint32_t ent
 void sysctl::set_digest(const std::array<std::uint8_t, 32>& d) {
     for (unsigned i = 0; i < TRN3_MCU_SYSCTL_DIGEST_WORDS; ++i)
         digest_[i]->set(static_cast<std::uint32_t>(d[4 * i]) | (static_cast<std::uint32_t>(d[4 * i + 1]) << 8) |
-                        (static_cast<std::uint32_t>(d[4 * i + 2]) << 16) | (static_cast<std::uint32_t>(d[4 * i + 3]) << 24));
+                        (static_cast<std::uint32_t>(d[4 * i + 2]) << 16) |
+                        (static_cast<std::uint32_t>(d[4 * i + 3]) << 24));
 }
 
-
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

@@ -5,8 +5,7 @@
 namespace trn3::mcu {
 
 timer::timer(const sc_core::sc_module_name& name)
-    : reg_block(name, frequency{1e9}),
-      timebase(this, "timebase", frequency{10e6}, "mtime frequency") {
+    : reg_block(name, frequency{1e9}), timebase(this, "timebase", frequency{10e6}, "mtime frequency") {
     freq_.set(static_cast<std::uint64_t>(timebase.get().hz));
     time_lo_.on_read([this](reg& r) { r.set(mtime_at(access_time_) & 0xffffffffu); });
     time_hi_.on_read([this](reg& r) { r.set(mtime_at(access_time_) >> 32); });
@@ -30,5 +29,4 @@ sc_core::sc_time timer::deadline() const {
     return sc_core::sc_time(std::ceil(s * 1e12), sc_core::SC_PS);
 }
 
-
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

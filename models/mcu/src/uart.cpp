@@ -15,5 +15,4 @@ uart::uart(const sc_core::sc_module_name& name) : reg_block(name, frequency{1e9}
     });
 }
 
-
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

@@ -50,4 +50,4 @@ void watchdog::run() {
     }
 }
 
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

@@ -30,8 +30,9 @@ control_regs::control_regs(neuroncore& core, sequencer& sequencers, semaphore_ba
         reg* start_reg = add("start", TRN3_NC_START(e), 4, access::wo, "write 1 to start the " + n + " engine");
         add("status", TRN3_NC_STATUS(e), 4, access::ro, "0 idle, 1 running, 2 halted, 3 error")
             ->on_read([&sequencers, id](reg& r) { r.set(static_cast<std::uint32_t>(sequencers.state(id).status)); });
-        add("error", TRN3_NC_ERROR(e), 4, access::ro, "error code")
-            ->on_read([&sequencers, id](reg& r) { r.set(sequencers.state(id).error); });
+        add("error", TRN3_NC_ERROR(e), 4, access::ro, "error code")->on_read([&sequencers, id](reg& r) {
+            r.set(sequencers.state(id).error);
+        });
         add("error_pc", TRN3_NC_ERROR_PC(e), 4, access::ro, "failing instruction index")
             ->on_read([&sequencers, id](reg& r) { r.set(sequencers.state(id).error_pc); });
         start_reg->on_write([&sequencers, id, pc](reg& r, std::uint64_t) {
@@ -40,10 +41,11 @@ control_regs::control_regs(neuroncore& core, sequencer& sequencers, semaphore_ba
     }
     for (unsigned s = 0; s < isa::semaphores; ++s) {
         owned_regs_.push_back(std::make_unique<reg>(regs_, fmt::format("semaphore{}", s), TRN3_NC_SEMAPHORE(s), 4, 0,
-                                                     access::rw, "semaphore"));
+                                                    access::rw, "semaphore"));
         reg* r = owned_regs_.back().get();
         r->on_read([&semaphores, s](reg& x) { x.set(semaphores.value(s)); });
-        r->on_write([&semaphores, s](reg& x, std::uint64_t) { semaphores.set(s, static_cast<std::uint32_t>(x.value())); });
+        r->on_write(
+            [&semaphores, s](reg& x, std::uint64_t) { semaphores.set(s, static_cast<std::uint32_t>(x.value())); });
     }
     irq_status_.on_write([this](reg&, std::uint64_t) { update_irq(); });
     irq_enable_.on_write([this](reg&, std::uint64_t) { update_irq(); });
@@ -71,4 +73,4 @@ void control_regs::reset() {
 
 void control_regs::update_irq() { core_.error_irq.set((irq_status_.value() & irq_enable_.value()) != 0); }
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

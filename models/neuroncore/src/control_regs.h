@@ -38,4 +38,4 @@ private:
     reg irq_status_, irq_enable_;
 };
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

@@ -26,4 +26,4 @@ bool device_port::access(tlm::tlm_command cmd, std::uint64_t address, unsigned c
     return true;
 }
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

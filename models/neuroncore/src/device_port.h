@@ -25,4 +25,4 @@ private:
     dmi_cache dmi_;
 };
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

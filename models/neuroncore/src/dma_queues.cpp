@@ -25,7 +25,8 @@ void dma_queues::issue(const engine_state& es, const instruction& ins) {
     const tile src = memory_.check_tile(es.regs, ins.src0, false);
     const unsigned parts = ins.dst.partitions;
     const std::uint64_t n = free_elements(ins.dst);
-    if (ins.src0.partitions != parts || free_elements(ins.src0) != n) throw fault{err_shape, "DMA source and destination shapes differ"};
+    if (ins.src0.partitions != parts || free_elements(ins.src0) != n)
+        throw fault{err_shape, "DMA source and destination shapes differ"};
     const std::vector<std::int64_t> so = sbuf_psum::offsets(ins.src0), dof = sbuf_psum::offsets(ins.dst);
     auto read_hbm = [&](const tile& t, unsigned p, std::uint64_t i, float& v) {
         const std::uint64_t addr = t.address + static_cast<std::uint64_t>(p) * t.ap->partition_stride +
@@ -39,7 +40,8 @@ void dma_queues::issue(const engine_state& es, const instruction& ins) {
     };
     const bool same_type = src.type == dst.type;
     auto unit_stride = [](const access_pattern& ap) { return ap.dims == 1 && ap.step[0] == 1; };
-    if (same_type && unit_stride(ins.src0) && unit_stride(ins.dst) && (src.space == space::hbm) != (dst.space == space::hbm)) {
+    if (same_type && unit_stride(ins.src0) && unit_stride(ins.dst) &&
+        (src.space == space::hbm) != (dst.space == space::hbm)) {
         // Fast path: one memory access per partition row between device
         // memory and SBUF/PSUM (the common DMA); same bytes as the loop below.
         const unsigned row = static_cast<unsigned>(n) * src.bytes;
@@ -55,31 +57,30 @@ void dma_queues::issue(const engine_state& es, const instruction& ins) {
             }
         }
     } else
-    for (unsigned p = 0; p < parts; ++p) {
-        for (std::uint64_t i = 0; i < n; ++i) {
-            std::uint32_t code = 0;
-            float v = 0;
-            if (src.space == space::hbm)
-                code = read_hbm(src, p, i, v);
-            else {
-                std::memcpy(&code, memory_.element(src, p, so[i]), src.bytes);
-                v = src.type == dtype::int32 ? static_cast<float>(static_cast<std::int32_t>(code))
-                                             : numerics::decode(code, format_of(src.type));
-            }
-            if (dst.space == space::hbm) {
-                const std::uint64_t addr = dst.address + static_cast<std::uint64_t>(p) * ins.dst.partition_stride +
-                                           static_cast<std::uint64_t>(dof[i]) * dst.bytes;
-                std::uint32_t out = code;
-                if (!same_type) out = numerics::encode(v, format_of(dst.type));
-                if (!port_.access(tlm::TLM_WRITE_COMMAND, addr, reinterpret_cast<unsigned char*>(&out), dst.bytes))
-                    throw fault{err_memory, fmt::format("DMA write at 0x{:x} failed", addr)};
-            } else if (same_type) {
-                std::memcpy(memory_.element(dst, p, dof[i]), &code, dst.bytes);
-            } else {
-                memory_.store(dst, p, dof[i], v, false);
+        for (unsigned p = 0; p < parts; ++p) {
+            for (std::uint64_t i = 0; i < n; ++i) {
+                std::uint32_t code = 0;
+                float v = 0;
+                if (src.space == space::hbm) code = read_hbm(src, p, i, v);
+                else {
+                    std::memcpy(&code, memory_.element(src, p, so[i]), src.bytes);
+                    v = src.type == dtype::int32 ? static_cast<float>(static_cast<std::int32_t>(code))
+                                                 : numerics::decode(code, format_of(src.type));
+                }
+                if (dst.space == space::hbm) {
+                    const std::uint64_t addr = dst.address + static_cast<std::uint64_t>(p) * ins.dst.partition_stride +
+                                               static_cast<std::uint64_t>(dof[i]) * dst.bytes;
+                    std::uint32_t out = code;
+                    if (!same_type) out = numerics::encode(v, format_of(dst.type));
+                    if (!port_.access(tlm::TLM_WRITE_COMMAND, addr, reinterpret_cast<unsigned char*>(&out), dst.bytes))
+                        throw fault{err_memory, fmt::format("DMA write at 0x{:x} failed", addr)};
+                } else if (same_type) {
+                    std::memcpy(memory_.element(dst, p, dof[i]), &code, dst.bytes);
+                } else {
+                    memory_.store(dst, p, dof[i], v, false);
+                }
             }
         }
-    }
     const std::uint64_t bytes = static_cast<std::uint64_t>(parts) * n * std::max(src.bytes, dst.bytes);
     dma_bytes_ += bytes;
     // Timing: the queue takes its descriptors in order; the transfer books the
@@ -94,4 +95,4 @@ void dma_queues::issue(const engine_state& es, const instruction& ins) {
     if (ins.signal_sem != no_semaphore) semaphores_.signal(ins.signal_sem, ins.signal_add, sc_time::from_value(end));
 }
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

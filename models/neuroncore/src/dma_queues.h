@@ -34,4 +34,4 @@ private:
     counter dma_bytes_;
 };
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

@@ -41,7 +41,7 @@ float apply_function(function f, float x) {
     }
     return x;
 }
-} // namespace
+}  // namespace
 
 elementwise_engine::elementwise_engine(const neuroncore& core, sbuf_psum& memory, engine id,
                                        const param<std::uint64_t>& narrow_rate, const param<std::uint64_t>& wide_rate)
@@ -151,4 +151,4 @@ sc_time elementwise_engine::elementwise(const engine_state& es, const instructio
     return streaming_time(n * parts, rate_for(dst.type));
 }
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

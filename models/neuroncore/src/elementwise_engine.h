@@ -17,8 +17,8 @@ class elementwise_engine {
 public:
     // `narrow_rate` and `wide_rate`: elements per cycle with 1- or 2-byte
     // destination types and with the others (the same param for GpSimd).
-    elementwise_engine(const neuroncore& core, sbuf_psum& memory, isa::engine id, const param<std::uint64_t>& narrow_rate,
-                       const param<std::uint64_t>& wide_rate);
+    elementwise_engine(const neuroncore& core, sbuf_psum& memory, isa::engine id,
+                       const param<std::uint64_t>& narrow_rate, const param<std::uint64_t>& wide_rate);
 
     // memset, tensor_copy, iota, tensor_tensor, tensor_scalar, tensor_reduce,
     // activation, affine_select: returns the engine time, or throws fault.
@@ -43,4 +43,4 @@ private:
     const param<std::uint64_t>& wide_rate_;
 };
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

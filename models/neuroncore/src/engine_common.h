@@ -12,9 +12,9 @@
 
 #include "trn3/core/timeline.h"
 #include "trn3/core/units.h"
-#include "trn3/spec/isa.h"
 #include "trn3/neuroncore/neuroncore.h"
 #include "trn3/numerics/float_format.h"
+#include "trn3/spec/isa.h"
 
 namespace trn3::neuroncore {
 
@@ -65,4 +65,4 @@ inline sc_core::sc_time cycles_at(std::uint64_t n, frequency f) {
     return sc_core::sc_time(static_cast<double>(n) / f.hz, sc_core::SC_SEC);
 }
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

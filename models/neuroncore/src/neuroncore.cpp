@@ -41,8 +41,7 @@ struct neuroncore::parts {
 };
 
 neuroncore::neuroncore(const sc_core::sc_module_name& name)
-    : component(name, frequency{1.2e9}),
-      mem("mem"), ctrl("ctrl"),
+    : component(name, frequency{1.2e9}), mem("mem"), ctrl("ctrl"),
       partitions(this, "partitions", 128, "SBUF and PSUM partitions", range<std::uint64_t>{1, 128}),
       sbuf_partition_size(this, "sbuf_partition_size", byte_count{256 << 10}, "SBUF bytes per partition"),
       psum_partition_size(this, "psum_partition_size", byte_count{16 << 10},
@@ -59,10 +58,12 @@ neuroncore::neuroncore(const sc_core::sc_module_name& name)
                             range<std::uint64_t>{1, 128}),
       vector_elements_per_cycle_narrow(this, "vector_elements_per_cycle_narrow", 512,
                                        "Vector elements per cycle with 1- or 2-byte types"),
-      vector_elements_per_cycle_wide(this, "vector_elements_per_cycle_wide", 256, "Vector elements per cycle otherwise"),
+      vector_elements_per_cycle_wide(this, "vector_elements_per_cycle_wide", 256,
+                                     "Vector elements per cycle otherwise"),
       scalar_elements_per_cycle_narrow(this, "scalar_elements_per_cycle_narrow", 256,
                                        "Scalar elements per cycle with 1- or 2-byte types"),
-      scalar_elements_per_cycle_wide(this, "scalar_elements_per_cycle_wide", 128, "Scalar elements per cycle otherwise"),
+      scalar_elements_per_cycle_wide(this, "scalar_elements_per_cycle_wide", 128,
+                                     "Scalar elements per cycle otherwise"),
       gpsimd_elements_per_cycle(this, "gpsimd_elements_per_cycle", 128, "GpSimd elements per cycle"),
       instruction_overhead_cycles(this, "instruction_overhead_cycles", 64,
                                   "fixed cycles per Vector/Scalar/GpSimd instruction (dispatch and pipeline)"),
@@ -77,8 +78,8 @@ neuroncore::neuroncore(const sc_core::sc_module_name& name)
       tensor_check_every(this, "tensor_engine.check_every", 1, "check: replay every Nth array job on the RTL",
                          range<std::uint64_t>{1, {}}),
       tensor_waveform(this, "tensor_engine.waveform", "", "VCD file for a waveform of one RTL array job (empty: none)"),
-      tensor_waveform_job(this, "tensor_engine.waveform_job", 1, "which RTL array job the waveform records (1: the first)",
-                          range<std::uint64_t>{1, {}}),
+      tensor_waveform_job(this, "tensor_engine.waveform_job", 1,
+                          "which RTL array job the waveform records (1: the first)", range<std::uint64_t>{1, {}}),
       tensor_inject_flip(this, "tensor_engine.inject_flip", 0,
                          "fault injection to test the checker: flip bit 0 of output (0, 0) of RTL array job N (1: the "
                          "first; 0: never)"),
@@ -110,10 +111,12 @@ void neuroncore::reset() {
 unsigned char* neuroncore::sbuf(unsigned partition) { return parts_->memory.sbuf(partition); }
 unsigned char* neuroncore::psum(unsigned partition) { return parts_->memory.psum(partition); }
 
-void neuroncore::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) { parts_->port.invalidate(start, end); }
+void neuroncore::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
+    parts_->port.invalidate(start, end);
+}
 
 void neuroncore::ctrl_transport(tlm::tlm_generic_payload& tx, sc_time& delay) { parts_->control.transport(tx, delay); }
 
 unsigned neuroncore::ctrl_dbg(tlm::tlm_generic_payload& tx) { return parts_->control.debug_transport(tx); }
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

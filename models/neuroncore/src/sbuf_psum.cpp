@@ -11,8 +11,7 @@ namespace trn3::neuroncore {
 using namespace isa;
 
 sbuf_psum::sbuf_psum(const neuroncore& core)
-    : core_(core),
-      sbuf_(std::string(core.name()) + ".sbuf", core.partitions * core.sbuf_partition_size.get().bytes),
+    : core_(core), sbuf_(std::string(core.name()) + ".sbuf", core.partitions * core.sbuf_partition_size.get().bytes),
       psum_(std::string(core.name()) + ".psum", core.partitions * core.psum_partition_size.get().bytes),
       rng_(core.rounding_seed) {}
 
@@ -32,7 +31,8 @@ tile sbuf_psum::check_tile(const sequencer_registers& regs, const access_pattern
     }
     const std::uint64_t partitions = core_.partitions.get();
     if (ap.partitions == 0 || ap.start_partition + ap.partitions > partitions)
-        throw fault{err_partition, fmt::format("partitions {}+{} beyond {}", ap.start_partition, ap.partitions, partitions)};
+        throw fault{err_partition,
+                    fmt::format("partitions {}+{} beyond {}", ap.start_partition, ap.partitions, partitions)};
     if (engine_rules && t.space != space::hbm) {
         // NKI tile rule: > 64 partitions start at 0; 33-64 at 0 or 64; <= 32 at 0, 32, 64 or 96.
         const unsigned n = ap.partitions, s = ap.start_partition;
@@ -48,8 +48,8 @@ tile sbuf_psum::check_tile(const sequencer_registers& regs, const access_pattern
     }
     if (ap.dims == 0 || ap.dims > max_free_dims) throw fault{err_shape, "free dimensions must be 1 to 4"};
     if (t.space != space::hbm) {
-        const std::uint64_t size = t.space == space::sbuf ? core_.sbuf_partition_size.get().bytes
-                                                          : core_.psum_partition_size.get().bytes;
+        const std::uint64_t size =
+            t.space == space::sbuf ? core_.sbuf_partition_size.get().bytes : core_.psum_partition_size.get().bytes;
         const std::int64_t first = static_cast<std::int64_t>(t.address) + lo * t.bytes;
         const std::int64_t last = static_cast<std::int64_t>(t.address) + (hi + 1) * t.bytes;
         if (first < 0 || last > static_cast<std::int64_t>(size))
@@ -98,4 +98,4 @@ sbuf_psum::transpose_tiles sbuf_psum::read_for_transpose(const sequencer_registe
     return t;
 }
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

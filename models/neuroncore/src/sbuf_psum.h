@@ -21,7 +21,7 @@ struct tile {
     isa::space space;
     isa::dtype type;
     std::uint64_t address;  // with the base register applied
-    unsigned bytes;         // per element
+    unsigned bytes;  // per element
 };
 
 class sbuf_psum {
@@ -86,4 +86,4 @@ void sbuf_psum::walk(const isa::access_pattern& ap, F&& f) {
                              static_cast<std::int64_t>(c) * step[2] + static_cast<std::int64_t>(e) * step[3]);
 }
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

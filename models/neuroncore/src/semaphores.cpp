@@ -45,4 +45,4 @@ void semaphore_bank::spawn() {
     sc_core::sc_spawn(sc_bind(&semaphore_bank::apply_due_signals, this), "apply_due_signals", &method);
 }
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

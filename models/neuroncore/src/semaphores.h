@@ -41,4 +41,4 @@ private:
     std::multimap<sc_core::sc_time, std::pair<unsigned, std::uint32_t>> pending_signals_;
 };
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

@@ -43,10 +43,11 @@ std::string sequencer::blocked_report() const {
     for (const engine_state& es : states_) {
         if (es.status != engine_status::running) continue;
         if (!out.empty()) out += "; ";
-        out += es.waiting_sem >= 0
-                   ? fmt::format("{} waits for s{} >= {} (now {}) at instruction {}", isa::name(es.id), es.waiting_sem,
-                                 es.waiting_value, semaphores_.value(static_cast<unsigned>(es.waiting_sem)), es.waiting_pc)
-                   : fmt::format("{} is running", isa::name(es.id));
+        out +=
+            es.waiting_sem >= 0
+                ? fmt::format("{} waits for s{} >= {} (now {}) at instruction {}", isa::name(es.id), es.waiting_sem,
+                              es.waiting_value, semaphores_.value(static_cast<unsigned>(es.waiting_sem)), es.waiting_pc)
+                : fmt::format("{} is running", isa::name(es.id));
     }
     return out;
 }
@@ -95,9 +96,9 @@ void sequencer::run(unsigned e) {
                 break;
             }
             if (ins.engine != e) {
-                stop_on_error(es, index, {err_illegal, fmt::format("instruction for the {} engine in the {} stream",
-                                                                   isa::name(static_cast<engine>(ins.engine)),
-                                                                   isa::name(es.id))});
+                stop_on_error(es, index,
+                              {err_illegal, fmt::format("instruction for the {} engine in the {} stream",
+                                                        isa::name(static_cast<engine>(ins.engine)), isa::name(es.id))});
                 break;
             }
             if (ins.wait_sem != no_semaphore && semaphores_.value(ins.wait_sem) < ins.wait_value) {
@@ -161,7 +162,8 @@ sc_time sequencer::execute(engine_state& es, const instruction& ins) {
     case opcode::tensor_scalar:
     case opcode::tensor_reduce:
     case opcode::activation:
-        if (es.id == engine::tensor || es.id == engine::sync) throw fault{err_illegal, "not a Tensor or Sync instruction"};
+        if (es.id == engine::tensor || es.id == engine::sync)
+            throw fault{err_illegal, "not a Tensor or Sync instruction"};
         if (static_cast<opcode>(ins.op) == opcode::activation && es.id != engine::scalar)
             throw fault{err_illegal, "activation runs on the Scalar engine"};
         if (static_cast<opcode>(ins.op) == opcode::iota && es.id != engine::gpsimd)
@@ -200,4 +202,4 @@ void sequencer::stop_on_error(engine_state& es, std::uint32_t pc_index, const fa
     stopped_.notify(sc_core::SC_ZERO_TIME);
 }
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

@@ -71,4 +71,4 @@ private:
     counter instructions_, errors_;
 };
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

@@ -14,14 +14,14 @@ std::uint32_t bits_of(float f) {
     std::memcpy(&u, &f, 4);
     return std::isnan(f) ? 0x7fc00000u : u;  // rule 24: one NaN
 }
-} // namespace
+}  // namespace
 
 tensor_array::tensor_array(const neuroncore& core)
-    : core_(core),
-      rtl_jobs_count_(&core, "rtl_array_jobs", "array jobs run on the RTL systolic array"),
+    : core_(core), rtl_jobs_count_(&core, "rtl_array_jobs", "array jobs run on the RTL systolic array"),
       rtl_cycles_(&core, "rtl_array_cycles", "clock cycles of the RTL systolic array"),
-      rtl_formula_cycles_(&core, "rtl_formula_cycles",
-                          "the same array jobs' cycles by the documented formula (passes x (2R + C - 2 + N x cadence))"),
+      rtl_formula_cycles_(
+          &core, "rtl_formula_cycles",
+          "the same array jobs' cycles by the documented formula (passes x (2R + C - 2 + N x cadence))"),
       rtl_mismatches_(&core, "rtl_mismatches", "check mode: RTL results that differ from the model's") {
     if (core.tensor_backend.get() != "model") rtl_ = std::make_unique<rtl::systolic_array>();
 }
@@ -32,7 +32,8 @@ void tensor_array::on_model(const operands& op, std::vector<float>& acc) {
     const unsigned K = op.K, M = op.M, N = op.N;
     if (op.select) {  // a transpose: acc[m][n] = a[n][m] (b is the identity)
         for (unsigned m = 0; m < M; ++m)
-            for (unsigned n = 0; n < N; ++n) acc[static_cast<std::size_t>(m) * N + n] = op.a[static_cast<std::size_t>(n) * M + m];
+            for (unsigned n = 0; n < N; ++n)
+                acc[static_cast<std::size_t>(m) * N + n] = op.a[static_cast<std::size_t>(n) * M + m];
         return;
     }
     std::fill(acc.begin(), acc.end(), 0.0f);
@@ -41,7 +42,8 @@ void tensor_array::on_model(const operands& op, std::vector<float>& acc) {
         for (unsigned m = 0; m < M; ++m) {
             float* out = &acc[static_cast<std::size_t>(m) * N];
             const float av = op.a[static_cast<std::size_t>(c) * M + m];
-            const float* brow = &op.b[static_cast<std::size_t>(op.k_of ? op.k_of[static_cast<std::size_t>(m) * K + c] : c) * N];
+            const float* brow =
+                &op.b[static_cast<std::size_t>(op.k_of ? op.k_of[static_cast<std::size_t>(m) * K + c] : c) * N];
             if (op.fused)
                 for (unsigned n = 0; n < N; ++n) out[n] = std::fma(av, brow[n], out[n]);
             else
@@ -65,7 +67,8 @@ rtl::array_job tensor_array::job_of(const operands& op) {
         job.holes.assign(job.a.size(), 1);
         for (unsigned m = 0; m < op.M; ++m)
             for (unsigned c = 0; c < op.K; ++c) {
-                const std::size_t at = static_cast<std::size_t>(op.k_of[static_cast<std::size_t>(m) * op.K + c]) * op.M + m;
+                const std::size_t at =
+                    static_cast<std::size_t>(op.k_of[static_cast<std::size_t>(m) * op.K + c]) * op.M + m;
                 std::memcpy(&job.a[at], &op.a[static_cast<std::size_t>(c) * op.M + m], 4);
                 job.holes[at] = 0;
             }
@@ -134,16 +137,20 @@ void tensor_array::report_mismatch(const rtl::array_job& job, const std::vector<
     const unsigned digits = job.mx ? 2 : 8;
     std::string operands;
     for (unsigned k = 0; k < job.K; ++k)
-        operands += fmt::format("{}{:0{}x}*{:0{}x}", k ? " " : "", job.a[static_cast<std::size_t>(k) * job.M + m], digits,
-                                job.b[static_cast<std::size_t>(k) * job.N + n], digits);
+        operands += fmt::format("{}{:0{}x}*{:0{}x}", k ? " " : "", job.a[static_cast<std::size_t>(k) * job.M + m],
+                                digits, job.b[static_cast<std::size_t>(k) * job.N + n], digits);
     std::string scales;
     for (unsigned g = 0; job.mx && g < job.K / 32; ++g)
-        scales += fmt::format("{}{:02x}*{:02x}", g ? " " : "; block scales ", job.scales_a[static_cast<std::size_t>(g) * job.M + m],
+        scales += fmt::format("{}{:02x}*{:02x}", g ? " " : "; block scales ",
+                              job.scales_a[static_cast<std::size_t>(g) * job.M + m],
                               job.scales_b[static_cast<std::size_t>(g) * job.N + n]);
     core_.log().error("RTL check: array job {} ({} x {} x {}{}) differs at output ({}, {}): model {:08x}, RTL {:08x}; "
                       "operands a[k][{}]*b[k][{}] for k = 0..{}: {}{}",
-                      array_jobs_, job.K, job.M, job.N, job.select ? ", transpose" : job.mx ? ", MX" : "", m, n,
-                      bits_of(model[i]), bits_of(rtl[i]), m, n, job.K - 1, operands, scales);
+                      array_jobs_, job.K, job.M, job.N,
+                      job.select ? ", transpose"
+                      : job.mx   ? ", MX"
+                                 : "",
+                      m, n, bits_of(model[i]), bits_of(rtl[i]), m, n, job.K - 1, operands, scales);
 }
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

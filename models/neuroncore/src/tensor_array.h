@@ -54,4 +54,4 @@ private:
     counter rtl_jobs_count_, rtl_cycles_, rtl_formula_cycles_, rtl_mismatches_;
 };
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

@@ -60,7 +60,7 @@ const mx_codes& mx_code_table(numerics::format f) {
         }
     return it->second;
 }
-} // namespace
+}  // namespace
 
 tensor_engine::tensor_engine(const neuroncore& core, sbuf_psum& memory, tensor_array& array)
     : core_(core), memory_(memory), array_(array),
@@ -107,12 +107,15 @@ sc_time tensor_engine::matmul(const engine_state& es, const instruction& ins) {
     if (ins.src1.partitions != s.P) throw fault{err_shape, "stationary and moving have different partition counts"};
     if (free_elements(ins.src0) != static_cast<std::uint64_t>(s.V) * s.M ||
         free_elements(ins.src1) != static_cast<std::uint64_t>(s.D) * s.N)
-        throw fault{err_shape, fmt::format("operand free sizes must be multiples of {} (stationary) and {} (moving)", s.V, s.D)};
+        throw fault{err_shape,
+                    fmt::format("operand free sizes must be multiples of {} (stationary) and {} (moving)", s.V, s.D)};
     // The array is partitions x partitions: K and M are bounded by it.
     if (s.M > core_.partitions.get() || ins.dst.partitions != s.M)
-        throw fault{err_shape, fmt::format("stationary columns (M) must equal dst partitions, <= {}", core_.partitions.get())};
+        throw fault{err_shape,
+                    fmt::format("stationary columns (M) must equal dst partitions, <= {}", core_.partitions.get())};
     if (s.N > core_.max_moving_free.get() || free_elements(ins.dst) != s.N)
-        throw fault{err_shape, fmt::format("moving columns (N) must equal dst free size, <= {}", core_.max_moving_free.get())};
+        throw fault{err_shape,
+                    fmt::format("moving columns (N) must equal dst free size, <= {}", core_.max_moving_free.get())};
     if (G) s.k_of = sparse_indices(ins, s, G);
     if (mx) return matmul_mx(es, ins, s, dst, a, b);
     if (a.type != b.type || a.type == dtype::int32 || a.type == dtype::e2m1)
@@ -123,14 +126,17 @@ sc_time tensor_engine::matmul(const engine_state& es, const instruction& ins) {
     // acc = +0; for each kept k in increasing order: acc = fl32(acc + a[k][m] x
     // b[k][n]) with one rounding, a fused multiply-add (docs/numerics.md rule
     // 18). A sparse matmul multiplies only the kept values.
-    std::vector<float> A(static_cast<std::size_t>(Kc) * M), B(static_cast<std::size_t>(s.K) * N), acc(static_cast<std::size_t>(M) * N, 0.0f);
+    std::vector<float> A(static_cast<std::size_t>(Kc) * M), B(static_cast<std::size_t>(s.K) * N),
+        acc(static_cast<std::size_t>(M) * N, 0.0f);
     const std::vector<std::int64_t> ao = sbuf_psum::offsets(ins.src0), bo = sbuf_psum::offsets(ins.src1),
                                     dof = sbuf_psum::offsets(ins.dst);
     for (unsigned p = 0; p < s.P; ++p) {
         for (unsigned m = 0; m < M; ++m) A[static_cast<std::size_t>(p) * M + m] = memory_.load(a, p, ao[m]);
-        for (unsigned j = 0; j < s.D * N; ++j) B[static_cast<std::size_t>(s.D * p + j % s.D) * N + j / s.D] = memory_.load(b, p, bo[j]);
+        for (unsigned j = 0; j < s.D * N; ++j)
+            B[static_cast<std::size_t>(s.D * p + j % s.D) * N + j / s.D] = memory_.load(b, p, bo[j]);
     }
-    const unsigned cadence = a.type == dtype::fp32 ? static_cast<unsigned>(core_.tensor_fp32_cycles_per_column.get()) : 1;
+    const unsigned cadence =
+        a.type == dtype::fp32 ? static_cast<unsigned>(core_.tensor_fp32_cycles_per_column.get()) : 1;
     tensor_array::operands op{Kc, M, N, A.data(), B.data()};
     op.cadence = cadence;
     op.k_of = s.k_of.empty() ? nullptr : s.k_of.data();
@@ -153,7 +159,8 @@ std::vector<std::uint16_t> tensor_engine::sparse_indices(const instruction& ins,
     // group c / 4. Positions in a group strictly increase.
     if (s.Kc % 4) throw fault{err_shape, "a sparse stationary holds whole groups of 4 kept values"};
     const std::uint64_t row = static_cast<std::uint64_t>(s.V) * s.M;
-    if (ins.meta + row > core_.sbuf_partition_size.get().bytes) throw fault{err_out_of_bounds, "sparsity metadata outside SBUF"};
+    if (ins.meta + row > core_.sbuf_partition_size.get().bytes)
+        throw fault{err_out_of_bounds, "sparsity metadata outside SBUF"};
     std::vector<std::uint16_t> k_of(static_cast<std::size_t>(s.M) * s.Kc);
     for (unsigned p = 0; p < s.P; ++p) {
         const unsigned char* meta = memory_.sbuf(ins.src0.start_partition + p) + ins.meta;
@@ -162,8 +169,9 @@ std::vector<std::uint16_t> tensor_engine::sparse_indices(const instruction& ins,
             std::uint16_t& k = k_of[static_cast<std::size_t>(m) * s.Kc + c];
             k = static_cast<std::uint16_t>(c / 4 * G + pos);
             if (pos >= G || (c % 4 && k <= (&k)[-1]))
-                throw fault{err_sparsity, fmt::format("sparsity metadata of column {}, kept value {}: position {} ({})", m, c,
-                                                      pos, pos >= G ? fmt::format("group of {}", G) : "not increasing")};
+                throw fault{err_sparsity,
+                            fmt::format("sparsity metadata of column {}, kept value {}: position {} ({})", m, c, pos,
+                                        pos >= G ? fmt::format("group of {}", G) : "not increasing")};
         }
     }
     return k_of;
@@ -181,8 +189,8 @@ void tensor_engine::write_psum(const instruction& ins, const tile& dst, const st
         }
 }
 
-sc_time tensor_engine::matmul_mx(const engine_state& es, const instruction& ins, const matmul_shape& s,
-                                 const tile& dst, const tile& a, const tile& b) {
+sc_time tensor_engine::matmul_mx(const engine_state& es, const instruction& ins, const matmul_shape& s, const tile& dst,
+                                 const tile& a, const tile& b) {
     // MX (OCP MX v1.0 blocks of 32 along K): the E8M0 scale of K block g
     // (dense K values 32g..32g+31) and column m sits in SBUF partition g at
     // byte imm + m (src0), target + n (src1). dst[m][n] = fl32 sum over
@@ -194,7 +202,8 @@ sc_time tensor_engine::matmul_mx(const engine_state& es, const instruction& ins,
     if (K % 32 || ins.src0.start_partition || ins.src1.start_partition)
         throw fault{err_shape, "MX K must be a multiple of 32, from partition 0"};
     const std::uint64_t part_bytes = core_.sbuf_partition_size.get().bytes;
-    if (ins.imm + M > part_bytes || ins.target + N > part_bytes) throw fault{err_out_of_bounds, "MX scales outside SBUF"};
+    if (ins.imm + M > part_bytes || ins.target + N > part_bytes)
+        throw fault{err_out_of_bounds, "MX scales outside SBUF"};
     matmul_flops_ += 2ull * K * M * N;  // dense-equivalent
     const auto fa = format_of(a.type), fb = format_of(b.type);
     const std::vector<std::int64_t> ao = sbuf_psum::offsets(ins.src0), bo = sbuf_psum::offsets(ins.src1),
@@ -212,7 +221,8 @@ sc_time tensor_engine::matmul_mx(const engine_state& es, const instruction& ins,
         const mx_codes& cb = mx_code_table(fb);
         std::vector<double> ad(static_cast<std::size_t>(M) * Kc), bd(static_cast<std::size_t>(N) * K);
         std::vector<std::int64_t> ai(wide ? ad.size() : 0), bi(wide ? bd.size() : 0);
-        std::vector<std::uint8_t> a_nan(static_cast<std::size_t>(M) * blocks, 0), b_nan(static_cast<std::size_t>(N) * blocks, 0);
+        std::vector<std::uint8_t> a_nan(static_cast<std::size_t>(M) * blocks, 0),
+            b_nan(static_cast<std::size_t>(N) * blocks, 0);
         std::vector<std::uint8_t> b_bad(s.k_of.empty() ? 0 : static_cast<std::size_t>(N) * K, 0);
         for (unsigned p = 0; p < s.P; ++p) {
             for (unsigned j = 0; j < s.V * M; ++j) {
@@ -220,7 +230,8 @@ sc_time tensor_engine::matmul_mx(const engine_state& es, const instruction& ins,
                 const std::size_t at = static_cast<std::size_t>(j / s.V) * Kc + s.V * p + j % s.V;
                 ad[at] = static_cast<double>(ca.integer[code]);
                 if (wide) ai[at] = ca.integer[code];
-                if (!ca.finite[code]) a_nan[static_cast<std::size_t>(j / s.V) * blocks + (s.V * p + j % s.V) / per_block] = 1;
+                if (!ca.finite[code])
+                    a_nan[static_cast<std::size_t>(j / s.V) * blocks + (s.V * p + j % s.V) / per_block] = 1;
             }
             for (unsigned j = 0; j < s.D * N; ++j) {
                 const std::uint8_t code = *memory_.element(b, p, bo[j]);
@@ -241,9 +252,11 @@ sc_time tensor_engine::matmul_mx(const engine_state& es, const instruction& ins,
                 float sum_blocks = 0;
                 for (unsigned g = 0; g < blocks; ++g) {
                     const std::uint8_t sa = memory_.sbuf(g)[ins.imm + m], sb = memory_.sbuf(g)[ins.target + n];
-                    const std::size_t xa = static_cast<std::size_t>(m) * Kc + g * per_block, yb = static_cast<std::size_t>(n) * K;
+                    const std::size_t xa = static_cast<std::size_t>(m) * Kc + g * per_block,
+                                      yb = static_cast<std::size_t>(n) * K;
                     const std::uint16_t* ks = kk ? kk + g * per_block : nullptr;
-                    bool nan = sa == numerics::e8m0_nan || sb == numerics::e8m0_nan || a_nan[static_cast<std::size_t>(m) * blocks + g];
+                    bool nan = sa == numerics::e8m0_nan || sb == numerics::e8m0_nan ||
+                               a_nan[static_cast<std::size_t>(m) * blocks + g];
                     if (!nan && b_nan[static_cast<std::size_t>(n) * blocks + g]) {
                         if (!ks) nan = true;
                         for (unsigned i = 0; ks && i < per_block; ++i) nan = nan || b_bad[yb + ks[i]];
@@ -255,7 +268,8 @@ sc_time tensor_engine::matmul_mx(const engine_state& es, const instruction& ins,
                         numerics::mx_int128 sum = 0;
                         if (wide) {
                             for (unsigned i = 0; i < per_block; ++i)
-                                sum += static_cast<numerics::mx_int128>(ai[xa + i]) * bi[yb + (ks ? ks[i] : 32 * g + i)];
+                                sum +=
+                                    static_cast<numerics::mx_int128>(ai[xa + i]) * bi[yb + (ks ? ks[i] : 32 * g + i)];
                         } else {
                             const double* x = &ad[xa];
                             double exact = 0;
@@ -263,7 +277,7 @@ sc_time tensor_engine::matmul_mx(const engine_state& es, const instruction& ins,
                                 for (unsigned i = 0; i < per_block; ++i) exact += x[i] * bd[yb + ks[i]];
                             } else {
                                 const double* y = &bd[yb + 32 * g];
-    #pragma omp simd reduction(+ : exact)
+#pragma omp simd reduction(+ : exact)
                                 for (unsigned i = 0; i < 32; ++i) exact += x[i] * y[i];
                             }
                             sum = static_cast<std::int64_t>(exact);
@@ -284,7 +298,9 @@ sc_time tensor_engine::matmul_mx(const engine_state& es, const instruction& ins,
         j.N = N;
         j.mx = true;
         auto format = [](dtype t) {
-            return t == dtype::e5m2 ? rtl::mx_format::e5m2 : t == dtype::e2m1 ? rtl::mx_format::e2m1 : rtl::mx_format::e4m3fn;
+            return t == dtype::e5m2   ? rtl::mx_format::e5m2
+                   : t == dtype::e2m1 ? rtl::mx_format::e2m1
+                                      : rtl::mx_format::e4m3fn;
         };
         j.format_a = format(a.type);
         j.format_b = format(b.type);
@@ -333,4 +349,4 @@ sc_time tensor_engine::transpose(const engine_state& es, const instruction& ins)
     return tensor_time(es, P);
 }
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

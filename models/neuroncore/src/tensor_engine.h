@@ -32,8 +32,8 @@ private:
         std::vector<std::uint16_t> k_of;
     };
     std::vector<std::uint16_t> sparse_indices(const isa::instruction& ins, const matmul_shape& s, unsigned group);
-    sc_core::sc_time matmul_mx(const engine_state& es, const isa::instruction& ins, const matmul_shape& s, const tile& dst,
-                               const tile& a, const tile& b);
+    sc_core::sc_time matmul_mx(const engine_state& es, const isa::instruction& ins, const matmul_shape& s,
+                               const tile& dst, const tile& a, const tile& b);
     void write_psum(const isa::instruction& ins, const tile& dst, const std::vector<float>& acc, unsigned M, unsigned N,
                     const std::vector<std::int64_t>& dof);
     // Tensor engine time of an array pass streaming for `cycles`: plus the
@@ -49,4 +49,4 @@ private:
     counter matmul_flops_;
 };
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

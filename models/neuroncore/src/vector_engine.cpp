@@ -55,4 +55,4 @@ sc_time vector_engine::transpose(const engine_state& es, const instruction& ins)
     return streaming_time(static_cast<std::uint64_t>(P) * F, rate_for(t.dst.type));
 }
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

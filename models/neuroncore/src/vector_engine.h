@@ -15,4 +15,4 @@ public:
     sc_core::sc_time transpose(const engine_state& es, const isa::instruction& ins);
 };
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

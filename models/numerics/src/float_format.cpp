@@ -85,7 +85,7 @@ std::uint64_t round_shift(std::uint64_t sig, unsigned shift, const convert_optio
     return kept + ((top + rnd) >> r);
 }
 
-} // namespace
+}  // namespace
 
 std::uint32_t encode(float value, format f, const convert_options& o) {
     const format_info& fi = info(f);
@@ -121,4 +121,4 @@ std::uint32_t encode(float value, format f, const convert_options& o) {
     return sign | static_cast<std::uint32_t>(code);
 }
 
-} // namespace trn3::numerics
+}  // namespace trn3::numerics

@@ -26,7 +26,7 @@ int emax_of(format f) {
     }
 }
 
-} // namespace
+}  // namespace
 
 float round_scaled(mx_int128 sum, int exp2) {
     if (sum == 0) return 0.0f;
@@ -35,14 +35,14 @@ float round_scaled(mx_int128 sum, int exp2) {
     const std::uint64_t hi = static_cast<std::uint64_t>(mag >> 64), lo = static_cast<std::uint64_t>(mag);
     const int top = hi ? 127 - __builtin_clzll(hi) : 63 - __builtin_clzll(lo);  // index of the leading one
     const int lead_exp = top + exp2;
-    int keep = 24;                                    // fp32 significand bits
-    if (lead_exp < -126) keep -= -126 - lead_exp;     // fewer in the subnormal range
-    const int shift = top + 1 - keep;                 // bits to drop
+    int keep = 24;  // fp32 significand bits
+    if (lead_exp < -126) keep -= -126 - lead_exp;  // fewer in the subnormal range
+    const int shift = top + 1 - keep;  // bits to drop
     uint128 kept;
     if (shift <= 0) {
         kept = mag;
     } else if (shift > top + 1) {
-        kept = 0;                                     // below half the smallest subnormal
+        kept = 0;  // below half the smallest subnormal
     } else {
         kept = mag >> shift;
         const uint128 rest = mag - (kept << shift);
@@ -77,7 +77,7 @@ int exponent_of(float v) {
     // Subnormal: the position of the leading one.
     return -149 + (31 - __builtin_clz(u));
 }
-} // namespace
+}  // namespace
 
 float mx_block::value(unsigned i) const {
     const float x = decode_e8m0(scale);
@@ -123,7 +123,8 @@ float mx_dot(const mx_block& a, const mx_block& b) {
     if (a.scale == e8m0_nan || b.scale == e8m0_nan) return nan;
     int128 sum = 0;
     for (unsigned i = 0; i < mx_block_size; ++i) {
-        if (!std::isfinite(decode(a.elements[i], a.element_format)) || !std::isfinite(decode(b.elements[i], b.element_format)))
+        if (!std::isfinite(decode(a.elements[i], a.element_format)) ||
+            !std::isfinite(decode(b.elements[i], b.element_format)))
             return nan;
         sum += static_cast<int128>(mx_element_integer(a.elements[i], a.element_format)) *
                mx_element_integer(b.elements[i], b.element_format);
@@ -133,4 +134,4 @@ float mx_dot(const mx_block& a, const mx_block& b) {
     return round_scaled(sum, exp2);
 }
 
-} // namespace trn3::numerics
+}  // namespace trn3::numerics

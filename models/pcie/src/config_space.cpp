@@ -65,7 +65,8 @@ void config_space::init_type1(std::uint16_t vendor, std::uint16_t device) {
 
 void config_space::init_bar64(unsigned index, std::uint64_t size, bool prefetchable) {
     const std::uint64_t mask = ~(size - 1);
-    init(static_cast<std::uint16_t>(TRN3_PCI_BAR(index)), 4, TRN3_PCI_BAR_MEM64 | (prefetchable ? TRN3_PCI_BAR_PREFETCH : 0),
+    init(static_cast<std::uint16_t>(TRN3_PCI_BAR(index)), 4,
+         TRN3_PCI_BAR_MEM64 | (prefetchable ? TRN3_PCI_BAR_PREFETCH : 0),
          static_cast<std::uint32_t>(mask) & ~TRN3_PCI_BAR_FLAGS);
     init(static_cast<std::uint16_t>(TRN3_PCI_BAR(index + 1)), 4, 0, mask >> 32);
     bar_sizes_[index] = size;
@@ -87,7 +88,8 @@ void config_space::add_ext_capability(std::uint16_t id, std::uint16_t offset, st
     init(offset, 4, TRN3_PCI_EXT_CAP_HEADER(id, version, 0));
     if (last_ext_cap_ != 0) {
         const std::uint64_t prev = get(last_ext_cap_, 4);
-        set(last_ext_cap_, 4, TRN3_PCI_EXT_CAP_HEADER(TRN3_PCI_EXT_CAP_ID(prev), TRN3_PCI_EXT_CAP_VERSION(prev), offset));
+        set(last_ext_cap_, 4,
+            TRN3_PCI_EXT_CAP_HEADER(TRN3_PCI_EXT_CAP_ID(prev), TRN3_PCI_EXT_CAP_VERSION(prev), offset));
     }
     last_ext_cap_ = offset;
 }
@@ -120,10 +122,11 @@ bool config_space::routes_address(std::uint64_t a) const {
     const std::uint64_t mem_base = TRN3_PCI_WINDOW_ADDR(get(TRN3_PCI_MEMORY_BASE, 2));
     const std::uint64_t mem_limit = TRN3_PCI_WINDOW_ADDR(get(TRN3_PCI_MEMORY_LIMIT, 2)) | granule_end;
     if (mem_base <= mem_limit && a >= mem_base && a <= mem_limit) return true;
-    const std::uint64_t pref_base = TRN3_PCI_WINDOW_ADDR(get(TRN3_PCI_PREF_MEMORY_BASE, 2)) | (get(TRN3_PCI_PREF_BASE_UPPER, 4) << 32);
+    const std::uint64_t pref_base =
+        TRN3_PCI_WINDOW_ADDR(get(TRN3_PCI_PREF_MEMORY_BASE, 2)) | (get(TRN3_PCI_PREF_BASE_UPPER, 4) << 32);
     const std::uint64_t pref_limit = TRN3_PCI_WINDOW_ADDR(get(TRN3_PCI_PREF_MEMORY_LIMIT, 2)) | granule_end |
                                      (get(TRN3_PCI_PREF_LIMIT_UPPER, 4) << 32);
     return pref_base <= pref_limit && a >= pref_base && a <= pref_limit;
 }
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

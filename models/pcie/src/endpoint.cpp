@@ -11,13 +11,13 @@
 
 namespace trn3::pcie {
 
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 
 namespace {
 bool power_of_two(std::uint64_t v) { return v >= 16 && (v & (v - 1)) == 0; }
 constexpr int msix_bar = TRN3_EP_MSIX_BAR;  // BAR0 registers, BAR2 memory window, this one the MSI-X table and PBA
-} // namespace
+}  // namespace
 
 endpoint::endpoint(const sc_core::sc_module_name& name, unsigned default_device_id, std::uint64_t default_bar0,
                    std::uint64_t default_bar2, unsigned default_class)
@@ -34,12 +34,12 @@ endpoint::endpoint(const sc_core::sc_module_name& name, unsigned default_device_
                        range<std::uint64_t>{128, 4096}),
       tags(this, "tags", 256, "reads outstanding at once", range<std::uint64_t>{1, 16384}),
       completion_timeout(this, "completion_timeout", sc_time(1, sc_core::SC_MS), "reads not answered by then fail"),
-      aggregate(this, "aggregate", true, "equal TLPs of one access travel as one aggregate (same timing, fewer events)"),
+      aggregate(this, "aggregate", true,
+                "equal TLPs of one access travel as one aggregate (same timing, fewer events)"),
       latency(this, "latency", sc_time(10, SC_NS), "endpoint processing, each way"),
       requests_(static_cast<unsigned>(tags.get()), completion_timeout.get()),
       requests_in_(this, "requests_in", "requests received (TLPs)"),
-      writes_out_(this, "writes_out", "MWr TLPs sent (MSI-X included)"),
-      reads_out_(this, "reads_out", "MRd TLPs sent"),
+      writes_out_(this, "writes_out", "MWr TLPs sent (MSI-X included)"), reads_out_(this, "reads_out", "MRd TLPs sent"),
       msix_sent_(this, "msix_sent", "MSI-X messages sent"),
       msix_pending_(this, "msix_pending", "MSI-X vectors left pending (masked or disabled)"),
       unsupported_(this, "unsupported", "requests received that no BAR claims, or received UR completions"),
@@ -89,7 +89,8 @@ void endpoint::attach(link_end& end) {
     end.on_receive([this](tlp& t) { receive(t); });
 }
 
-void endpoint::reply(const tlp& request, cpl_status status, const std::vector<std::uint8_t>& data, const sc_time& delay) {
+void endpoint::reply(const tlp& request, cpl_status status, const std::vector<std::uint8_t>& data,
+                     const sc_time& delay) {
     const sc_time when = sc_core::sc_time_stamp() + latency.get() + delay;
     if (status != cpl_status::success || data.empty()) {
         end_->send(completion_for(request, status, bdf_), when);
@@ -137,7 +138,8 @@ void endpoint::serve_request(tlp& t) {
     int bar = -1;
     for (int b : {0, 2, msix_bar}) {
         const std::uint64_t base = config_.bar_address(static_cast<unsigned>(b));
-        if (base != 0 && t.address >= base && t.address + bytes <= base + config_.bar_size(static_cast<unsigned>(b))) bar = b;
+        if (base != 0 && t.address >= base && t.address + bytes <= base + config_.bar_size(static_cast<unsigned>(b)))
+            bar = b;
     }
     const bool enabled = config_.get(TRN3_PCI_COMMAND, 2) & TRN3_PCI_COMMAND_MEMORY;
     if (bar < 0 || !enabled) {
@@ -157,14 +159,15 @@ void endpoint::serve_request(tlp& t) {
     std::vector<std::uint8_t> buffer;
     const bool write = t.type == tlp_type::mem_write;
     if (!write) buffer.resize(bytes);
-    set_access(tx, write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, offset, write ? t.data.data() : buffer.data(),
-               static_cast<unsigned>(bytes));
+    set_access(tx, write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, offset,
+               write ? t.data.data() : buffer.data(), static_cast<unsigned>(bytes));
     // An aggregate is complete when its tail has arrived.
     sc_time delay = t.train_span;
     (bar == 0 ? bar0 : bar2)->b_transport(tx, delay);
     const tlm::tlm_response_status rs = tx.get_response_status();
     if (write) {
-        if (rs != tlm::TLM_OK_RESPONSE) config_.report_error(TRN3_AER_COMPLETER_ABORT, TRN3_PCI_STATUS_SIG_TARGET_ABORT);
+        if (rs != tlm::TLM_OK_RESPONSE)
+            config_.report_error(TRN3_AER_COMPLETER_ABORT, TRN3_PCI_STATUS_SIG_TARGET_ABORT);
         return;
     }
     if (rs == tlm::TLM_ADDRESS_ERROR_RESPONSE) {
@@ -227,7 +230,8 @@ void endpoint::send_msix(unsigned v) {
     std::memcpy(&data, e + TRN3_MSIX_ENTRY_DATA, 4);
     std::memcpy(&vctl, e + TRN3_MSIX_ENTRY_CONTROL, 4);
     const bool master = config_.get(TRN3_PCI_COMMAND, 2) & TRN3_PCI_COMMAND_BUS_MASTER;
-    if (!(control & TRN3_MSIX_ENABLE) || (control & TRN3_MSIX_FUNCTION_MASK) || (vctl & TRN3_MSIX_ENTRY_MASKED) || !master || !end_) {
+    if (!(control & TRN3_MSIX_ENABLE) || (control & TRN3_MSIX_FUNCTION_MASK) || (vctl & TRN3_MSIX_ENTRY_MASKED) ||
+        !master || !end_) {
         ++msix_pending_;
         return;
     }
@@ -341,4 +345,4 @@ void endpoint::dma_transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
     else if (bad) tx.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
 }
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

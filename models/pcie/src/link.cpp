@@ -9,8 +9,8 @@
 
 namespace trn3::pcie {
 
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 using sc_core::SC_US;
 
 // ---- link_end ---------------------------------------------------------------
@@ -35,9 +35,8 @@ sc_time link_end::train_time(const tlp& t, std::uint64_t n) const {
     const phy_spec& p = link_->phy();
     const double rate = link_->raw_bytes_per_second();
     if (rate <= 0) return sc_core::SC_ZERO_TIME;
-    const double bytes = p.flit_mode
-                             ? double(n) * tlp_wire_bytes(t) * p.flit_bytes / p.flit_payload_bytes
-                             : double(n) * (tlp_wire_bytes(t) + p.tlp_framing_bytes);
+    const double bytes = p.flit_mode ? double(n) * tlp_wire_bytes(t) * p.flit_bytes / p.flit_payload_bytes
+                                     : double(n) * (tlp_wire_bytes(t) + p.tlp_framing_bytes);
     return sc_time(bytes / rate, sc_core::SC_SEC);
 }
 
@@ -47,38 +46,45 @@ unsigned link_end::width() const { return link_->width(); }
 
 // ---- link -------------------------------------------------------------------
 
-link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint64_t port_id_a,
-           std::uint64_t port_id_b, const link_config& d)
+link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint64_t port_id_a, std::uint64_t port_id_b,
+           const link_config& d)
     : reg_block(name, frequency{1e9}),
-      generation_name(this, "generation", d.gen == generation::gen5 ? "gen5" : d.gen == generation::gen6 ? "gen6" : "ualink",
-                      "gen5 (32 GT/s), gen6 (64 GT/s PAM4, flit mode) or ualink (200 Gb/s lanes)", generation_choices()),
+      generation_name(this, "generation",
+                      d.gen == generation::gen5   ? "gen5"
+                      : d.gen == generation::gen6 ? "gen6"
+                                                  : "ualink",
+                      "gen5 (32 GT/s), gen6 (64 GT/s PAM4, flit mode) or ualink (200 Gb/s lanes)",
+                      generation_choices()),
       lanes(this, "lanes", d.lanes, "active width: the lanes the link runs on when all are healthy",
             range<std::uint64_t>{1, 96}),
       spare_lanes(this, "spare_lanes", d.spare_lanes,
-                  "extra lanes that stand in for failed active ones (NeuronLink backplane: 16)", range<std::uint64_t>{0, 95}),
+                  "extra lanes that stand in for failed active ones (NeuronLink backplane: 16)",
+                  range<std::uint64_t>{0, 95}),
       retimer_count(this, "retimers", d.retimers, "retimers on the link", range<std::uint64_t>{0, 8}),
-      failed_lanes(this, "failed_lanes", "", "lanes that fail (e.g. 3,17,40-55), numbered 0 .. lanes + spare_lanes - 1"),
+      failed_lanes(this, "failed_lanes", "",
+                   "lanes that fail (e.g. 3,17,40-55), numbered 0 .. lanes + spare_lanes - 1"),
       fault_time(this, "fault_time", sc_core::SC_ZERO_TIME,
                  "when failed_lanes fail; 0 = from power-on (the link trains around them)"),
       phy_latency(this, "phy_latency", sc_time(5, SC_NS), "transmitter + channel + receiver, without retimers"),
       fec_latency(this, "fec_latency", sc_time(2, SC_NS), "FEC decode and CRC check of a received flit (flit mode)"),
-      auto_train(this, "auto_train", d.auto_train,
-                 "train at power-on (else firmware writes CONTROL.ENABLE)"),
+      auto_train(this, "auto_train", d.auto_train, "train at power-on (else firmware writes CONTROL.ENABLE)"),
       detect_time(this, "detect_time", sc_time(1, SC_US), "LTSSM Detect: receiver detection"),
       polling_time(this, "polling_time", sc_time(4, SC_US), "LTSSM Polling: bit lock, symbol lock"),
       config_time(this, "config_time", sc_time(2, SC_US), "LTSSM Configuration: link and lane numbers, width"),
       recovery_time(this, "recovery_time", sc_time(2, SC_US), "LTSSM Recovery of a retrain (no equalisation)"),
       eq_phase0(this, "eq_phase0", sc_time(1, SC_US), "equalisation phase 0: presets exchanged"),
       eq_phase1(this, "eq_phase1", sc_time(1, SC_US), "equalisation phase 1: BER < 1e-4 at presets"),
-      eq_phase2(this, "eq_phase2", sc_time(10, SC_US), "equalisation phase 2: far end tunes our transmitter, per segment"),
+      eq_phase2(this, "eq_phase2", sc_time(10, SC_US),
+                "equalisation phase 2: far end tunes our transmitter, per segment"),
       eq_phase3(this, "eq_phase3", sc_time(10, SC_US), "equalisation phase 3: we tune the far end, per segment"),
       flit_bytes(this, "flit_bytes", 0, "flit size on the wire, flit mode (0: the generation's: Gen6 256, UALink 640)"),
       flit_payload_bytes(this, "flit_payload_bytes", 0,
                          "TLP bytes a flit carries (0: the generation's: Gen6 236, UALink 616)"),
       gen_(parse_generation(generation_name.get(), std::string(this->name()) + ".generation")),
-      port_a_(std::string(this->name()) + ".a", port_id_a), port_b_(std::string(this->name()) + ".b", port_id_b),
-      tlps_{{this, "tlps_ab", "TLPs sent a -> b (an aggregate counts its TLPs)"},
-            {this, "tlps_ba", "TLPs sent b -> a"}},
+      port_a_(std::string(this->name()) + ".a", port_id_a),
+      port_b_(std::string(this->name()) + ".b", port_id_b), tlps_{{this, "tlps_ab",
+                                                                   "TLPs sent a -> b (an aggregate counts its TLPs)"},
+                                                                  {this, "tlps_ba", "TLPs sent b -> a"}},
       payload_bytes_{{this, "payload_bytes_ab", "TLP payload bytes a -> b"},
                      {this, "payload_bytes_ba", "TLP payload bytes b -> a"}},
       flits_{{this, "flits_ab", "flits (flit mode) a -> b"}, {this, "flits_ba", "flits (flit mode) b -> a"}},
@@ -90,7 +96,8 @@ link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint
                                        this->name(), physical));
     for (unsigned i = 0; i < retimer_count.get(); ++i)
         retimers_.push_back(std::make_unique<retimer>(fmt::format("retimer{}", i).c_str()));
-    const std::set<unsigned> faults = parse_lanes(failed_lanes.get(), physical, std::string(this->name()) + ".failed_lanes");
+    const std::set<unsigned> faults =
+        parse_lanes(failed_lanes.get(), physical, std::string(this->name()) + ".failed_lanes");
     if (fault_time.get() == sc_core::SC_ZERO_TIME) failed_ = faults;
     else pending_faults_ = faults;
 
@@ -98,8 +105,8 @@ link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint
     if (flit_bytes.get()) phy_.flit_bytes = static_cast<unsigned>(flit_bytes.get());
     if (flit_payload_bytes.get()) phy_.flit_payload_bytes = static_cast<unsigned>(flit_payload_bytes.get());
     if (phy_.flit_mode && (phy_.flit_payload_bytes == 0 || phy_.flit_payload_bytes > phy_.flit_bytes))
-        throw config_error(fmt::format("{}: a flit of {} bytes cannot carry {} bytes of TLPs", this->name(), phy_.flit_bytes,
-                                       phy_.flit_payload_bytes));
+        throw config_error(fmt::format("{}: a flit of {} bytes cannot carry {} bytes of TLPs", this->name(),
+                                       phy_.flit_bytes, phy_.flit_payload_bytes));
     const phy_spec& p = phy();
     wire_ = std::make_unique<message_link>("wire", queue, port_a_, port_b_, latency(),
                                            bandwidth{p.lane_bytes_per_second * lanes.get()});
@@ -369,4 +376,4 @@ void link::flush_held() {
     }
 }
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

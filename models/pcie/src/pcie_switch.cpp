@@ -8,8 +8,8 @@
 
 namespace trn3::pcie {
 
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 
 namespace {
 
@@ -21,7 +21,7 @@ struct preset_info {
 };
 
 const preset_info presets[] = {
-    {"gen1-160", 20, 8, "gen6", 120}, {"gen2-320", 40, 8, "gen6", 120},  {"tray-32", 4, 8, "gen6", 120},
+    {"gen1-160", 20, 8, "gen6", 120},  {"gen2-320", 40, 8, "gen6", 120},  {"tray-32", 4, 8, "gen6", 120},
     {"pex144-x8", 18, 8, "gen6", 120}, {"pex144-x4", 36, 4, "gen6", 120}, {"ualink-72", 72, 4, "ualink", 150},
     {"tray-64", 4, 16, "gen6", 120},   {"tray-128", 4, 32, "gen6", 120},  {"tray-256", 4, 64, "gen6", 120},
 };
@@ -39,20 +39,17 @@ one_of<std::string> preset_choices() {
     return c;
 }
 
-} // namespace
+}  // namespace
 
 pcie_switch::pcie_switch(const sc_core::sc_module_name& name, const switch_config& defaults)
     : component(name, frequency{1e9}),
       preset(this, "preset", defaults.preset, "the switch's part: ports, lanes per port, generation, latency",
              preset_choices()),
       ports(this, "ports", defaults.ports ? defaults.ports : find_preset(preset.get()).ports,
-            "ports (default: the preset's)",
-            range<std::uint64_t>{1, 256}),
-      port_lanes(this, "port_lanes",
-                 defaults.port_lanes ? defaults.port_lanes : find_preset(preset.get()).port_lanes,
+            "ports (default: the preset's)", range<std::uint64_t>{1, 256}),
+      port_lanes(this, "port_lanes", defaults.port_lanes ? defaults.port_lanes : find_preset(preset.get()).port_lanes,
                  "lanes per port (default: the preset's)", range<std::uint64_t>{1, 64}),
-      generation_name(this, "generation", find_preset(preset.get()).gen, "gen5, gen6 or ualink",
-                      generation_choices()),
+      generation_name(this, "generation", find_preset(preset.get()).gen, "gen5, gen6 or ualink", generation_choices()),
       latency(this, "latency", sc_time(find_preset(preset.get()).latency_ns, SC_NS),
               "port to port: a TLP's last flit in to its first flit out"),
       upstream_port(this, "upstream_port", defaults.upstream_port, "the upstream port; -1: none (fabric switch)",
@@ -65,12 +62,15 @@ pcie_switch::pcie_switch(const sc_core::sc_module_name& name, const switch_confi
     const preset_info& p = find_preset(preset.get());
     total_lanes_ = p.ports * p.port_lanes;
     if (ports.get() * port_lanes.get() > total_lanes_)
-        throw config_error(fmt::format("{}: {} ports x{} need {} lanes; the {} switch has {}", this->name(), ports.get(),
-                                       port_lanes.get(), ports.get() * port_lanes.get(), p.name, total_lanes_));
+        throw config_error(fmt::format("{}: {} ports x{} need {} lanes; the {} switch has {}", this->name(),
+                                       ports.get(), port_lanes.get(), ports.get() * port_lanes.get(), p.name,
+                                       total_lanes_));
     up_ = upstream_port.get();
     if (up_ >= static_cast<int>(ports.get()))
-        throw config_error(fmt::format("{}.upstream_port: {} is not one of the {} ports", this->name(), up_, ports.get()));
-    const unsigned speed = spec_of(parse_generation(generation_name.get(), std::string(this->name()) + ".generation")).speed_code;
+        throw config_error(
+            fmt::format("{}.upstream_port: {} is not one of the {} ports", this->name(), up_, ports.get()));
+    const unsigned speed =
+        spec_of(parse_generation(generation_name.get(), std::string(this->name()) + ".generation")).speed_code;
     ports_.resize(ports.get());
     unsigned k = 0;
     for (unsigned i = 0; i < ports_.size(); ++i) {
@@ -208,7 +208,8 @@ void pcie_switch::route_config(unsigned in, tlp& t) {
 }
 
 void pcie_switch::set_fabric_route(unsigned dest, unsigned port) {
-    if (port >= ports_.size()) throw config_error(fmt::format("{}: route to port {} of {}", name(), port, ports_.size()));
+    if (port >= ports_.size())
+        throw config_error(fmt::format("{}: route to port {} of {}", name(), port, ports_.size()));
     if (fabric_routes_.size() <= dest) fabric_routes_.resize(dest + 1, -1);
     fabric_routes_[dest] = static_cast<int>(port);
 }
@@ -261,4 +262,4 @@ void pcie_switch::route_completion(unsigned in, tlp& t) {
     log().debug("unexpected completion on port {}: {}", in, describe(t));
 }
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

@@ -88,4 +88,4 @@ width_choice choose_width(unsigned lanes, unsigned spare_lanes, const std::set<u
     return {0, 0};
 }
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

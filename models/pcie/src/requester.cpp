@@ -37,7 +37,8 @@ bool requester::complete(const tlp& cpl) {
         s.r.status = cpl.status;
         s.done = true;
     } else {
-        const std::uint64_t n = std::min<std::uint64_t>(cpl.data.size(), s.expected > cpl.address ? s.expected - cpl.address : 0);
+        const std::uint64_t n =
+            std::min<std::uint64_t>(cpl.data.size(), s.expected > cpl.address ? s.expected - cpl.address : 0);
         if (n) std::memcpy(s.r.data.data() + cpl.address, cpl.data.data(), n);
         s.received += cpl.type == tlp_type::completion_data ? cpl.total_bytes() : s.expected;
         s.r.poisoned = s.r.poisoned || cpl.poisoned;
@@ -68,4 +69,4 @@ requester::result requester::wait(std::uint16_t tag) {
     return r;
 }
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

@@ -5,27 +5,28 @@
 #include <fmt/format.h>
 
 #include "trn3/core/error.h"
-#include "trn3/pcie/requester_id.h"
 #include "trn3/core/log.h"
 #include "trn3/core/payload.h"
+#include "trn3/pcie/requester_id.h"
 #include "trn3/spec/pci.h"
 
 namespace trn3::pcie {
 
-using sc_core::sc_time;
 using sc_core::SC_NS;
+using sc_core::sc_time;
 using sc_core::SC_US;
 
 namespace {
 constexpr std::uint16_t root_bdf = 0;  // the root complex's own requester id (00:00.0 is root port 0's too)
-}
+}  // namespace
 
 root_complex::root_complex(const sc_core::sc_module_name& name, unsigned default_root_ports)
-    : component(name, frequency{2.8e9}),
-      root_ports(this, "root_ports", default_root_ports, "root ports on bus 0 (devices 0 ..)", range<std::uint64_t>{1, 32}),
+    : component(name, frequency{2.8e9}), root_ports(this, "root_ports", default_root_ports,
+                                                    "root ports on bus 0 (devices 0 ..)", range<std::uint64_t>{1, 32}),
       generation_name(this, "generation", "gen5", "the root ports' generation (Graviton4: gen5)", generation_choices()),
       lanes(this, "lanes", 16, "lanes per root port", range<std::uint64_t>{1, 32}),
-      mmio_base(this, "mmio_base", 0, "PCIe address of the mmio socket's offset 0 (0: the socket carries PCIe addresses)", address_range()),
+      mmio_base(this, "mmio_base", 0,
+                "PCIe address of the mmio socket's offset 0 (0: the socket carries PCIe addresses)", address_range()),
       latency(this, "latency", sc_time(50, SC_NS), "root complex processing, each way"),
       completion_timeout(this, "completion_timeout", sc_time(1, sc_core::SC_MS),
                          "non-posted requests not answered by then fail (PCIe range 50 us - 64 s)"),
@@ -213,8 +214,8 @@ void root_complex::mmio_transport(tlm::tlm_generic_payload& tx, sc_time& delay) 
     delay += latency.get();
 }
 
-void root_complex::complete_to_device(unsigned port, const tlp& req, const std::vector<std::uint8_t>& data, cpl_status status,
-                                      const sc_time& delay) {
+void root_complex::complete_to_device(unsigned port, const tlp& req, const std::vector<std::uint8_t>& data,
+                                      cpl_status status, const sc_time& delay) {
     link_end& end = *ports_[port].end;
     const sc_time when = sc_core::sc_time_stamp() + latency.get() + delay;
     if (status != cpl_status::success) {
@@ -297,4 +298,4 @@ void root_complex::receive(unsigned port, tlp& t) {
     if (t.type == tlp_type::mem_read) complete_to_device(port, t, std::move(buffer), cpl_status::success, delay);
 }
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

@@ -66,7 +66,7 @@ T get(const std::uint8_t*& p) {
     return v;
 }
 
-} // namespace
+}  // namespace
 
 std::vector<std::uint8_t> encode(tlp t) {
     std::vector<std::uint8_t> out = std::move(t.data);
@@ -142,4 +142,4 @@ std::string describe(const tlp& t) {
     return s;
 }
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

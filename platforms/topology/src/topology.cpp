@@ -45,7 +45,8 @@ void need(bool ok, const std::string& what) {
 void build_switched(builder& b, const topology_params& p, unsigned slots) {
     const bool nl32 = slots == 2;
     const unsigned trays = p.trays;
-    std::vector<std::vector<std::vector<int>>> chip(p.racks, std::vector<std::vector<int>>(trays, std::vector<int>(slots)));
+    std::vector<std::vector<std::vector<int>>> chip(p.racks,
+                                                    std::vector<std::vector<int>>(trays, std::vector<int>(slots)));
     for (unsigned r = 0; r < p.racks; ++r)
         for (unsigned t = 0; t < trays; ++t)
             for (unsigned s = 0; s < slots; ++s)
@@ -81,8 +82,8 @@ void build_switched(builder& b, const topology_params& p, unsigned slots) {
                 const unsigned n = p.tray_switches;
                 const char* model = n == 8 ? "tray-32" : n == 4 ? "tray-64" : n == 2 ? "tray-128" : "tray-256";
                 for (unsigned k = 0; k < n; ++k) {
-                    const int sw = b.add(node_kind::scaleup_switch, fmt::format("r{}.t{}.tsw{}", r, t, k), int(r), int(t), -1, -1,
-                                         model);
+                    const int sw = b.add(node_kind::scaleup_switch, fmt::format("r{}.t{}.tsw{}", r, t, k), int(r),
+                                         int(t), -1, -1, model);
                     for (unsigned s = 0; s < slots; ++s) b.link(chip[r][t][s], sw, medium::tray_switch, pcb_lanes / n);
                 }
             }
@@ -90,15 +91,17 @@ void build_switched(builder& b, const topology_params& p, unsigned slots) {
     // Cross-rack: each chip to the same-position chip of the paired rack.
     if (p.racks == 2)
         for (unsigned t = 0; t < trays; ++t)
-            for (unsigned s = 0; s < slots; ++s) b.link(chip[0][t][s], chip[1][t][s], medium::cross_rack, cross_rack_lanes);
+            for (unsigned s = 0; s < slots; ++s)
+                b.link(chip[0][t][s], chip[1][t][s], medium::cross_rack, cross_rack_lanes);
     // The scale-up switches of each rack, by generation.
     for (unsigned r = 0; r < p.racks; ++r) {
         auto make = [&](unsigned n, int plane, const char* model, unsigned first) {
             std::vector<int> v;
             for (unsigned i = 0; i < n; ++i)
-                v.push_back(b.add(node_kind::scaleup_switch,
-                                  plane >= 0 ? fmt::format("r{}.p{}.sw{}", r, plane, i) : fmt::format("r{}.sw{}", r, first + i),
-                                  int(r), -1, -1, plane, model));
+                v.push_back(
+                    b.add(node_kind::scaleup_switch,
+                          plane >= 0 ? fmt::format("r{}.p{}.sw{}", r, plane, i) : fmt::format("r{}.sw{}", r, first + i),
+                          int(r), -1, -1, plane, model));
             return v;
         };
         auto chips_of = [&](const std::vector<unsigned>& slots_wanted) {
@@ -112,7 +115,8 @@ void build_switched(builder& b, const topology_params& p, unsigned slots) {
             const unsigned per_plane = nl32 ? (p.switch_trays == 5 ? 10 : 8) : 10;
             for (unsigned s = 0; s < slots; ++s) {
                 const auto sw = make(per_plane, int(s), "gen1-160", 0);
-                if (per_plane == 8) b.fan(chips_of({s}), sw, backplane_lanes / 8, 0, pcie_gen6_lane);  // 8 active + 2 spare each
+                if (per_plane == 8)
+                    b.fan(chips_of({s}), sw, backplane_lanes / 8, 0, pcie_gen6_lane);  // 8 active + 2 spare each
                 else b.fan(chips_of({s}), sw, 8, 2, pcie_gen6_lane);  // the last two switches carry the spares
             }
         } else if (p.switch_gen == 2) {
@@ -163,7 +167,7 @@ void build_torus(builder& b, const topology_params& p, unsigned dims) {
     (void)p;
 }
 
-} // namespace
+}  // namespace
 
 const char* medium_name(medium m) {
     switch (m) {
@@ -201,9 +205,10 @@ void set_param(topology_params& p, const std::string& key_in, const std::string&
     else if (key == "retimers_per_tray") p.retimers_per_tray = number();
     else if (key == "tray_switches") p.tray_switches = number();
     else
-        throw std::invalid_argument(fmt::format("unknown topology param '{}' (sku, switch_gen, racks, trays, switch_trays, "
-                                                "nic_gbps, retimers_per_tray, tray_switches)",
-                                                key_in));
+        throw std::invalid_argument(
+            fmt::format("unknown topology param '{}' (sku, switch_gen, racks, trays, switch_trays, "
+                        "nic_gbps, retimers_per_tray, tray_switches)",
+                        key_in));
 }
 
 topology build(const topology_params& in) {
@@ -296,7 +301,7 @@ void bfs(const std::vector<std::vector<int>>& adj, int from, std::vector<int>& d
             }
     }
 }
-} // namespace
+}  // namespace
 
 std::vector<std::vector<int>> topology::routes() const {
     const auto adj = forwarding_adjacency();
@@ -390,7 +395,7 @@ std::string path_text(const topology& t, const std::vector<int>& p) {
     return s;
 }
 
-} // namespace
+}  // namespace
 
 std::string report(const topology& t) {
     const topology_params& p = t.params;
@@ -406,7 +411,8 @@ std::string report(const topology& t) {
         if (n.kind == node_kind::scaleup_switch) ++models[n.model];
     std::string by_model;
     for (const auto& [m, n] : models) by_model += fmt::format("{}{} x {}", by_model.empty() ? "" : ", ", n, m);
-    s += fmt::format("  scale-up switches   {}{}\n", t.count(node_kind::scaleup_switch), by_model.empty() ? "" : " (" + by_model + ")");
+    s += fmt::format("  scale-up switches   {}{}\n", t.count(node_kind::scaleup_switch),
+                     by_model.empty() ? "" : " (" + by_model + ")");
     s += fmt::format("  retimers            {}, Gen6-to-Gen5 converters {}\n", t.retimers, t.converters);
     if (switched)
         s += fmt::format("  backplane cables    {} (one per backplane lane; chips x {})\n", t.backplane_cables(),
@@ -487,13 +493,15 @@ std::string to_json(const topology& t) {
         const int a = t.chip(e.rack_a, e.tray_a, e.slot_a), b = t.chip(e.rack_b, e.tray_b, e.slot_b);
         if (a < 0 || b < 0) continue;
         const auto path = t.path(a, b);
-        j["examples"].push_back({{"from", e.from}, {"to", e.to}, {"hops", int(path.size()) - 2}, {"published", e.published_hops}});
+        j["examples"].push_back(
+            {{"from", e.from}, {"to", e.to}, {"hops", int(path.size()) - 2}, {"published", e.published_hops}});
     }
     return j.dump(1) + "\n";
 }
 
 std::string to_dot(const topology& t) {
-    std::string s = fmt::format("graph \"{} gen{}\" {{\n  layout=neato; overlap=false;\n", t.params.sku, t.params.switch_gen);
+    std::string s =
+        fmt::format("graph \"{} gen{}\" {{\n  layout=neato; overlap=false;\n", t.params.sku, t.params.switch_gen);
     for (const node& n : t.nodes)
         s += fmt::format("  \"{}\" [shape={}];\n", n.name,
                          n.kind == node_kind::chip   ? "box"
@@ -506,4 +514,4 @@ std::string to_dot(const topology& t) {
     return s + "}\n";
 }
 
-} // namespace trn3::topology
+}  // namespace trn3::topology

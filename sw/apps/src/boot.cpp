@@ -44,14 +44,16 @@ public:
     param<bool> kernels{nullptr, "boot.kernels", true, "run and check a reference kernel on every chip"};
     param<sc_core::sc_time> boot_timeout{nullptr, "boot.boot_timeout", sc_core::sc_time(50, sc_core::SC_MS),
                                          "longest a host waits for a chip's firmware"};
-    param<std::string> fabric_check{nullptr, "boot.fabric_check", "far",
-                                    "chip-to-chip writes over NeuronLink after the kernels: far (each chip to one in the "
-                                    "other half of the system), all (every pair), off",
-                                    one_of<std::string>{{"far", "all", "off"}}};
+    param<std::string> fabric_check{
+        nullptr, "boot.fabric_check", "far",
+        "chip-to-chip writes over NeuronLink after the kernels: far (each chip to one in the "
+        "other half of the system), all (every pair), off",
+        one_of<std::string>{{"far", "all", "off"}}};
 
     explicit boot(host_system& s) : sys_(s), results_(s.hosts.size()) {
         for (const auto& h : s.hosts)
-            if (h.chips.empty()) throw config_error("program boot needs hosts with Trainium3 chips (" + s.name + " has none)");
+            if (h.chips.empty())
+                throw config_error("program boot needs hosts with Trainium3 chips (" + s.name + " has none)");
     }
 
     void run(unsigned h) override { software(h); }
@@ -82,10 +84,11 @@ public:
         os << "boot (slowest host):\n";
         os << fmt::format("  host links up                  {:>10.1f} us\n", link_up * 1e6);
         os << fmt::format("  enumerated                     {:>10.1f} us\n", enumerated * 1e6);
-        os << fmt::format("  every chip's firmware running  {:>10.1f} us (HBM and NeuronLink trained)\n", firmware * 1e6);
+        os << fmt::format("  every chip's firmware running  {:>10.1f} us (HBM and NeuronLink trained)\n",
+                          firmware * 1e6);
         os << fmt::format("  kernels verified               {:>10.1f} us\n", done * 1e6);
-        os << fmt::format("chips up: {} of {}; kernels verified: {} of {}; NIC placeholders enumerated: {} of {}\n", chips_up,
-                          chips, kernels_ok, kernels_run, nics, expected_nics);
+        os << fmt::format("chips up: {} of {}; kernels verified: {} of {}; NIC placeholders enumerated: {} of {}\n",
+                          chips_up, chips, kernels_ok, kernels_run, nics, expected_nics);
         if (fabric_check.get() != "off") {
             unsigned sent = 0, ok = 0;
             for (const auto& r : results_) {
@@ -94,8 +97,9 @@ public:
             }
             std::uint64_t forwarded = 0;
             for (const counter* c : sys_.fabric_forwarded) forwarded += c->value();
-            os << fmt::format("fabric: {} of {} chip-to-chip writes over NeuronLink verified ({} pairs), {} TLPs forwarded by chips\n",
-                              ok, sent, fabric_check.get(), forwarded);
+            os << fmt::format(
+                "fabric: {} of {} chip-to-chip writes over NeuronLink verified ({} pairs), {} TLPs forwarded by chips\n",
+                ok, sent, fabric_check.get(), forwarded);
         }
     }
 
@@ -139,7 +143,8 @@ private:
             if (f.vendor == TRN3_PCI_VENDOR_AMAZON && f.device == TRN3_PCI_DEVICE_TRN3) {
                 const auto index = static_cast<unsigned>(devices.size());
                 devices.push_back(std::make_unique<driver::trn3_device>(hw, driver::trn3_device::msi_data_of(index)));
-                if (devices.back()->probe(f) != driver::status::ok) r.failures.push_back("probe " + driver::bdf_name(f.bdf));
+                if (devices.back()->probe(f) != driver::status::ok)
+                    r.failures.push_back("probe " + driver::bdf_name(f.bdf));
             }
         if (devices.size() != hi.chips.size())
             r.failures.push_back(fmt::format("found {} chips, expected {}", devices.size(), hi.chips.size()));
@@ -195,11 +200,12 @@ private:
             if (hi.chips[i].fabric_id < 0) continue;
             const auto k = static_cast<unsigned>(hi.chips[i].fabric_id);
             const auto p = pattern_of(k);
-            if (devices[i]->write(fabric_scratch, p.data(), p.size()) != driver::status::ok) r.failures.push_back("fabric scratch");
+            if (devices[i]->write(fabric_scratch, p.data(), p.size()) != driver::status::ok)
+                r.failures.push_back("fabric scratch");
             for (unsigned d : targets(k)) {
                 ++r.fabric_sent;
-                if (devices[i]->device_copy(fabric_scratch, TRN3_FABRIC_ADDR(d, fabric_inbox + k * fabric_slot), fabric_slot) !=
-                    driver::status::ok)
+                if (devices[i]->device_copy(fabric_scratch, TRN3_FABRIC_ADDR(d, fabric_inbox + k * fabric_slot),
+                                            fabric_slot) != driver::status::ok)
                     r.failures.push_back(fmt::format("fabric write {} -> {}", k, d));
             }
         }
@@ -275,5 +281,5 @@ const program_registration registration{
     "boot", "every host enumerates, probes and boots its chips, runs a verified kernel on each, and checks the fabric",
     [](host_system& s) { return std::make_unique<boot>(s); }};
 
-} // namespace
-} // namespace trn3::apps
+}  // namespace
+}  // namespace trn3::apps

@@ -29,7 +29,8 @@
 namespace trn3::apps {
 
 chip_checks::chip_checks(host_system& s) : sys_(s), host_(*s.hosts.at(0).ops), device_(host_) {
-    if (s.hosts[0].chips.empty()) throw config_error("program chip_checks needs a host with a Trainium3 (" + s.name + " has none)");
+    if (s.hosts[0].chips.empty())
+        throw config_error("program chip_checks needs a host with a Trainium3 (" + s.name + " has none)");
     try {
         kernels::gemm({unsigned(gemm_m), unsigned(gemm_n), unsigned(gemm_k)}, {0, 0, 0});
     } catch (const std::invalid_argument& e) {
@@ -40,7 +41,8 @@ chip_checks::chip_checks(host_system& s) : sys_(s), host_(*s.hosts.at(0).ops), d
 
 void chip_checks::report(std::ostream& os) const {
     os << fmt::format("  {:<64} {:>12} {:>10}\n", "boot and run", "simulated", "wall");
-    for (const auto& p : phases_) os << fmt::format("  {:<64} {:>9.1f} us {:>8.3f} s\n", p.what, p.simulated * 1e6, p.wall);
+    for (const auto& p : phases_)
+        os << fmt::format("  {:<64} {:>9.1f} us {:>8.3f} s\n", p.what, p.simulated * 1e6, p.wall);
     if (!kernels_.str().empty()) os << "kernels (host-observed: launch to notification)\n" << kernels_.str();
     os << checks_.str();
     if (!listing_.empty()) os << "devices\n" << listing_;
@@ -73,7 +75,8 @@ void chip_checks::bring_up() {
     // Power-on: the links train, the MCU boots; the host waits for its root port's link.
     phase("power on");
     auto& cfg = host_.config();
-    while (!(cfg.read(0, TRN3_PCI_PCIE_CAP + TRN3_PCIE_LINK_STATUS, 2) & TRN3_PCIE_LINK_DL_ACTIVE)) host_.sleep_ns(1000);
+    while (!(cfg.read(0, TRN3_PCI_PCIE_CAP + TRN3_PCIE_LINK_STATUS, 2) & TRN3_PCIE_LINK_DL_ACTIVE))
+        host_.sleep_ns(1000);
     phase("root port link up (Gen5 x16)");
     std::vector<driver::pci_function> fns;
     try {
@@ -108,10 +111,11 @@ void chip_checks::bring_up() {
 void chip_checks::chip_state(const std::string& when) {
     trn3_mbox_telemetry t{};
     if (!expect(device_.telemetry(t), "mailbox TELEMETRY")) return;
-    checks_ << fmt::format("  firmware telemetry {}: uptime {} us, HBM ready {:#x}, NeuronLink ports {:#x} up {:#x} "
-                           "degraded {:#x}, ECC corrected {} uncorrectable {}, events: HBM {} link {}, core resets {}\n",
-                           when, t.uptime_us, t.hbm_ready, t.ports_present, t.ports_up, t.ports_degraded, t.corrected_total,
-                           t.uncorrectable_total, t.hbm_events, t.link_events, t.core_resets);
+    checks_ << fmt::format(
+        "  firmware telemetry {}: uptime {} us, HBM ready {:#x}, NeuronLink ports {:#x} up {:#x} "
+        "degraded {:#x}, ECC corrected {} uncorrectable {}, events: HBM {} link {}, core resets {}\n",
+        when, t.uptime_us, t.hbm_ready, t.ports_present, t.ports_up, t.ports_degraded, t.corrected_total,
+        t.uncorrectable_total, t.hbm_events, t.link_events, t.core_resets);
     for (unsigned p = 0; p < TRN3_NEURONLINK_PORTS; ++p) {
         if (!(t.ports_present & (1u << p))) continue;
         trn3_mbox_link l{};
@@ -126,9 +130,9 @@ void chip_checks::chip_state(const std::string& when) {
         trn3_mbox_ecc e{};
         if (!expect(device_.ecc_counters(s, e), "mailbox ECC_COUNTERS")) return;
         if (e.corrected || e.uncorrectable || e.train_status != TRN3_HBM_TRAIN_READY)
-            checks_ << fmt::format("    hbm{}: trained {}, ECC corrected {}, uncorrectable {}, last error at {:#x}\n", s,
-                                   e.train_status == TRN3_HBM_TRAIN_READY ? "yes" : "no", e.corrected, e.uncorrectable,
-                                   (std::uint64_t(e.last_error_addr_hi) << 32) | e.last_error_addr_lo);
+            checks_ << fmt::format("    hbm{}: trained {}, ECC corrected {}, uncorrectable {}, last error at {:#x}\n",
+                                   s, e.train_status == TRN3_HBM_TRAIN_READY ? "yes" : "no", e.corrected,
+                                   e.uncorrectable, (std::uint64_t(e.last_error_addr_hi) << 32) | e.last_error_addr_lo);
     }
 }
 
@@ -142,4 +146,4 @@ const program_registration chip_checks_registration{
     "chip_checks", "one chip from power-on: firmware, driver, runtime, reference kernels verified, error paths",
     [](host_system& s) { return std::make_unique<chip_checks>(s); }};
 
-} // namespace trn3::apps
+}  // namespace trn3::apps

@@ -21,7 +21,8 @@ public:
     param<std::uint64_t> gemm_n{nullptr, "chip_checks.gemm_n", 1024, "GEMM on core 0: N (multiple of 512)"};
     param<std::uint64_t> gemm_k{nullptr, "chip_checks.gemm_k", 512, "GEMM on core 0: K (multiple of 128)"};
     param<std::uint64_t> seed{nullptr, "chip_checks.seed", 1, "seed of the random inputs", seed_range()};
-    param<double> tolerance{nullptr, "chip_checks.tolerance", 1e-4, "largest accepted error against fp64 (attention: 1e-2)"};
+    param<double> tolerance{nullptr, "chip_checks.tolerance", 1e-4,
+                            "largest accepted error against fp64 (attention: 1e-2)"};
     param<sc_core::sc_time> boot_timeout{nullptr, "chip_checks.boot_timeout", sc_core::sc_time(50, sc_core::SC_MS),
                                          "longest the driver waits for the firmware"};
 
@@ -75,4 +76,4 @@ private:
     bool done_ = false;
 };
 
-} // namespace trn3::apps
+}  // namespace trn3::apps

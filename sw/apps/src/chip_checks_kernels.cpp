@@ -30,7 +30,7 @@ std::vector<std::uint16_t> to_bf16(std::vector<float>& v) {
     }
     return codes;
 }
-} // namespace
+}  // namespace
 
 std::vector<float> chip_checks::random_floats(std::size_t n, float scale, std::uint64_t salt) const {
     std::mt19937_64 rng(seed.get() * 1000003 + salt);
@@ -42,7 +42,8 @@ std::vector<float> chip_checks::random_floats(std::size_t n, float scale, std::u
 
 chip_checks::tensor chip_checks::alloc(std::size_t bytes, const char* name) {
     tensor x;
-    if (nrt_tensor_allocate(rt_, bytes, name, &x.t) != NRT_SUCCESS) failures_.push_back(std::string("allocate ") + name);
+    if (nrt_tensor_allocate(rt_, bytes, name, &x.t) != NRT_SUCCESS)
+        failures_.push_back(std::string("allocate ") + name);
     return x;
 }
 
@@ -62,8 +63,8 @@ std::vector<float> chip_checks::download(const tensor& x, std::size_t n) {
 
 // Loads and runs `programs` (one per core of the logical core) on cores
 // first..; returns the host-observed time, or a negative value.
-double chip_checks::run_kernel(const std::vector<const program*>& programs, int first, const std::string& what, NRT_STATUS want,
-                               std::uint32_t* error, const std::vector<std::uint8_t>* container) {
+double chip_checks::run_kernel(const std::vector<const program*>& programs, int first, const std::string& what,
+                               NRT_STATUS want, std::uint32_t* error, const std::vector<std::uint8_t>* container) {
     const std::vector<std::uint8_t> packed = container ? *container : runtime::pack(programs);
     nrt_model_t* m = nullptr;
     if (NRT_STATUS s = nrt_load(rt_, packed.data(), packed.size(), first, static_cast<int>(programs.size()), &m);
@@ -107,8 +108,9 @@ bool chip_checks::gemm_on(const std::vector<int>& cores, unsigned M, unsigned N,
     if (s < 0) return false;
     double err = 0;
     for (std::size_t i = 0; i < cores.size(); ++i)
-        err = std::max(err, reference::max_relative_error(download(cs[i], std::size_t(M) * N),
-                                                          reference::gemm(as[i], bs[i], M, N, K), std::sqrt(double(K))));
+        err =
+            std::max(err, reference::max_relative_error(download(cs[i], std::size_t(M) * N),
+                                                        reference::gemm(as[i], bs[i], M, N, K), std::sqrt(double(K))));
     report_kernel(what, s, err, tolerance.get(), 2.0 * M * N * K * double(cores.size()));
     return true;
 }
@@ -124,9 +126,10 @@ void chip_checks::reference_kernels() {
         const program p = softmax(s, tx.at(), ty.at());
         const double t = run_kernel({&p}, 1, "nc1: softmax 256x1024 fp32");
         if (t >= 0)
-            report_kernel("nc1: softmax 256x1024 fp32", t,
-                          reference::max_relative_error(download(ty, x.size()), reference::softmax(x, s.rows, s.cols), 0.0),
-                          tolerance.get());
+            report_kernel(
+                "nc1: softmax 256x1024 fp32", t,
+                reference::max_relative_error(download(ty, x.size()), reference::softmax(x, s.rows, s.cols), 0.0),
+                tolerance.get());
     }
     {
         const rows_shape s{256, 1024};
@@ -142,7 +145,8 @@ void chip_checks::reference_kernels() {
     }
     {
         const attention_shape s{256, 128};
-        auto q = random_floats(128ull * s.head_dim, 1.0f, 4), k = random_floats(std::size_t(s.keys) * s.head_dim, 1.0f, 5),
+        auto q = random_floats(128ull * s.head_dim, 1.0f, 4),
+             k = random_floats(std::size_t(s.keys) * s.head_dim, 1.0f, 5),
              v = random_floats(std::size_t(s.keys) * s.head_dim, 1.0f, 6);
         tensor tq = upload(to_bf16(q), "q"), tk = upload(to_bf16(k), "k"), tv = upload(to_bf16(v), "v"),
                to = alloc(128ull * s.head_dim * 4, "o");
@@ -178,10 +182,11 @@ void chip_checks::error_paths() {
             }
         std::uint32_t error = 0;
         run_kernel({&good}, 6, "nc6: illegal instruction", NRT_EXEC_ERROR, &error, &bad);
-        check(error == 1, fmt::format("a kernel with an illegal instruction: NRT_EXEC_ERROR, engine error {} (illegal)", error));
+        check(error == 1,
+              fmt::format("a kernel with an illegal instruction: NRT_EXEC_ERROR, engine error {} (illegal)", error));
         const double t = run_kernel({&good}, 6, "nc6: the next kernel after the reset");
-        check(t >= 0 && reference::max_relative_error(download(ty, x.size()), reference::softmax(x, s.rows, s.cols), 0.0) <=
-                            tolerance.get(),
+        check(t >= 0 && reference::max_relative_error(download(ty, x.size()), reference::softmax(x, s.rows, s.cols),
+                                                      0.0) <= tolerance.get(),
               "the driver reset the core; the next kernel on it ran and verified");
     }
     {
@@ -203,8 +208,9 @@ void chip_checks::error_paths() {
         check(in == driver::status::dma_error && back == pattern && iommu_faults_ >= faults + 1,
               "DMA read of host memory outside the IOMMU's mappings: the descriptor fails, device memory unchanged");
         host_.sleep_ns(10000);  // the posted write reaches the IOMMU
-        check(out == driver::status::ok && host_untouched && iommu_faults_ >= faults + 2,
-              "DMA write to host memory outside the mappings: dropped by the IOMMU, fault reported, host memory unchanged");
+        check(
+            out == driver::status::ok && host_untouched && iommu_faults_ >= faults + 2,
+            "DMA write to host memory outside the mappings: dropped by the IOMMU, fault reported, host memory unchanged");
         const std::vector<std::uint8_t> again(4096, 0x77);
         check(nrt_tensor_write(t.t, again.data(), 0, 4096) == NRT_SUCCESS, "the DMA queue recovered after the faults");
     }
@@ -226,8 +232,8 @@ void chip_checks::error_paths() {
         trn3_mbox_ecc e{};
         const std::uint32_t err = host_.mmio_read32(device_.bar0() + TRN3_CHIP_ERR_STATUS);
         check(handled && device_.ecc_counters(0, e) == driver::status::ok && e.uncorrectable == 1 &&
-                  ((std::uint64_t(e.last_error_addr_hi) << 32 | e.last_error_addr_lo) == word) && (err & TRN3_ERR_HBM(0)) &&
-                  (err & TRN3_ERR_FIRMWARE),
+                  ((std::uint64_t(e.last_error_addr_hi) << 32 | e.last_error_addr_lo) == word) &&
+                  (err & TRN3_ERR_HBM(0)) && (err & TRN3_ERR_FIRMWARE),
               "an uncorrectable HBM error: poisoned read, the firmware's handler counted it, the host was told");
         host_.mmio_write32(device_.bar0() + TRN3_CHIP_ERR_STATUS, TRN3_ERR_HBM(0) | TRN3_ERR_FIRMWARE);
     }
@@ -246,4 +252,4 @@ void chip_checks::error_paths() {
     }
 }
 
-} // namespace trn3::apps
+}  // namespace trn3::apps

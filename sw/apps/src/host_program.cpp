@@ -18,4 +18,4 @@ std::unique_ptr<host_program> make_program(const std::string& name, host_system&
     return info->make(system);
 }
 
-} // namespace trn3::apps
+}  // namespace trn3::apps

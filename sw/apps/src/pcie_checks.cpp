@@ -68,8 +68,10 @@ private:
         pcie_bench& bench = *sys_.pcie;
         driver::config_access& cfg = host.config();
         const sc_time t0 = sc_core::sc_time_stamp();
-        while (!(cfg.read(0, TRN3_PCI_PCIE_CAP + TRN3_PCIE_LINK_STATUS, 2) & TRN3_PCIE_LINK_DL_ACTIVE)) host.sleep_ns(1000);
-        log_ << fmt::format("  root port link up after {:.1f} us\n", (sc_core::sc_time_stamp() - t0).to_seconds() * 1e6);
+        while (!(cfg.read(0, TRN3_PCI_PCIE_CAP + TRN3_PCIE_LINK_STATUS, 2) & TRN3_PCIE_LINK_DL_ACTIVE))
+            host.sleep_ns(1000);
+        log_ << fmt::format("  root port link up after {:.1f} us\n",
+                            (sc_core::sc_time_stamp() - t0).to_seconds() * 1e6);
         const sc_time t1 = sc_core::sc_time_stamp();
         std::vector<driver::pci_function> fns;
         try {
@@ -79,15 +81,17 @@ private:
             return sys_.stop();
         }
         listing_ = driver::lspci(fns);
-        log_ << fmt::format("  enumerated {} functions in {:.1f} us ({} configuration requests, {} retried while links trained)\n",
-                            fns.size(), (sc_core::sc_time_stamp() - t1).to_seconds() * 1e6, bench.config_requests(),
-                            bench.config_retries());
+        log_ << fmt::format(
+            "  enumerated {} functions in {:.1f} us ({} configuration requests, {} retried while links trained)\n",
+            fns.size(), (sc_core::sc_time_stamp() - t1).to_seconds() * 1e6, bench.config_requests(),
+            bench.config_retries());
         std::vector<const driver::pci_function*> ep;
         for (const auto& f : fns)
             if (!f.bridge) ep.push_back(&f);
         expect(fns.size() == 14 && ep.size() == 4,
-               fmt::format("found the root port, 3 switches (3 upstream and 6 downstream ports), 4 endpoints: {} functions",
-                           fns.size()));
+               fmt::format(
+                   "found the root port, 3 switches (3 upstream and 6 downstream ports), 4 endpoints: {} functions",
+                   fns.size()));
         if (ep.size() != 4) return sys_.stop();
         host_mmio(host, bench, *ep[0]);
         unsupported(host, bench, cfg, *ep[0]);
@@ -114,7 +118,8 @@ private:
                "host MMIO write and read of ep0's BAR2");
     }
 
-    void unsupported(driver::host_ops& host, pcie_bench& bench, driver::config_access& cfg, const driver::pci_function& ep0) {
+    void unsupported(driver::host_ops& host, pcie_bench& bench, driver::config_access& cfg,
+                     const driver::pci_function& ep0) {
         std::uint32_t ur = 0;
         host.mmio_read(bar(ep0, 4) + 0x20000, &ur, 4);
         const std::uint32_t rp_status = cfg.read(0, TRN3_PCI_STATUS, 2);
@@ -144,7 +149,8 @@ private:
         host.mmio_read(table + TRN3_EP_MSIX_PBA_OFFSET, &pba, 8);
         const auto& msis = bench.msis();
         const bool one_sent = msis.size() == 1 && msis[0].data == 0xC0DE0005 && msis[0].requester == ep1.bdf;
-        expect(one_sent && pba == (1u << 6), "MSI-X: vector 5 delivered with ep1's requester id, masked vector 6 pending");
+        expect(one_sent && pba == (1u << 6),
+               "MSI-X: vector 5 delivered with ep1's requester id, masked vector 6 pending");
         program(6, 0xC0DE0006, false);
         host.sleep_ns(2000);
         expect(msis.size() == 2 && msis[1].data == 0xC0DE0006, "MSI-X: vector 6 delivered when unmasked");
@@ -165,7 +171,8 @@ private:
                    std::memcmp(bench.exerciser_memory(2), data.data(), n) == 0,
                fmt::format("peer to peer ep0 -> ep2 through three switches: {} written and read back",
                            format_byte_count(transfer.get())));
-        log_ << fmt::format("  p2p write + read of {} B: {:.3f} us ({:.1f} GB/s each way)\n", n, s * 1e6, 2.0 * n / s / 1e9);
+        log_ << fmt::format("  p2p write + read of {} B: {:.3f} us ({:.1f} GB/s each way)\n", n, s * 1e6,
+                            2.0 * n / s / 1e9);
     }
 
     // ACS request redirect on ep0's port of sw1: ep0 -> ep1 goes through the
@@ -199,9 +206,9 @@ private:
     bool done_ = false;
 };
 
-const program_registration registration{"pcie_checks",
-                                        "walk a PCIe tree and check MMIO, UR, MSI-X, peer to peer, ACS and DMA with exercisers",
-                                        [](host_system& s) { return std::make_unique<pcie_checks>(s); }};
+const program_registration registration{
+    "pcie_checks", "walk a PCIe tree and check MMIO, UR, MSI-X, peer to peer, ACS and DMA with exercisers",
+    [](host_system& s) { return std::make_unique<pcie_checks>(s); }};
 
-} // namespace
-} // namespace trn3::apps
+}  // namespace
+}  // namespace trn3::apps

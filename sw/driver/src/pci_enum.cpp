@@ -16,7 +16,7 @@ std::string bdf_name(std::uint16_t bdf) {
 namespace {
 
 constexpr std::uint64_t window_granule = 1ull << 20;  // bridge windows decode in 1 MiB units
-constexpr unsigned max_capabilities = 48;               // (256 - 0x40) / 4: more means a loop
+constexpr unsigned max_capabilities = 48;  // (256 - 0x40) / 4: more means a loop
 constexpr unsigned max_bus = 0xFF;
 
 // x rounded up to a multiple of `align` (a power of two), or nothing if that
@@ -71,9 +71,7 @@ public:
 private:
     // Configuration accesses, each of its natural width.
     std::uint8_t read8(std::uint16_t bdf, unsigned off) { return static_cast<std::uint8_t>(cfg_.read(bdf, off, 1)); }
-    std::uint16_t read16(std::uint16_t bdf, unsigned off) {
-        return static_cast<std::uint16_t>(cfg_.read(bdf, off, 2));
-    }
+    std::uint16_t read16(std::uint16_t bdf, unsigned off) { return static_cast<std::uint16_t>(cfg_.read(bdf, off, 2)); }
     std::uint32_t read32(std::uint16_t bdf, unsigned off) { return cfg_.read(bdf, off, 4); }
     void write8(std::uint16_t bdf, unsigned off, std::uint8_t v) { cfg_.write(bdf, off, 1, v); }
     void write16(std::uint16_t bdf, unsigned off, std::uint16_t v) { cfg_.write(bdf, off, 2, v); }
@@ -118,7 +116,8 @@ private:
 
         const int index = static_cast<int>(found_.size());
         found_.push_back(std::move(f));
-        if (layout == TRN3_PCI_HEADER_TYPE_BRIDGE) configure_bridge(index);  // found_ may grow: keep the index, not a reference
+        if (layout == TRN3_PCI_HEADER_TYPE_BRIDGE)
+            configure_bridge(index);  // found_ may grow: keep the index, not a reference
 
         write16(bdf, TRN3_PCI_COMMAND, command | TRN3_PCI_COMMAND_MEMORY | TRN3_PCI_COMMAND_BUS_MASTER);
     }
@@ -203,8 +202,8 @@ private:
     std::uint64_t allocate(pool_cursor& pool, std::uint64_t size, const std::string& what) {
         const std::optional<std::uint64_t> base = align_up(pool.next, size);
         if (!base || *base > pool.end || size > pool.end - *base)
-            throw std::runtime_error(fmt::format("PCI enumeration: {} pool exhausted ({} needs {})", pool.name,
-                                                 what, size_name(size)));
+            throw std::runtime_error(
+                fmt::format("PCI enumeration: {} pool exhausted ({} needs {})", pool.name, what, size_name(size)));
         pool.next = *base + size;
         return *base;
     }
@@ -287,8 +286,8 @@ private:
         }
         const std::optional<std::uint64_t> end = align_up(pool.next, window_granule);
         if (!end || *end > pool.end)
-            throw std::runtime_error(fmt::format("PCI enumeration: {} pool exhausted (window of bridge {})",
-                                                 pool.name, bdf_name(bdf)));
+            throw std::runtime_error(
+                fmt::format("PCI enumeration: {} pool exhausted (window of bridge {})", pool.name, bdf_name(bdf)));
         pool.next = *end;
         return window{start, *end - 1};
     }
@@ -328,11 +327,9 @@ std::string window_name(std::uint64_t base, std::uint64_t limit) {
     return fmt::format("{:#x}-{:#x}", base, limit);
 }
 
-} // namespace
+}  // namespace
 
-std::vector<pci_function> enumerate(config_access& cfg, const address_pool& pool) {
-    return walker(cfg, pool).run();
-}
+std::vector<pci_function> enumerate(config_access& cfg, const address_pool& pool) { return walker(cfg, pool).run(); }
 
 std::string lspci(const std::vector<pci_function>& functions) {
     std::string out;
@@ -358,4 +355,4 @@ std::string lspci(const std::vector<pci_function>& functions) {
     return out;
 }
 
-} // namespace trn3::driver
+}  // namespace trn3::driver

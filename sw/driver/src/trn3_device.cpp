@@ -118,13 +118,14 @@ status trn3_device::mailbox(std::uint16_t command, const void* payload, std::uin
     host_.mmio_read(bar0_ + TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE, &rs, offsetof(trn3_mbox_response, payload));
     if (rs.length > TRN3_MBOX_PAYLOAD_MAX) return status::firmware_error;
     if (rs.length)
-        host_.mmio_read(bar0_ + TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE + offsetof(trn3_mbox_response, payload), rs.payload,
-                        rs.length);
+        host_.mmio_read(bar0_ + TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE + offsetof(trn3_mbox_response, payload),
+                        rs.payload, rs.length);
     wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_M2H_DOORBELL, TRN3_MBOX_DOORBELL_CLEAR);
     if (rs.tag != rq.tag) return status::firmware_error;
     // The firmware's refusal of an argument (a stack, port or core that is
     // not there) is the caller's error; anything else is out of protocol.
-    if (rs.status == TRN3_MBOX_STATUS_BAD_ARGUMENT || rs.status == TRN3_MBOX_STATUS_NOT_AVAILABLE) return status::bad_argument;
+    if (rs.status == TRN3_MBOX_STATUS_BAD_ARGUMENT || rs.status == TRN3_MBOX_STATUS_NOT_AVAILABLE)
+        return status::bad_argument;
     if (rs.status != TRN3_MBOX_STATUS_OK) return status::firmware_error;
     response_length = std::min<std::uint16_t>(rs.length, response_max);
     std::memcpy(response, rs.payload, response_length);
@@ -251,8 +252,9 @@ status trn3_device::run_descriptor(std::uint64_t src, std::uint64_t dst, std::ui
         // Drop the failed descriptor (tail back to head), then restart the
         // queue; a descriptor still running (a timeout) finishes first.
         wr(TRN3_BAR0_DMA(0) + TRN3_DMA_CONTROL, 0);
-        host_.wait_until([&] { return TRN3_DMA_STATUS_STATE(rd(TRN3_BAR0_DMA(0) + TRN3_DMA_STATUS)) != TRN3_DMA_STATE_RUNNING; },
-                         1'000'000'000, 20'000);
+        host_.wait_until(
+            [&] { return TRN3_DMA_STATUS_STATE(rd(TRN3_BAR0_DMA(0) + TRN3_DMA_STATUS)) != TRN3_DMA_STATE_RUNNING; },
+            1'000'000'000, 20'000);
         tail_ = rd(TRN3_BAR0_DMA(0) + TRN3_DMA_HEAD);
         wr(TRN3_BAR0_DMA(0) + TRN3_DMA_TAIL, tail_);
         wr(TRN3_CHIP_ERR_STATUS, TRN3_ERR_DMA(0));
@@ -376,12 +378,12 @@ std::string trn3_device::counters() {
     line("neuron/kernels", std::to_string(kernels_));
     line("neuron/kernel_errors", std::to_string(kernel_errors_));
     line("neuron/core_resets", std::to_string(resets_));
-    line("neuron/interrupts", fmt::format("mailbox {} notify {} dma {} error {}", irq_mailbox_, irq_notify_, irq_dma_,
-                                          irq_error_));
+    line("neuron/interrupts",
+         fmt::format("mailbox {} notify {} dma {} error {}", irq_mailbox_, irq_notify_, irq_dma_, irq_error_));
     std::uint64_t used = 0;
     for (const auto& [a, n] : used_) used += n;
     line("neuron/device_memory_used", std::to_string(used));
     return s;
 }
 
-} // namespace trn3::driver
+}  // namespace trn3::driver

@@ -19,7 +19,7 @@ access_pattern tile(isa::space s, dtype t, unsigned start, unsigned parts, std::
     ap.num[0] = static_cast<std::uint16_t>(free);
     return ap;
 }
-} // namespace
+}  // namespace
 
 access_pattern sbuf(dtype t, unsigned start, unsigned parts, std::uint64_t off, unsigned free) {
     return tile(isa::space::sbuf, t, start, parts, off, free);
@@ -61,7 +61,8 @@ isa::instruction& stream::emit(isa::opcode op) {
 
 // The instruction a modifier (wait, signal, sparse, stochastic) applies to.
 isa::instruction& stream::last(const char* modifier) {
-    if (code_.empty()) throw std::logic_error(std::string(modifier) + "() modifies the last instruction, and the stream has none");
+    if (code_.empty())
+        throw std::logic_error(std::string(modifier) + "() modifies the last instruction, and the stream has none");
     return code_.back();
 }
 
@@ -88,7 +89,8 @@ stream& stream::sparse(isa::sparsity s, std::uint32_t meta) {
     i.meta = meta;
     return *this;
 }
-stream& stream::quantize_mx(const access_pattern& dst, const access_pattern& src, std::uint32_t scales, bool trn3_rule) {
+stream& stream::quantize_mx(const access_pattern& dst, const access_pattern& src, std::uint32_t scales,
+                            bool trn3_rule) {
     auto& i = emit(isa::opcode::quantize_mx);
     i.dst = dst;
     i.src0 = src;
@@ -96,8 +98,8 @@ stream& stream::quantize_mx(const access_pattern& dst, const access_pattern& src
     if (trn3_rule) i.flags |= isa::flag_mx_trn3_scale;
     return *this;
 }
-stream& stream::affine_select(const access_pattern& dst, const access_pattern& src, float partition_coef, float free_coef,
-                              std::int32_t offset, float otherwise) {
+stream& stream::affine_select(const access_pattern& dst, const access_pattern& src, float partition_coef,
+                              float free_coef, std::int32_t offset, float otherwise) {
     auto& i = emit(isa::opcode::affine_select);
     i.dst = dst;
     i.src0 = src;
@@ -123,7 +125,8 @@ stream& stream::activation(const access_pattern& dst, const access_pattern& src,
     i.scalar2 = bias;
     return *this;
 }
-stream& stream::tensor_tensor(const access_pattern& dst, const access_pattern& a, const access_pattern& b, isa::alu op) {
+stream& stream::tensor_tensor(const access_pattern& dst, const access_pattern& a, const access_pattern& b,
+                              isa::alu op) {
     auto& i = emit(isa::opcode::tensor_tensor);
     i.dst = dst;
     i.src0 = a;
@@ -243,4 +246,4 @@ std::size_t program::instructions() const {
     return n;
 }
 
-} // namespace trn3::kernels
+}  // namespace trn3::kernels

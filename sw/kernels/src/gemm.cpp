@@ -9,18 +9,18 @@ namespace trn3::kernels {
 namespace {
 // Semaphores (gemm.h explains the scheme).
 constexpr unsigned a_buffers = 3;
-constexpr unsigned sem_a[a_buffers] = {0, 1, 7};          // A tile in buffer 0/1/2 loaded
-constexpr unsigned sem_matmuls = 2;            // matmuls done
-constexpr unsigned sem_copied = 3;             // output banks copied out of PSUM
-constexpr unsigned sem_b = 5;                  // B panel tiles loaded, in order
-constexpr unsigned sem_b_scales = 6;           // MX: B scale tiles loaded, in order
-constexpr unsigned sem_a_scales[a_buffers] = {10, 11, 12}; // MX: A scales in buffer 0/1/2 loaded
+constexpr unsigned sem_a[a_buffers] = {0, 1, 7};  // A tile in buffer 0/1/2 loaded
+constexpr unsigned sem_matmuls = 2;  // matmuls done
+constexpr unsigned sem_copied = 3;  // output banks copied out of PSUM
+constexpr unsigned sem_b = 5;  // B panel tiles loaded, in order
+constexpr unsigned sem_b_scales = 6;  // MX: B scale tiles loaded, in order
+constexpr unsigned sem_a_scales[a_buffers] = {10, 11, 12};  // MX: A scales in buffer 0/1/2 loaded
 // DMA queues: one per stream of loads, so each semaphore counts in order.
 constexpr unsigned q_a[a_buffers] = {0, 1, 6}, q_a_scales[a_buffers] = {2, 3, 7}, q_out = 4, q_b = 8, q_b_scales = 9;
 // Output tiles leave in this many DMAs, spread over the next tile's steps so
 // no single transfer holds the DMA bus long enough to starve the A loads.
 constexpr unsigned out_pieces = 4;
-} // namespace
+}  // namespace
 
 program gemm(const gemm_shape& s, const gemm_addresses& at) {
     if (s.M == 0 || s.N == 0 || s.K == 0 || s.M % 128 || s.N % 512 || s.K % 128)
@@ -33,7 +33,8 @@ program gemm(const gemm_shape& s, const gemm_addresses& at) {
     const unsigned esize = isa::dtype_bytes(s.operands);
     // SBUF, bytes per partition. MX tiles are 4x wider per partition (4 K
     // values per column); their scales sit in partitions 0..15.
-    const std::uint64_t out_buf[2] = {0, 2048}, a_buf[a_buffers] = {4096, 4608, 5120}, sa_buf[a_buffers] = {5632, 5760, 5888};
+    const std::uint64_t out_buf[2] = {0, 2048}, a_buf[a_buffers] = {4096, 4608, 5120},
+                        sa_buf[a_buffers] = {5632, 5760, 5888};
     const std::uint64_t b_tile_bytes = 512ull * (s.mx ? 4 : esize);
     const std::uint64_t panel_bytes = KT * b_tile_bytes;
     const std::uint64_t b_panel[2] = {8192, 8192 + panel_bytes};
@@ -53,7 +54,7 @@ program gemm(const gemm_shape& s, const gemm_addresses& at) {
         std::uint64_t at, scales_at;
         unsigned buffer;
         std::uint32_t loaded;  // sem_a[buffer] value once this tile is in
-        bool load;             // this step loads it
+        bool load;  // this step loads it
     };
     auto slot_of = [&](unsigned step, unsigned nt, unsigned mt, unsigned kt) -> a_slot {
         if (a_resident) {
@@ -81,8 +82,10 @@ program gemm(const gemm_shape& s, const gemm_addresses& at) {
             sync.dma(sbuf(s.operands, 0, 128, dst, 512), hbm(s.operands, b_addr, 128, s.N * esize, 512), q_b);
         } else {
             // Partition p takes rows 4p..4p+3: element (col, j) = row 4p + j, column col.
-            sync.dma(sbuf(s.operands, 0, 128, dst, 2048),
-                     with_dims(hbm(s.operands, b_addr, 128, 4 * s.N, 1), {{1, 512}, {static_cast<std::int32_t>(s.N), 4}}), q_b);
+            sync.dma(
+                sbuf(s.operands, 0, 128, dst, 2048),
+                with_dims(hbm(s.operands, b_addr, 128, 4 * s.N, 1), {{1, 512}, {static_cast<std::int32_t>(s.N), 4}}),
+                q_b);
         }
         sync.signal(sem_b, 1);
         if (free_after) sync.wait(sem_matmuls, free_after);
@@ -115,13 +118,15 @@ program gemm(const gemm_shape& s, const gemm_addresses& at) {
                 // bus and delay the output writes.
                 const std::uint32_t free_after = step >= a_buffers ? step - a_buffers + 1 : 0;
                 if (a.load) {
-                    const std::uint64_t a_addr = at.a + (static_cast<std::uint64_t>(kt) * k_tile * s.M + mt * 128ull) * esize;
+                    const std::uint64_t a_addr =
+                        at.a + (static_cast<std::uint64_t>(kt) * k_tile * s.M + mt * 128ull) * esize;
                     if (!s.mx)
                         sync.dma(sbuf(s.operands, 0, 128, a.at, 128), hbm(s.operands, a_addr, 128, s.M * esize, 128),
                                  q_a[a.buffer]);
                     else
                         sync.dma(sbuf(s.operands, 0, 128, a.at, 512),
-                                 with_dims(hbm(s.operands, a_addr, 128, 4 * s.M, 1), {{1, 128}, {static_cast<std::int32_t>(s.M), 4}}),
+                                 with_dims(hbm(s.operands, a_addr, 128, 4 * s.M, 1),
+                                           {{1, 128}, {static_cast<std::int32_t>(s.M), 4}}),
                                  q_a[a.buffer]);
                     sync.signal(sem_a[a.buffer], 1);
                     if (free_after) sync.wait(sem_matmuls, free_after);
@@ -145,7 +150,8 @@ program gemm(const gemm_shape& s, const gemm_addresses& at) {
                 const auto dst = psum(isa::dtype::fp32, 0, 128, bank[tile % 2], 512);
                 const std::uint64_t b_at = b_panel[nt % 2] + kt * b_tile_bytes;
                 if (!s.mx)
-                    tensor.matmul(dst, sbuf(s.operands, 0, 128, a.at, 128), sbuf(s.operands, 0, 128, b_at, 512), kt > 0);
+                    tensor.matmul(dst, sbuf(s.operands, 0, 128, a.at, 128), sbuf(s.operands, 0, 128, b_at, 512),
+                                  kt > 0);
                 else
                     tensor.matmul_mx(dst, sbuf(s.operands, 0, 128, a.at, 512), sbuf(s.operands, 0, 128, b_at, 2048),
                                      static_cast<std::uint32_t>(a.scales_at),
@@ -155,14 +161,16 @@ program gemm(const gemm_shape& s, const gemm_addresses& at) {
             // Copy the finished bank out (once the buffer's last write is
             // done) and write it to device memory.
             if (tile >= 2) vector.nop().wait(gemm_done_semaphore, tile - 1);
-            vector.tensor_copy(sbuf(isa::dtype::fp32, 0, 128, out_buf[tile % 2], 512),
-                               psum(isa::dtype::fp32, 0, 128, bank[tile % 2], 512))
+            vector
+                .tensor_copy(sbuf(isa::dtype::fp32, 0, 128, out_buf[tile % 2], 512),
+                             psum(isa::dtype::fp32, 0, 128, bank[tile % 2], 512))
                 .wait(sem_matmuls, (tile + 1) * KT)
                 .signal(sem_copied, 1);
             const std::uint32_t total = MT * NT * KT;
             for (unsigned piece = 0; piece < out_pieces; ++piece) {
                 const unsigned rows = 128 / out_pieces, row0 = piece * rows;
-                const std::uint64_t c_addr = at.c + ((static_cast<std::uint64_t>(mt) * 128 + row0) * s.N + nt * 512ull) * 4;
+                const std::uint64_t c_addr =
+                    at.c + ((static_cast<std::uint64_t>(mt) * 128 + row0) * s.N + nt * 512ull) * 4;
                 const std::uint32_t after = std::min(total, (tile + 1) * KT + piece * KT / out_pieces);
                 vector
                     .dma(hbm(isa::dtype::fp32, c_addr, rows, s.N * 4, 512),
@@ -179,4 +187,4 @@ program gemm(const gemm_shape& s, const gemm_addresses& at) {
     return p;
 }
 
-} // namespace trn3::kernels
+}  // namespace trn3::kernels

@@ -21,7 +21,8 @@ void load_rows(stream& sync, const rows_shape& s, unsigned t, std::uint64_t x, s
 
 // Stores row tile t of Y from SBUF, counting it on rows_done_semaphore.
 void store_rows(stream& vec, const rows_shape& s, unsigned t, std::uint64_t y, std::uint64_t at) {
-    vec.dma(hbm(f32, y + static_cast<std::uint64_t>(t) * 128 * s.cols * 4, 128, s.cols * 4, s.cols), sbuf(f32, 0, 128, at, s.cols))
+    vec.dma(hbm(f32, y + static_cast<std::uint64_t>(t) * 128 * s.cols * 4, 128, s.cols * 4, s.cols),
+            sbuf(f32, 0, 128, at, s.cols))
         .signal(rows_done_semaphore, 1);
 }
 
@@ -36,7 +37,7 @@ void finish(stream& sync, stream& act, stream& vec, unsigned tiles) {
 access_pattern broadcast(std::uint64_t offset, unsigned cols) {
     return with_dims(sbuf(f32, 0, 128, offset, 1), {{0, static_cast<std::uint16_t>(cols)}});
 }
-} // namespace
+}  // namespace
 
 program softmax(const rows_shape& s, std::uint64_t x, std::uint64_t y) {
     check(s);
@@ -52,8 +53,12 @@ program softmax(const rows_shape& s, std::uint64_t x, std::uint64_t y) {
         vec.tensor_reduce(sbuf(f32, 0, 128, stat, 1), sbuf(f32, 0, 128, xin, C), isa::alu::max).wait(0, t + 1);
         vec.tensor_tensor(sbuf(f32, 0, 128, tmp, C), sbuf(f32, 0, 128, xin, C), broadcast(stat, C), isa::alu::subtract)
             .signal(3, 1);
-        act.activation(sbuf(f32, 0, 128, tmp, C), sbuf(f32, 0, 128, tmp, C), isa::function::exp).wait(3, t + 1).signal(4, 1);
-        vec.tensor_reduce(sbuf(f32, 0, 128, stat2, 1), sbuf(f32, 0, 128, tmp, C), isa::alu::add).wait(4, t + 1).signal(5, 1);
+        act.activation(sbuf(f32, 0, 128, tmp, C), sbuf(f32, 0, 128, tmp, C), isa::function::exp)
+            .wait(3, t + 1)
+            .signal(4, 1);
+        vec.tensor_reduce(sbuf(f32, 0, 128, stat2, 1), sbuf(f32, 0, 128, tmp, C), isa::alu::add)
+            .wait(4, t + 1)
+            .signal(5, 1);
         act.activation(sbuf(f32, 0, 128, stat2, 1), sbuf(f32, 0, 128, stat2, 1), isa::function::reciprocal)
             .wait(5, t + 1)
             .signal(6, 1);
@@ -79,14 +84,20 @@ program rmsnorm(const rows_shape& s, std::uint64_t x, std::uint64_t gamma, std::
     for (unsigned t = 0; t < T; ++t) {
         load_rows(sync, s, t, x, xin);
         // x^2, mean + eps, rsqrt, x * r * gamma
-        act.activation(sbuf(f32, 0, 128, sq, C), sbuf(f32, 0, 128, xin, C), isa::function::square).wait(0, t + 1).signal(3, 1);
+        act.activation(sbuf(f32, 0, 128, sq, C), sbuf(f32, 0, 128, xin, C), isa::function::square)
+            .wait(0, t + 1)
+            .signal(3, 1);
         vec.tensor_reduce(sbuf(f32, 0, 128, stat, 1), sbuf(f32, 0, 128, sq, C), isa::alu::add).wait(3, t + 1);
-        vec.tensor_scalar(sbuf(f32, 0, 128, stat, 1), sbuf(f32, 0, 128, stat, 1), isa::alu::multiply, 1.0f / static_cast<float>(C));
+        vec.tensor_scalar(sbuf(f32, 0, 128, stat, 1), sbuf(f32, 0, 128, stat, 1), isa::alu::multiply,
+                          1.0f / static_cast<float>(C));
         vec.tensor_scalar(sbuf(f32, 0, 128, stat, 1), sbuf(f32, 0, 128, stat, 1), isa::alu::add, eps).signal(4, 1);
-        act.activation(sbuf(f32, 0, 128, stat, 1), sbuf(f32, 0, 128, stat, 1), isa::function::rsqrt).wait(4, t + 1).signal(5, 1);
+        act.activation(sbuf(f32, 0, 128, stat, 1), sbuf(f32, 0, 128, stat, 1), isa::function::rsqrt)
+            .wait(4, t + 1)
+            .signal(5, 1);
         vec.tensor_tensor(sbuf(f32, 0, 128, sq, C), sbuf(f32, 0, 128, xin, C), broadcast(stat, C), isa::alu::multiply)
             .wait(5, t + 1);
-        vec.tensor_tensor(sbuf(f32, 0, 128, xin, C), sbuf(f32, 0, 128, sq, C), sbuf(f32, 0, 128, g, C), isa::alu::multiply)
+        vec.tensor_tensor(sbuf(f32, 0, 128, xin, C), sbuf(f32, 0, 128, sq, C), sbuf(f32, 0, 128, g, C),
+                          isa::alu::multiply)
             .wait(7, 1)
             .signal(1, 1);
         store_rows(vec, s, t, y, xin);
@@ -95,4 +106,4 @@ program rmsnorm(const rows_shape& s, std::uint64_t x, std::uint64_t gamma, std::
     return p;
 }
 
-} // namespace trn3::kernels
+}  // namespace trn3::kernels

@@ -10,7 +10,8 @@ std::vector<double> gemm(const std::vector<float>& a, const std::vector<float>& 
     for (unsigned k = 0; k < K; ++k)
         for (unsigned m = 0; m < M; ++m) {
             const double av = a[static_cast<std::size_t>(k) * M + m];
-            for (unsigned n = 0; n < N; ++n) c[static_cast<std::size_t>(m) * N + n] += av * b[static_cast<std::size_t>(k) * N + n];
+            for (unsigned n = 0; n < N; ++n)
+                c[static_cast<std::size_t>(m) * N + n] += av * b[static_cast<std::size_t>(k) * N + n];
         }
     return c;
 }
@@ -65,4 +66,4 @@ double max_relative_error(const std::vector<float>& got, const std::vector<doubl
     return worst;
 }
 
-} // namespace trn3::kernels::reference
+}  // namespace trn3::kernels::reference

@@ -12,7 +12,7 @@ void check_group(unsigned K, unsigned group) {
     if (group != 8 && group != 16) throw std::invalid_argument("sparsity group must be 8 or 16");
     if (K % group) throw std::invalid_argument("K (" + std::to_string(K) + ") is not a multiple of the group");
 }
-} // namespace
+}  // namespace
 
 void prune_4_of(std::vector<float>& matrix, unsigned K, unsigned cols, unsigned group) {
     check_group(K, group);
@@ -43,8 +43,9 @@ sparse_matrix compress_4_of(const std::vector<float>& matrix, unsigned K, unsign
             for (unsigned r = 0; r < group; ++r)
                 if (at(r) != 0.0f) keep.push_back(r);
             if (keep.size() > 4)
-                throw std::invalid_argument("column " + std::to_string(col) + ", rows " + std::to_string(g * group) + "-" +
-                                            std::to_string(g * group + group - 1) + ": more than 4 non-zero values");
+                throw std::invalid_argument("column " + std::to_string(col) + ", rows " + std::to_string(g * group) +
+                                            "-" + std::to_string(g * group + group - 1) +
+                                            ": more than 4 non-zero values");
             for (unsigned r = 0; keep.size() < 4; ++r)
                 if (std::find(keep.begin(), keep.end(), r) == keep.end()) keep.push_back(r);
             std::sort(keep.begin(), keep.end());
@@ -68,4 +69,4 @@ std::vector<float> decompress(const sparse_matrix& s) {
     return dense;
 }
 
-} // namespace trn3::kernels
+}  // namespace trn3::kernels

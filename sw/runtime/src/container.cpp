@@ -18,7 +18,7 @@ T get(const std::uint8_t* p, std::size_t at) {
     std::memcpy(&x, p + at, sizeof x);
     return x;
 }
-} // namespace
+}  // namespace
 
 std::vector<std::uint8_t> pack(const std::vector<const kernels::program*>& per_core) {
     const std::uint32_t cores = static_cast<std::uint32_t>(per_core.size());
@@ -44,7 +44,8 @@ std::string parse(const std::uint8_t* data, std::size_t bytes, container_view& o
     if (!data || bytes < 16) return "shorter than a container header";
     if (std::memcmp(data, container_magic, 8) != 0) return "not a trn3 program container (bad magic)";
     if (get<std::uint32_t>(data, 8) != container_version)
-        return fmt::format("container version {} (this runtime reads {})", get<std::uint32_t>(data, 8), container_version);
+        return fmt::format("container version {} (this runtime reads {})", get<std::uint32_t>(data, 8),
+                           container_version);
     const std::uint32_t cores = get<std::uint32_t>(data, 12);
     if (cores != 1 && cores != 2) return fmt::format("{} programs: a logical core has 1 or 2", cores);
     if (bytes < header_bytes(cores)) return "truncated header";
@@ -53,7 +54,8 @@ std::string parse(const std::uint8_t* data, std::size_t bytes, container_view& o
     bool any = false;
     for (std::uint32_t c = 0; c < cores; ++c)
         for (unsigned e = 0; e < 5; ++e) {
-            stream_ref r{get<std::uint32_t>(data, 16 + (c * 5 + e) * 8), get<std::uint32_t>(data, 16 + (c * 5 + e) * 8 + 4)};
+            stream_ref r{get<std::uint32_t>(data, 16 + (c * 5 + e) * 8),
+                         get<std::uint32_t>(data, 16 + (c * 5 + e) * 8 + 4)};
             if (r.instructions == 0) continue;
             if (r.offset < header_bytes(cores) || r.offset % 64 != 0 ||
                 std::uint64_t(r.offset) + std::uint64_t(r.instructions) * 192 > bytes)
@@ -65,4 +67,4 @@ std::string parse(const std::uint8_t* data, std::size_t bytes, container_view& o
     return "";
 }
 
-} // namespace trn3::runtime
+}  // namespace trn3::runtime

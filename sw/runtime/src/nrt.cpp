@@ -27,9 +27,9 @@ struct nrt_tensor {
 struct nrt_model {
     nrt_runtime* runtime;
     unsigned first_core, cores;
-    std::vector<std::uint64_t> code;                        // device allocations
-    std::vector<std::array<std::uint64_t, 5>> pcs;          // per core
-    std::vector<unsigned> masks;                            // per core: engines with a stream
+    std::vector<std::uint64_t> code;  // device allocations
+    std::vector<std::array<std::uint64_t, 5>> pcs;  // per core
+    std::vector<unsigned> masks;  // per core: engines with a stream
     bool running = false;
     std::uint32_t last_error = 0;
 };
@@ -48,7 +48,7 @@ NRT_STATUS from(status s) {
     }
 }
 
-} // namespace
+}  // namespace
 
 extern "C" {
 
@@ -147,7 +147,8 @@ NRT_STATUS nrt_execute_start(nrt_model_t* m) {
     if (!m) return NRT_INVALID_HANDLE;
     if (m->running) return NRT_INVALID;
     for (unsigned c = 0; c < m->cores; ++c)
-        if (status s = m->runtime->device->launch(m->first_core + c, m->pcs[c], m->masks[c]); s != status::ok) return from(s);
+        if (status s = m->runtime->device->launch(m->first_core + c, m->pcs[c], m->masks[c]); s != status::ok)
+            return from(s);
     m->running = true;
     return NRT_SUCCESS;
 }
@@ -199,4 +200,4 @@ const char* nrt_status_string(NRT_STATUS s) {
     return "unknown status";
 }
 
-} // extern "C"
+}  // extern "C"

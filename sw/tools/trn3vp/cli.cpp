@@ -42,7 +42,8 @@ void add_platform_options(CLI::App& cmd, options& o) {
     cmd.add_option("--platform", o.platform, "platform to build (see list-platforms)")->capture_default_str();
     cmd.add_option("-p,--param", o.params, "set a param: -p chip0.hbm.latency=120ns (repeatable)");
     cmd.add_option("--config", o.config, "JSON file of param values (applied before -p)");
-    cmd.add_option("--dump-config", o.dump_config, "write the resolved params as JSON; feeding it back reproduces the run");
+    cmd.add_option("--dump-config", o.dump_config,
+                   "write the resolved params as JSON; feeding it back reproduces the run");
     cmd.add_option("--log-level", o.log_level, "global log level: trace, debug, info, warn, error, critical, off")
         ->capture_default_str();
     cmd.add_option("--trace", o.trace, "trace transactions of a module or socket (its hierarchical name), or 'all'");
@@ -55,15 +56,12 @@ std::unique_ptr<platform> build(const options& o, std::unique_ptr<simulation>& s
     if (!o.config.empty()) reg.load_config_file(o.config);
     for (const std::string& kv : o.params) {
         auto eq = kv.find('=');
-        if (eq == std::string::npos || eq == 0)
-            throw config_error("-p '" + kv + "': expected key=value");
+        if (eq == std::string::npos || eq == 0) throw config_error("-p '" + kv + "': expected key=value");
         reg.set_pending_text(kv.substr(0, eq), kv.substr(eq + 1), "command line");
     }
     for (const std::string& t : o.trace) {
-        if (t == "all")
-            component::set_trace_default(true);
-        else
-            reg.set_pending_text(o.platform + "." + t + ".trace", "true", "--trace");
+        if (t == "all") component::set_trace_default(true);
+        else reg.set_pending_text(o.platform + "." + t + ".trace", "true", "--trace");
     }
     const platform_info* info = platform_registry::instance().find(o.platform);
     if (!info) {
@@ -79,7 +77,8 @@ std::unique_ptr<platform> build(const options& o, std::unique_ptr<simulation>& s
 }
 
 int cmd_list_platforms() {
-    for (const auto* p : platform_registry::instance().all()) std::cout << fmt::format("{:<16} {}\n", p->name, p->description);
+    for (const auto* p : platform_registry::instance().all())
+        std::cout << fmt::format("{:<16} {}\n", p->name, p->description);
     return exit_ok;
 }
 
@@ -115,7 +114,9 @@ int cmd_run(const options& o) {
     const bool checks_ok = protocol_checker::total_violations() == 0;
     const bool ok = p->passed() && checks_ok;
     std::cout << fmt::format("platform {}: {}\n", o.platform,
-                             ok ? "PASSED" : checks_ok ? "FAILED" : "FAILED (protocol violations)");
+                             ok          ? "PASSED"
+                             : checks_ok ? "FAILED"
+                                         : "FAILED (protocol violations)");
     std::cout << s.text();
     return ok ? exit_ok : exit_workload_failed;
 }
@@ -131,14 +132,16 @@ int cmd_topology(const std::string& sku, const std::vector<std::string>& params,
             topology::set_param(tp, kv.substr(0, eq), kv.substr(eq + 1));
         }
         const topology::topology t = topology::build(tp);
-        std::cout << (format == "json" ? topology::to_json(t) : format == "dot" ? topology::to_dot(t) : topology::report(t));
+        std::cout << (format == "json"  ? topology::to_json(t)
+                      : format == "dot" ? topology::to_dot(t)
+                                        : topology::report(t));
     } catch (const std::invalid_argument& e) {
         throw config_error(e.what());
     }
     return exit_ok;
 }
 
-} // namespace
+}  // namespace
 
 int cli_main(int argc, char** argv) {
     CLI::App app{"trn3vp: a SystemC/TLM-2.0 virtual platform of the AWS Trn3 UltraServer", "trn3vp"};
@@ -150,9 +153,11 @@ int cli_main(int argc, char** argv) {
     run->add_option("--timeline", o.timeline_file,
                     "write a Perfetto / chrome://tracing timeline (trace-event JSON) of the run to this file");
     CLI::App* list_platforms = app.add_subcommand("list-platforms", "list the platforms that can be built");
-    CLI::App* list_params = app.add_subcommand("list-params", "list every param of a platform with default, unit and description");
+    CLI::App* list_params =
+        app.add_subcommand("list-params", "list every param of a platform with default, unit and description");
     add_platform_options(*list_params, o);
-    CLI::App* topo = app.add_subcommand("topology", "print an UltraServer's topology: counts, lanes, hop counts, published examples");
+    CLI::App* topo = app.add_subcommand(
+        "topology", "print an UltraServer's topology: counts, lanes, hop counts, published examples");
     std::string topo_sku = "nl72x2", topo_format = "text";
     std::vector<std::string> topo_params;
     topo->add_option("--platform", topo_sku, "nl32x2, nl72x2, nl16-torus2d or nl32x2-torus3d")->capture_default_str();
@@ -186,4 +191,4 @@ int cli_main(int argc, char** argv) {
     }
 }
 
-} // namespace trn3
+}  // namespace trn3

@@ -25,8 +25,8 @@ struct array_job {
     unsigned K = 0, M = 0, N = 0;
     std::vector<std::uint32_t> a;  // stationary, K x M fp32 bits (k * M + m); MX: element codes
     std::vector<std::uint32_t> b;  // moving, K x N fp32 bits (k * N + n); MX: element codes
-    bool select = false;           // transpose mode
-    unsigned cadence = 1;          // clock cycles per moving column (fp32 operands: 4)
+    bool select = false;  // transpose mode
+    unsigned cadence = 1;  // clock cycles per moving column (fp32 operands: 4)
     // MX (docs/numerics.md rule 22): K a multiple of 32, codes above, E8M0
     // scales of block g = k / 32 per column: scales_a[g * M + m], scales_b[g * N + n].
     bool mx = false;
@@ -39,7 +39,7 @@ struct array_job {
 
 struct array_result {
     std::vector<std::uint32_t> acc;  // M x N fp32 bits (m * N + n)
-    std::uint64_t cycles = 0;        // RTL clock cycles, weight loads and drains included
+    std::uint64_t cycles = 0;  // RTL clock cycles, weight loads and drains included
 };
 
 class systolic_array {
@@ -66,4 +66,4 @@ private:
     std::unique_ptr<impl> impl_;
 };
 
-} // namespace trn3::rtl
+}  // namespace trn3::rtl

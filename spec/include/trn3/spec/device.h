@@ -26,45 +26,45 @@
 #define TRN3_FABRIC_CHIPS 256u
 
 /* ---- BARs ---- */
-#define TRN3_BAR0_SIZE 0x1000000ull      /* 16 MiB of registers */
-#define TRN3_BAR2_SIZE 0x4000000000ull   /* 256 GiB window onto the device address map */
+#define TRN3_BAR0_SIZE 0x1000000ull /* 16 MiB of registers */
+#define TRN3_BAR2_SIZE 0x4000000000ull /* 256 GiB window onto the device address map */
 
 /* ---- BAR0 layout (a block's registers take BLOCK_SIZE bytes from its base) ---- */
-#define TRN3_BAR0_CHIP 0x000000u          /* chip control, below */
-#define TRN3_BAR0_MAILBOX 0x010000u       /* the MCU mailbox, host side (spec/mailbox.h offsets) */
+#define TRN3_BAR0_CHIP 0x000000u /* chip control, below */
+#define TRN3_BAR0_MAILBOX 0x010000u /* the MCU mailbox, host side (spec/mailbox.h offsets) */
 #define TRN3_BAR0_CORE(c) (0x100000u + 0x10000u * (c)) /* NeuronCore c (spec/neuroncore.h registers) */
 #define TRN3_BAR0_DMA(q) (0x200000u + TRN3_DMA_QUEUE_BLOCK_SIZE * (q)) /* DMA queue q, below */
-#define TRN3_BAR0_NOTIFY 0x000100u        /* notification queue (in the chip control block), below */
+#define TRN3_BAR0_NOTIFY 0x000100u /* notification queue (in the chip control block), below */
 #define TRN3_BAR0_HBM(s) (0x020000u + TRN3_BAR0_HBM_BLOCK_SIZE * (s)) /* HBM stack s controller, below */
-#define TRN3_BAR0_LINK(p) (0x030000u + 0x100u * (p))  /* NeuronLink port p: link registers (spec/link.h) */
+#define TRN3_BAR0_LINK(p) (0x030000u + 0x100u * (p)) /* NeuronLink port p: link registers (spec/link.h) */
 #define TRN3_BAR0_CHIP_BLOCK_SIZE 0x1000u
 #define TRN3_BAR0_MAILBOX_BLOCK_SIZE 0x1000u
 #define TRN3_BAR0_CORE_BLOCK_SIZE 0x10000u
 #define TRN3_BAR0_HBM_BLOCK_SIZE 0x1000u
-#define TRN3_NEURONLINK_PORTS 20u         /* 160 lanes as x8 ports; a port may hold a wider bundle */
+#define TRN3_NEURONLINK_PORTS 20u /* 160 lanes as x8 ports; a port may hold a wider bundle */
 /* The chip's MCU sees the same register space at TRN3_MCU_CHIP_BASE + offset
  * (spec/mcu.h): the firmware drives HBM, links and cores through it. */
 
 /* Chip control */
-#define TRN3_CHIP_ID 0x00u          /* RO: 0x1D0F7364 */
-#define TRN3_CHIP_VERSION 0x04u     /* RO: model version */
+#define TRN3_CHIP_ID 0x00u /* RO: 0x1D0F7364 */
+#define TRN3_CHIP_VERSION 0x04u /* RO: model version */
 #define TRN3_CHIP_BOOT_STATUS 0x08u /* RO: the MCU's boot status (TRN3_BOOT_* in spec/mcu.h) */
-#define TRN3_CHIP_LNC 0x0Cu         /* RW: logical core size, 1 or 2 (reset 1) */
-#define TRN3_CHIP_CORE_RESET 0x10u  /* WO: bit c resets NeuronCore c (engines stop, state cleared) */
-#define TRN3_CHIP_ERR_STATUS 0x14u  /* W1C: error causes, below */
-#define TRN3_CHIP_ERR_ENABLE 0x18u  /* RW: causes that raise the error vector (reset all) */
-#define TRN3_CHIP_CORE_STATE 0x1Cu  /* RO: 2 bits per core: 0 idle, 1 running, 2 error */
-#define TRN3_CHIP_LAUNCH 0x20u      /* WO: bits 4:0 engine mask, bits 11:8 core: start those engines at LAUNCH_PC */
+#define TRN3_CHIP_LNC 0x0Cu /* RW: logical core size, 1 or 2 (reset 1) */
+#define TRN3_CHIP_CORE_RESET 0x10u /* WO: bit c resets NeuronCore c (engines stop, state cleared) */
+#define TRN3_CHIP_ERR_STATUS 0x14u /* W1C: error causes, below */
+#define TRN3_CHIP_ERR_ENABLE 0x18u /* RW: causes that raise the error vector (reset all) */
+#define TRN3_CHIP_CORE_STATE 0x1Cu /* RO: 2 bits per core: 0 idle, 1 running, 2 error */
+#define TRN3_CHIP_LAUNCH 0x20u /* WO: bits 4:0 engine mask, bits 11:8 core: start those engines at LAUNCH_PC */
 #define TRN3_CHIP_LAUNCH_PC(e) (0x40u + 8u * (e)) /* RW 8: start address of engine e (0 tensor .. 4 sync) */
-#define TRN3_CHIP_FW_EVENT 0x24u    /* WO: firmware writes 1 to report an event to the host (ERR_STATUS bit 28) */
-#define TRN3_CHIP_NL_PORTS 0x28u    /* RO: bit p: NeuronLink port p has a link */
-#define TRN3_CHIP_FABRIC_ID 0x2Cu   /* RW: this chip's id in the fabric (0..255) */
+#define TRN3_CHIP_FW_EVENT 0x24u /* WO: firmware writes 1 to report an event to the host (ERR_STATUS bit 28) */
+#define TRN3_CHIP_NL_PORTS 0x28u /* RO: bit p: NeuronLink port p has a link */
+#define TRN3_CHIP_FABRIC_ID 0x2Cu /* RW: this chip's id in the fabric (0..255) */
 #define TRN3_CHIP_ROUTE(d) (0x400u + 4u * (d)) /* RW: NeuronLink port towards chip d; 0xFF: no route */
 #define TRN3_ROUTE_NONE 0xFFu
 #define TRN3_CHIP_ID_VALUE 0x1D0F7364u
-#define TRN3_CHIP_VERSION_VALUE 0x00010000u   /* major << 16 | minor: 1.0 */
+#define TRN3_CHIP_VERSION_VALUE 0x00010000u /* major << 16 | minor: 1.0 */
 /* CORE_RESET */
-#define TRN3_CORE_RESET_BIT(c) (1u << (c))    /* resets NeuronCore c */
+#define TRN3_CORE_RESET_BIT(c) (1u << (c)) /* resets NeuronCore c */
 /* CORE_STATE: core c's state in bits 2c+1:2c */
 #define TRN3_CORE_STATE_IDLE 0u
 #define TRN3_CORE_STATE_RUNNING 1u
@@ -72,38 +72,38 @@
 #define TRN3_CORE_STATE(v, c) (((v) >> (2u * (c))) & 0x3u)
 #define TRN3_CORE_STATE_FIELD(c, state) ((uint32_t)(state) << (2u * (c)))
 /* LAUNCH */
-#define TRN3_LAUNCH_ENGINES(v) ((v)&0x1Fu)          /* bits 4:0: engine e is bit e */
-#define TRN3_LAUNCH_CORE(v) (((v) >> 8) & 0xFu)     /* bits 11:8 */
+#define TRN3_LAUNCH_ENGINES(v) ((v)&0x1Fu) /* bits 4:0: engine e is bit e */
+#define TRN3_LAUNCH_CORE(v) (((v) >> 8) & 0xFu) /* bits 11:8 */
 #define TRN3_LAUNCH_VALUE(core, engines) (((uint32_t)(core) << 8) | (uint32_t)(engines))
 /* FW_EVENT */
-#define TRN3_FW_EVENT_REPORT 0x1u             /* write: report an event (ERR_STATUS TRN3_ERR_FIRMWARE) */
+#define TRN3_FW_EVENT_REPORT 0x1u /* write: report an event (ERR_STATUS TRN3_ERR_FIRMWARE) */
 /* NL_PORTS */
-#define TRN3_NL_PORT(p) (1u << (p))           /* NeuronLink port p has a link */
-#define TRN3_ERR_CORE(c) (1u << (c))          /* NeuronCore c stopped on an error */
-#define TRN3_ERR_DMA(q) (1u << (8 + (q)))     /* DMA queue q stopped on an error */
-#define TRN3_ERR_HBM(s) (1u << (24 + (s)))    /* HBM stack s reported an uncorrectable error */
-#define TRN3_ERR_FIRMWARE (1u << 28)          /* the firmware reported an event (a link down, ...): ask it */
+#define TRN3_NL_PORT(p) (1u << (p)) /* NeuronLink port p has a link */
+#define TRN3_ERR_CORE(c) (1u << (c)) /* NeuronCore c stopped on an error */
+#define TRN3_ERR_DMA(q) (1u << (8 + (q))) /* DMA queue q stopped on an error */
+#define TRN3_ERR_HBM(s) (1u << (24 + (s))) /* HBM stack s reported an uncorrectable error */
+#define TRN3_ERR_FIRMWARE (1u << 28) /* the firmware reported an event (a link down, ...): ask it */
 
 /* HBM stack controller (TRN3_BAR0_HBM(s); models/hbm/hbm_stack.h) */
-#define TRN3_HBM_ID 0x00u              /* RO 4: 0x48424d33 "HBM3" */
-#define TRN3_HBM_CE_COUNT 0x08u        /* RO 8 */
-#define TRN3_HBM_UE_COUNT 0x10u        /* RO 8 */
-#define TRN3_HBM_ADDR_ERRORS 0x18u     /* RO 8 */
+#define TRN3_HBM_ID 0x00u /* RO 4: 0x48424d33 "HBM3" */
+#define TRN3_HBM_CE_COUNT 0x08u /* RO 8 */
+#define TRN3_HBM_UE_COUNT 0x10u /* RO 8 */
+#define TRN3_HBM_ADDR_ERRORS 0x18u /* RO 8 */
 #define TRN3_HBM_LAST_ERROR_ADDR 0x20u /* RO 8 */
-#define TRN3_HBM_IRQ_STATUS 0x28u      /* W1C 4: bit 0 uncorrectable, 1 corrected, 2 address error */
-#define TRN3_HBM_IRQ_ENABLE 0x2Cu      /* RW 4: reset UNCORRECTABLE | ADDRESS (corrected errors only count) */
+#define TRN3_HBM_IRQ_STATUS 0x28u /* W1C 4: bit 0 uncorrectable, 1 corrected, 2 address error */
+#define TRN3_HBM_IRQ_ENABLE 0x2Cu /* RW 4: reset UNCORRECTABLE | ADDRESS (corrected errors only count) */
 #define TRN3_HBM_IRQ_UNCORRECTABLE 0x1u
 #define TRN3_HBM_IRQ_CORRECTED 0x2u
 #define TRN3_HBM_IRQ_ADDRESS 0x4u
-#define TRN3_HBM_INJECT_ADDR 0x30u     /* RW 8: address of the word INJECT_MASK flips (debug) */
-#define TRN3_HBM_INJECT_MASK 0x38u     /* WO 8: a non-zero mask flips those bits of the 64-bit word */
-#define TRN3_HBM_TRAIN_CTRL 0x40u      /* WO 4: 1 starts initialisation and training */
-#define TRN3_HBM_TRAIN_STATUS 0x44u    /* RO 4: TRN3_HBM_TRAIN_{UNTRAINED,BUSY,READY} in bits 7:0 */
-#define TRN3_HBM_TRAIN_START 0x1u      /* TRAIN_CTRL */
+#define TRN3_HBM_INJECT_ADDR 0x30u /* RW 8: address of the word INJECT_MASK flips (debug) */
+#define TRN3_HBM_INJECT_MASK 0x38u /* WO 8: a non-zero mask flips those bits of the 64-bit word */
+#define TRN3_HBM_TRAIN_CTRL 0x40u /* WO 4: 1 starts initialisation and training */
+#define TRN3_HBM_TRAIN_STATUS 0x44u /* RO 4: TRN3_HBM_TRAIN_{UNTRAINED,BUSY,READY} in bits 7:0 */
+#define TRN3_HBM_TRAIN_START 0x1u /* TRAIN_CTRL */
 #define TRN3_HBM_TRAIN_UNTRAINED 0u
 #define TRN3_HBM_TRAIN_BUSY 1u
 #define TRN3_HBM_TRAIN_READY 2u
-#define TRN3_HBM_TRAIN_STATE_MASK 0xFFu  /* TRAIN_STATUS bits 7:0: the state */
+#define TRN3_HBM_TRAIN_STATE_MASK 0xFFu /* TRAIN_STATUS bits 7:0: the state */
 #define TRN3_HBM_ID_VALUE 0x48424d33u
 
 /* ---- DMA queues: TRN3_DMA_QUEUES rings of descriptors in host or device
@@ -113,25 +113,25 @@
  * MSI-X vector. An error stops the queue (STATUS error, ERR_STATUS bit). ---- */
 #define TRN3_DMA_QUEUES 16u
 #define TRN3_DMA_QUEUE_BLOCK_SIZE 0x100u /* each queue's register block: queue q at q x 0x100 */
-#define TRN3_DMA_RING_BASE 0x00u  /* RW 8: ring address (host: bus address, through the IOMMU) */
-#define TRN3_DMA_RING_SIZE 0x08u  /* RW 4: entries, a power of two */
-#define TRN3_DMA_TAIL 0x0Cu       /* RW 4: producer index (the doorbell) */
-#define TRN3_DMA_HEAD 0x10u       /* RO 4: consumer index: descriptors done */
-#define TRN3_DMA_STATUS 0x14u     /* RO 4: TRN3_DMA_STATE_* | error << 8 */
-#define TRN3_DMA_CPL_BASE 0x18u   /* RW 8: completion records, one per ring entry */
-#define TRN3_DMA_CONTROL 0x20u    /* RW 4: bit 0 enable, bit 1 ring and records in device memory */
+#define TRN3_DMA_RING_BASE 0x00u /* RW 8: ring address (host: bus address, through the IOMMU) */
+#define TRN3_DMA_RING_SIZE 0x08u /* RW 4: entries, a power of two */
+#define TRN3_DMA_TAIL 0x0Cu /* RW 4: producer index (the doorbell) */
+#define TRN3_DMA_HEAD 0x10u /* RO 4: consumer index: descriptors done */
+#define TRN3_DMA_STATUS 0x14u /* RO 4: TRN3_DMA_STATE_* | error << 8 */
+#define TRN3_DMA_CPL_BASE 0x18u /* RW 8: completion records, one per ring entry */
+#define TRN3_DMA_CONTROL 0x20u /* RW 4: bit 0 enable, bit 1 ring and records in device memory */
 /* CONTROL */
-#define TRN3_DMA_CONTROL_ENABLE 0x1u      /* serve the ring; a 0-to-1 edge restarts a stopped queue */
+#define TRN3_DMA_CONTROL_ENABLE 0x1u /* serve the ring; a 0-to-1 edge restarts a stopped queue */
 #define TRN3_DMA_CONTROL_DEVICE_RING 0x2u /* ring and completion records in device memory (else host) */
 /* STATUS: state in bits 7:0, error in bits 15:8 */
-#define TRN3_DMA_STATUS_STATE(s) ((s)&0xFFu)          /* TRN3_DMA_STATE_* */
+#define TRN3_DMA_STATUS_STATE(s) ((s)&0xFFu) /* TRN3_DMA_STATE_* */
 #define TRN3_DMA_STATUS_ERROR(s) (((s) >> 8) & 0xFFu) /* TRN3_DMA_ERR_*, 0 none */
 #define TRN3_DMA_STATUS_VALUE(state, error) ((uint32_t)(state) | ((uint32_t)(error) << 8))
 #define TRN3_DMA_STATE_IDLE 0u
 #define TRN3_DMA_STATE_RUNNING 1u
 #define TRN3_DMA_STATE_ERROR 2u
-#define TRN3_DMA_ERR_HOST 1u      /* a host access failed (IOMMU fault, UR) */
-#define TRN3_DMA_ERR_DEVICE 2u    /* a device access failed */
+#define TRN3_DMA_ERR_HOST 1u /* a host access failed (IOMMU fault, UR) */
+#define TRN3_DMA_ERR_DEVICE 2u /* a device access failed */
 #define TRN3_DMA_ERR_DESCRIPTOR 3u /* malformed descriptor */
 
 struct trn3_dma_descriptor { /* 32 bytes */
@@ -139,9 +139,9 @@ struct trn3_dma_descriptor { /* 32 bytes */
     uint64_t dst;
     uint32_t length;
     uint32_t flags; /* TRN3_DESC_* */
-    uint64_t user;  /* echoed in the completion record */
+    uint64_t user; /* echoed in the completion record */
 };
-#define TRN3_DESC_SRC_HOST 0x1u  /* src is a host bus address (else a device address) */
+#define TRN3_DESC_SRC_HOST 0x1u /* src is a host bus address (else a device address) */
 #define TRN3_DESC_DST_HOST 0x2u
 #define TRN3_DESC_INTERRUPT 0x4u /* raise the queue's vector when done */
 
@@ -163,18 +163,18 @@ struct trn3_dma_completion { /* 16 bytes */
 
 struct trn3_notification { /* 16 bytes */
     uint32_t core;
-    uint32_t status;   /* TRN3_NOTIFY_STATUS_* */
-    uint32_t error;    /* the first failing engine's error code */
+    uint32_t status; /* TRN3_NOTIFY_STATUS_* */
+    uint32_t error; /* the first failing engine's error code */
     uint32_t sequence; /* counts notifications from 1 */
 };
 
-#define TRN3_NOTIFY_STATUS_DONE 0u  /* every started engine finished */
+#define TRN3_NOTIFY_STATUS_DONE 0u /* every started engine finished */
 #define TRN3_NOTIFY_STATUS_ERROR 1u /* an engine stopped on an error: `error` says which */
 
 /* ---- MSI-X vectors ---- */
 #define TRN3_MSIX_MAILBOX 0u /* the MCU answered (M2H doorbell) */
-#define TRN3_MSIX_ERROR 1u   /* ERR_STATUS & ERR_ENABLE became non-zero */
-#define TRN3_MSIX_NOTIFY 2u  /* a notification was written */
+#define TRN3_MSIX_ERROR 1u /* ERR_STATUS & ERR_ENABLE became non-zero */
+#define TRN3_MSIX_NOTIFY 2u /* a notification was written */
 #define TRN3_MSIX_DMA(q) (8u + (q))
 #define TRN3_MSIX_VECTORS 32u
 

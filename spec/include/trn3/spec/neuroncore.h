@@ -15,10 +15,10 @@
 /* ---- Per engine ---- */
 #define TRN3_NC_ENGINE_STRIDE 0x20u
 #define TRN3_NC_ENGINE_BASE(e) (TRN3_NC_ENGINE_STRIDE * (e))
-#define TRN3_NC_PC(e) (TRN3_NC_ENGINE_BASE(e) + 0x00u)       /* RW 8: start address of engine e's stream */
-#define TRN3_NC_START(e) (TRN3_NC_ENGINE_BASE(e) + 0x08u)    /* WO 4: TRN3_NC_START_GO starts engine e at PC */
-#define TRN3_NC_STATUS(e) (TRN3_NC_ENGINE_BASE(e) + 0x0Cu)   /* RO 4: TRN3_NC_STATUS_* */
-#define TRN3_NC_ERROR(e) (TRN3_NC_ENGINE_BASE(e) + 0x10u)    /* RO 4: TRN3_NC_ERR_*, 0 when none */
+#define TRN3_NC_PC(e) (TRN3_NC_ENGINE_BASE(e) + 0x00u) /* RW 8: start address of engine e's stream */
+#define TRN3_NC_START(e) (TRN3_NC_ENGINE_BASE(e) + 0x08u) /* WO 4: TRN3_NC_START_GO starts engine e at PC */
+#define TRN3_NC_STATUS(e) (TRN3_NC_ENGINE_BASE(e) + 0x0Cu) /* RO 4: TRN3_NC_STATUS_* */
+#define TRN3_NC_ERROR(e) (TRN3_NC_ENGINE_BASE(e) + 0x10u) /* RO 4: TRN3_NC_ERR_*, 0 when none */
 #define TRN3_NC_ERROR_PC(e) (TRN3_NC_ENGINE_BASE(e) + 0x14u) /* RO 4: index of the failing instruction */
 
 #define TRN3_NC_START_GO 0x1u /* START bit 0 */
@@ -30,14 +30,14 @@
 
 /* Error codes: an error stops that engine only. */
 #define TRN3_NC_ERR_NONE 0u
-#define TRN3_NC_ERR_ILLEGAL 1u         /* illegal opcode, wrong engine, a register or DMA queue out of range */
-#define TRN3_NC_ERR_OUT_OF_BOUNDS 2u   /* tile outside SBUF/PSUM */
-#define TRN3_NC_ERR_PARTITION 3u       /* partition start or count */
-#define TRN3_NC_ERR_MEMORY 4u          /* DMA or fetch outside device memory */
-#define TRN3_NC_ERR_DTYPE 5u           /* operand type not allowed */
-#define TRN3_NC_ERR_SHAPE 6u           /* shape not allowed (matmul limits) */
-#define TRN3_NC_ERR_UNREACHABLE 7u     /* the engine cannot reach that memory (GpSimd and PSUM) */
-#define TRN3_NC_ERR_SPARSITY 8u        /* invalid sparsity metadata */
+#define TRN3_NC_ERR_ILLEGAL 1u /* illegal opcode, wrong engine, a register or DMA queue out of range */
+#define TRN3_NC_ERR_OUT_OF_BOUNDS 2u /* tile outside SBUF/PSUM */
+#define TRN3_NC_ERR_PARTITION 3u /* partition start or count */
+#define TRN3_NC_ERR_MEMORY 4u /* DMA or fetch outside device memory */
+#define TRN3_NC_ERR_DTYPE 5u /* operand type not allowed */
+#define TRN3_NC_ERR_SHAPE 6u /* shape not allowed (matmul limits) */
+#define TRN3_NC_ERR_UNREACHABLE 7u /* the engine cannot reach that memory (GpSimd and PSUM) */
+#define TRN3_NC_ERR_SPARSITY 8u /* invalid sparsity metadata */
 
 /* ---- Error interrupt: the core's error_irq is (IRQ_STATUS & IRQ_ENABLE) != 0 ---- */
 #define TRN3_NC_IRQ_STATUS 0xA0u /* W1C 4: TRN3_NC_IRQ_ENGINE(e): engine e stopped on an error */

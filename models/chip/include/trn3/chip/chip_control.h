@@ -35,7 +35,7 @@ public:
     tlm_utils::simple_initiator_socket<chip_control> host{"host"};
     irq_line error_irq;  // (ERR_STATUS & ERR_ENABLE) != 0
 
-    std::function<std::uint32_t()> boot_status;       // the MCU's
+    std::function<std::uint32_t()> boot_status;  // the MCU's
     std::function<void(unsigned vector)> raise_msix;  // the endpoint's
 
     chip_control(const sc_core::sc_module_name& name, std::array<neuroncore::neuroncore*, TRN3_DEV_CORES> cores);
@@ -45,7 +45,9 @@ public:
     std::uint32_t lnc() const { return static_cast<std::uint32_t>(lnc_.value()); }
     void add_neuronlink_port(unsigned p) { nl_ports_.set(nl_ports_.value() | TRN3_NL_PORT(p)); }
     unsigned fabric_id() const { return static_cast<unsigned>(fabric_id_.value()); }
-    unsigned route(unsigned dest) const { return dest < routes_.size() ? static_cast<unsigned>(routes_[dest]->value()) : TRN3_ROUTE_NONE; }
+    unsigned route(unsigned dest) const {
+        return dest < routes_.size() ? static_cast<unsigned>(routes_[dest]->value()) : TRN3_ROUTE_NONE;
+    }
 
 private:
     void launch(unsigned core, unsigned engine_mask);
@@ -68,18 +70,23 @@ private:
     reg core_reset_{regs, "core_reset", TRN3_CHIP_CORE_RESET, 4, 0, access::wo, "bit c: reset NeuronCore c"};
     reg err_status_{regs, "err_status", TRN3_CHIP_ERR_STATUS, 4, 0, access::w1c, "error causes"};
     reg err_enable_{regs, "err_enable", TRN3_CHIP_ERR_ENABLE, 4, 0xFFFFFFFF, access::rw, "causes that interrupt"};
-    reg core_state_{regs, "core_state", TRN3_CHIP_CORE_STATE, 4, 0, access::ro, "2 bits per core: idle, running, error"};
+    reg core_state_{
+        regs, "core_state", TRN3_CHIP_CORE_STATE, 4, 0, access::ro, "2 bits per core: idle, running, error"};
     reg launch_{regs, "launch", TRN3_CHIP_LAUNCH, 4, 0, access::wo, "bits 4:0 engine mask, bits 11:8 core"};
     reg fw_event_{regs, "fw_event", TRN3_CHIP_FW_EVENT, 4, 0, access::wo, "firmware: 1 reports an event to the host"};
     reg nl_ports_{regs, "nl_ports", TRN3_CHIP_NL_PORTS, 4, 0, access::ro, "bit p: NeuronLink port p has a link"};
     reg fabric_id_{regs, "fabric_id", TRN3_CHIP_FABRIC_ID, 4, 0, access::rw, "this chip's id in the fabric"};
     std::vector<std::unique_ptr<reg>> routes_;
-    reg notify_base_{regs, "notify_base", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_BASE, 8, 0, access::rw, "notification ring (host)"};
-    reg notify_size_{regs, "notify_size", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_SIZE, 4, 0, access::rw, "entries (a power of two)"};
+    reg notify_base_{regs, "notify_base", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_BASE, 8,
+                     0,    access::rw,    "notification ring (host)"};
+    reg notify_size_{regs, "notify_size", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_SIZE, 4,
+                     0,    access::rw,    "entries (a power of two)"};
     reg notify_head_{regs, "notify_head", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_HEAD, 4, 0, access::ro, "entries written"};
-    reg notify_tail_{regs, "notify_tail", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_TAIL, 4, 0, access::rw, "entries the host has read"};
-    reg notify_control_{regs, "notify_control", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_CONTROL, 4, 0, access::rw, "bit 0 enable"};
+    reg notify_tail_{regs, "notify_tail", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_TAIL, 4,
+                     0,    access::rw,    "entries the host has read"};
+    reg notify_control_{regs,       "notify_control", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_CONTROL, 4, 0,
+                        access::rw, "bit 0 enable"};
     std::array<std::unique_ptr<reg>, 5> launch_pc_;
 };
 
-} // namespace trn3::chip
+}  // namespace trn3::chip

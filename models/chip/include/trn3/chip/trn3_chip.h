@@ -72,7 +72,8 @@ public:
     // forwarded the same way; one for this chip lands in its HBM.
     param<sc_core::sc_time> forward_latency{this, "forward_latency", sc_core::sc_time(40, sc_core::SC_NS),
                                             "NeuronLink port to port inside the chip (auto-forwarding)"};
-    param<std::uint64_t> fabric_mps{this, "fabric_mps", 256, "bytes per NeuronLink write TLP", range<std::uint64_t>{64, 4096}};
+    param<std::uint64_t> fabric_mps{this, "fabric_mps", 256, "bytes per NeuronLink write TLP",
+                                    range<std::uint64_t>{64, 4096}};
 
 private:
     void attach_port(unsigned port, pcie::link_end& end);
@@ -92,4 +93,4 @@ private:
     timeline::track mailbox_track_;
 };
 
-} // namespace trn3::chip
+}  // namespace trn3::chip

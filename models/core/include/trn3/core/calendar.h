@@ -107,4 +107,4 @@ private:
     tick floor_ = 0;
 };
 
-} // namespace trn3
+}  // namespace trn3

@@ -71,4 +71,4 @@ private:
 // line, shared by trace_point and the protocol checker's reports.
 std::string describe(const tlm::tlm_generic_payload& tx, const std::string& socket);
 
-} // namespace trn3
+}  // namespace trn3

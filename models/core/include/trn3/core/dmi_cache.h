@@ -52,4 +52,4 @@ private:
     protocol_checker* observer_ = nullptr;
 };
 
-} // namespace trn3
+}  // namespace trn3

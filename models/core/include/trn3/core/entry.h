@@ -5,4 +5,4 @@
 
 namespace trn3 {
 int systemc_entry(int argc, char** argv);
-} // namespace trn3
+}  // namespace trn3

@@ -36,4 +36,4 @@ private:
     std::vector<handler> sinks_;
 };
 
-} // namespace trn3
+}  // namespace trn3

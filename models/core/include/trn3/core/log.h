@@ -25,4 +25,4 @@ spdlog::level::level_enum parse_log_level(const std::string& level);
 // The values of a log_level param: "" (the global level) and the level names.
 one_of<std::string> log_level_choices();
 
-} // namespace trn3
+}  // namespace trn3

@@ -35,13 +35,13 @@ namespace trn3 {
 struct message {
     std::uint64_t src_port = 0;
     std::uint64_t dst_port = 0;
-    std::uint64_t seq = 0;             // per source port, from 0
+    std::uint64_t seq = 0;  // per source port, from 0
     sc_core::sc_time sent;
     sc_core::sc_time delivered;
-    std::uint64_t bytes = 0;           // size on the wire: what the timing charges
-    sc_core::sc_time train_span;       // aggregates: first to last unit arrival (delivered at the first)
-    std::uint32_t kind = 0;            // protocol-defined (TLP type, packet type, ...)
-    std::vector<std::uint8_t> data;    // payload; empty in timing-only mode
+    std::uint64_t bytes = 0;  // size on the wire: what the timing charges
+    sc_core::sc_time train_span;  // aggregates: first to last unit arrival (delivered at the first)
+    std::uint32_t kind = 0;  // protocol-defined (TLP type, packet type, ...)
+    std::vector<std::uint8_t> data;  // payload; empty in timing-only mode
 };
 
 class message_link;
@@ -142,4 +142,4 @@ private:
     counter messages_ab_, messages_ba_, bytes_ab_, bytes_ba_;
 };
 
-} // namespace trn3
+}  // namespace trn3

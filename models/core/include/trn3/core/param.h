@@ -17,8 +17,8 @@
 #include <cstdint>
 #include <map>
 #include <optional>
-#include <type_traits>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -56,7 +56,7 @@ struct param_traits {
     static T parse(const std::string& text);
     static std::string format(const T& value);
     static const char* type_name();
-    static const char* unit();                // "" when unitless
+    static const char* unit();  // "" when unitless
     static T from_json(const nlohmann::json& j);
     static nlohmann::json to_json(const T& value);
     // The range a param of this type has when its declaration gives no bound
@@ -208,7 +208,7 @@ public:
     void dump_config_file(const std::string& path) const;
 
     const param_base* find(const std::string& name) const;
-    std::vector<const param_base*> all() const;   // sorted by name
+    std::vector<const param_base*> all() const;  // sorted by name
     std::string nearest_name(const std::string& name) const;
 
     // Forget pending values (tests use this between cases).
@@ -235,4 +235,4 @@ private:
 // Edit distance, used for "did you mean" suggestions.
 std::size_t edit_distance(const std::string& a, const std::string& b);
 
-} // namespace trn3
+}  // namespace trn3

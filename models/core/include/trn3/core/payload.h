@@ -50,4 +50,4 @@ struct timing_only : tlm::tlm_extension<timing_only> {
     void copy_from(const tlm::tlm_extension_base& other) override { *this = static_cast<const timing_only&>(other); }
 };
 
-} // namespace trn3
+}  // namespace trn3

@@ -88,4 +88,4 @@ protocol_checker* connect(Initiator& initiator, Target& target) {
     return checker;  // owned by the SystemC object hierarchy for the whole run
 }
 
-} // namespace trn3
+}  // namespace trn3

@@ -34,7 +34,7 @@ class reg_bank;
 
 class reg {
 public:
-    using read_handler = std::function<void(reg&)>;                       // before the value is read
+    using read_handler = std::function<void(reg&)>;  // before the value is read
     using write_handler = std::function<void(reg&, std::uint64_t old_value)>;  // after the value changed
 
     reg(reg_bank& bank, std::string name, std::uint64_t offset, unsigned width_bytes, std::uint64_t reset_value,
@@ -43,8 +43,14 @@ public:
     reg& operator=(const reg&) = delete;
 
     reg& field(const std::string& name, unsigned lsb, unsigned width, access policy);
-    reg& on_read(read_handler h) { on_read_ = std::move(h); return *this; }
-    reg& on_write(write_handler h) { on_write_ = std::move(h); return *this; }
+    reg& on_read(read_handler h) {
+        on_read_ = std::move(h);
+        return *this;
+    }
+    reg& on_write(write_handler h) {
+        on_write_ = std::move(h);
+        return *this;
+    }
 
     // Hardware-side view: the stored value, unaffected by policies.
     std::uint64_t value() const { return value_; }
@@ -103,4 +109,4 @@ private:
     std::vector<reg*> regs_;  // sorted by offset
 };
 
-} // namespace trn3
+}  // namespace trn3

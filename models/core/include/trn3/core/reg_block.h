@@ -31,4 +31,4 @@ private:
     unsigned debug(tlm::tlm_generic_payload& tx);
 };
 
-} // namespace trn3
+}  // namespace trn3

@@ -42,4 +42,4 @@ private:
     std::vector<Info> entries_;
 };
 
-} // namespace trn3
+}  // namespace trn3

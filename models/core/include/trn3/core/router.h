@@ -34,7 +34,8 @@ public:
 
     // Maps `target` at [base, base + size). Binds out to it (through a
     // protocol checker when sim.protocol_checks is on).
-    void map(tlm::tlm_base_target_socket_b<>& target, std::uint64_t base, std::uint64_t size, const std::string& region_name);
+    void map(tlm::tlm_base_target_socket_b<>& target, std::uint64_t base, std::uint64_t size,
+             const std::string& region_name);
 
     struct region {
         std::string name;
@@ -67,4 +68,4 @@ private:
     counter transactions_, address_errors_;
 };
 
-} // namespace trn3
+}  // namespace trn3

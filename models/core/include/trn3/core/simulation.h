@@ -39,4 +39,4 @@ public:
     run_summary run();
 };
 
-} // namespace trn3
+}  // namespace trn3

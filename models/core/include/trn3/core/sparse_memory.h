@@ -46,4 +46,4 @@ private:
     sparse_store store_;
 };
 
-} // namespace trn3
+}  // namespace trn3

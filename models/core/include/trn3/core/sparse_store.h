@@ -34,4 +34,4 @@ private:
 // Resident set size of this process in bytes (from /proc/self/statm).
 std::uint64_t process_resident_bytes();
 
-} // namespace trn3
+}  // namespace trn3

@@ -37,8 +37,14 @@ class counter final : public stat_base {
 public:
     counter(const sc_core::sc_object* owner, const std::string& leaf, std::string description)
         : stat_base(owner, leaf, std::move(description)) {}
-    counter& operator++() { ++value_; return *this; }
-    counter& operator+=(std::uint64_t n) { value_ += n; return *this; }
+    counter& operator++() {
+        ++value_;
+        return *this;
+    }
+    counter& operator+=(std::uint64_t n) {
+        value_ += n;
+        return *this;
+    }
     std::uint64_t value() const { return value_; }
     nlohmann::json to_json() const override { return value_; }
 
@@ -87,4 +93,4 @@ private:
 // divides it by wall time.
 std::uint64_t& transaction_count();
 
-} // namespace trn3
+}  // namespace trn3

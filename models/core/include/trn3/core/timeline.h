@@ -93,4 +93,4 @@ private:
     std::uint64_t closer_id_;
 };
 
-} // namespace trn3
+}  // namespace trn3

@@ -80,4 +80,4 @@ private:
     counter writes_, reads_, dmi_accesses_, mismatches_, errors_;
 };
 
-} // namespace trn3
+}  // namespace trn3

@@ -41,10 +41,10 @@ struct bandwidth {
 
 // Parsers: accept "<number><unit>" with optional spaces; throw config_error
 // naming the accepted units when the text is not a valid quantity.
-sc_core::sc_time parse_time(const std::string& text);     // ps ns us ms s
-frequency parse_frequency(const std::string& text);       // Hz kHz MHz GHz
-byte_count parse_byte_count(const std::string& text);     // B KiB MiB GiB TiB (and KB MB GB TB = 1000^n)
-bandwidth parse_bandwidth(const std::string& text);       // B/s KB/s MB/s GB/s TB/s, b/s Kb/s Mb/s Gb/s Tb/s
+sc_core::sc_time parse_time(const std::string& text);  // ps ns us ms s
+frequency parse_frequency(const std::string& text);  // Hz kHz MHz GHz
+byte_count parse_byte_count(const std::string& text);  // B KiB MiB GiB TiB (and KB MB GB TB = 1000^n)
+bandwidth parse_bandwidth(const std::string& text);  // B/s KB/s MB/s GB/s TB/s, b/s Kb/s Mb/s Gb/s Tb/s
 
 // Formatters: the shortest exact form in the largest unit that keeps an
 // integer or short decimal ("120ns", "2.4GHz", "144GiB", "38.4GB/s"). The
@@ -54,5 +54,4 @@ std::string format_frequency(frequency f);
 std::string format_byte_count(byte_count b);
 std::string format_bandwidth(bandwidth b);
 
-
-} // namespace trn3
+}  // namespace trn3

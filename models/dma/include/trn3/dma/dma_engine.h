@@ -44,7 +44,7 @@ public:
     param<sc_core::sc_time> descriptor_cost;
 
     std::function<void(unsigned vector)> raise_msix;  // the chip wires it to its endpoint
-    std::function<void(unsigned queue)> queue_error;   // the chip reports it in ERR_STATUS
+    std::function<void(unsigned queue)> queue_error;  // the chip reports it in ERR_STATUS
 
     explicit dma_engine(const sc_core::sc_module_name& name);
 
@@ -75,4 +75,4 @@ private:
     counter descriptors_, bytes_, errors_;
 };
 
-} // namespace trn3::dma
+}  // namespace trn3::dma

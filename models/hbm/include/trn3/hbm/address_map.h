@@ -18,9 +18,9 @@ namespace trn3::hbm {
 struct location {
     unsigned channel;
     unsigned bank_group;
-    unsigned bank;      // within its bank group
+    unsigned bank;  // within its bank group
     std::uint64_t row;
-    unsigned column;    // granule within the row
+    unsigned column;  // granule within the row
 };
 
 struct geometry {
@@ -58,4 +58,4 @@ private:
     unsigned row_shift_ = 0;
 };
 
-} // namespace trn3::hbm
+}  // namespace trn3::hbm

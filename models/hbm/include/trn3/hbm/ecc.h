@@ -24,7 +24,7 @@
 namespace trn3::hbm {
 
 struct ecc_result {
-    std::uint64_t corrected = 0;      // words with a corrected single-bit error
+    std::uint64_t corrected = 0;  // words with a corrected single-bit error
     std::uint64_t uncorrectable = 0;  // words returned poisoned
     std::uint64_t first_error_addr = 0;
 };
@@ -52,4 +52,4 @@ private:
     std::uint64_t words_to_next_ = 0;
 };
 
-} // namespace trn3::hbm
+}  // namespace trn3::hbm

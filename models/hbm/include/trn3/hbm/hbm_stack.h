@@ -125,23 +125,36 @@ private:
     reg ce_count_{regs_, "ce_count", TRN3_HBM_CE_COUNT, 8, 0, access::ro, "corrected (single-bit) errors"};
     reg ue_count_{regs_, "ue_count", TRN3_HBM_UE_COUNT, 8, 0, access::ro, "uncorrectable errors"};
     reg addr_errors_{regs_, "addr_errors", TRN3_HBM_ADDR_ERRORS, 8, 0, access::ro, "accesses beyond the stack"};
-    reg last_error_addr_{regs_, "last_error_addr", TRN3_HBM_LAST_ERROR_ADDR, 8, 0, access::ro, "address of the last error"};
+    reg last_error_addr_{regs_, "last_error_addr", TRN3_HBM_LAST_ERROR_ADDR,   8,
+                         0,     access::ro,        "address of the last error"};
     reg irq_status_{regs_, "irq_status", TRN3_HBM_IRQ_STATUS, 4, 0, access::w1c, "pending error interrupts"};
-    reg irq_enable_{regs_, "irq_enable", TRN3_HBM_IRQ_ENABLE, 4, TRN3_HBM_IRQ_UNCORRECTABLE | TRN3_HBM_IRQ_ADDRESS,
-                    access::rw, "enabled error interrupts"};
+    reg irq_enable_{regs_,
+                    "irq_enable",
+                    TRN3_HBM_IRQ_ENABLE,
+                    4,
+                    TRN3_HBM_IRQ_UNCORRECTABLE | TRN3_HBM_IRQ_ADDRESS,
+                    access::rw,
+                    "enabled error interrupts"};
     reg inject_addr_{regs_, "inject_addr", TRN3_HBM_INJECT_ADDR, 8, 0, access::rw, "word address for inject_mask"};
-    reg inject_mask_{regs_, "inject_mask", TRN3_HBM_INJECT_MASK, 8, 0, access::wo, "bits to flip in the word at inject_addr"};
-    reg train_ctrl_{regs_, "train_ctrl", TRN3_HBM_TRAIN_CTRL, 4, 0, access::wo, "write 1: initialise and train the stack"};
-    reg train_status_{regs_, "train_status", TRN3_HBM_TRAIN_STATUS, 4, TRN3_HBM_TRAIN_UNTRAINED, access::ro,
+    reg inject_mask_{
+        regs_, "inject_mask", TRN3_HBM_INJECT_MASK, 8, 0, access::wo, "bits to flip in the word at inject_addr"};
+    reg train_ctrl_{
+        regs_, "train_ctrl", TRN3_HBM_TRAIN_CTRL, 4, 0, access::wo, "write 1: initialise and train the stack"};
+    reg train_status_{regs_,
+                      "train_status",
+                      TRN3_HBM_TRAIN_STATUS,
+                      4,
+                      TRN3_HBM_TRAIN_UNTRAINED,
+                      access::ro,
                       "0 untrained, 1 training, 2 ready"};
     sc_core::sc_event trained_event_;
     void finish_training();
 
     trace_point trace_in_;
-    rate_counter bandwidth_;      // timeline: GB/s per window
-    timeline::track track_;       // timeline: error instants
+    rate_counter bandwidth_;  // timeline: GB/s per window
+    timeline::track track_;  // timeline: error instants
     counter reads_, writes_, bytes_read_, bytes_written_, stat_ce_, stat_ue_, stat_addr_errors_;
     histogram read_latency_ns_;
 };
 
-} // namespace trn3::hbm
+}  // namespace trn3::hbm

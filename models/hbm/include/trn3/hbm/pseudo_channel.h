@@ -43,8 +43,8 @@
 namespace trn3::hbm {
 
 struct channel_stats {
-    std::uint64_t reads = 0, writes = 0, read_queue_full = 0, row_hits = 0, row_closed = 0, row_conflicts = 0, refresh_waits = 0,
-                  write_drains = 0, bursts = 0;
+    std::uint64_t reads = 0, writes = 0, read_queue_full = 0, row_hits = 0, row_closed = 0, row_conflicts = 0,
+                  refresh_waits = 0, write_drains = 0, bursts = 0;
 };
 
 class pseudo_channel {
@@ -67,10 +67,10 @@ public:
 private:
     struct bank_state {
         std::int64_t open_row = -1;
-        ps_t act = 0;           // last ACT
-        ps_t act_allowed = 0;   // earliest next ACT (after PRE + tRP, after refresh)
-        ps_t col_allowed = 0;   // ACT + tRCD
-        ps_t pre_allowed = 0;   // earliest PRE (tRAS, last column, tWR)
+        ps_t act = 0;  // last ACT
+        ps_t act_allowed = 0;  // earliest next ACT (after PRE + tRP, after refresh)
+        ps_t col_allowed = 0;  // ACT + tRCD
+        ps_t pre_allowed = 0;  // earliest PRE (tRAS, last column, tWR)
         bool activated = false;
     };
     struct queued_write {
@@ -96,14 +96,14 @@ private:
     unsigned banks_per_group_;
     ps_t refresh_phase_;
     ps_t act_spacing_;
-    std::uint64_t refresh_epoch_ = 0;   // refreshes begun before the last command
-    ps_t quiet_from_ = 0, quiet_until_; // a span with no refresh and no new epoch: after_refresh's fast path
+    std::uint64_t refresh_epoch_ = 0;  // refreshes begun before the last command
+    ps_t quiet_from_ = 0, quiet_until_;  // a span with no refresh and no new epoch: after_refresh's fast path
     std::vector<bank_state> banks_;
-    calendar bus_;                      // the data bus
-    calendar acts_;                     // ACT slots of the channel
+    calendar bus_;  // the data bus
+    calendar acts_;  // ACT slots of the channel
     std::vector<calendar> group_acts_;  // ACT slots per bank group (tRRD_L)
     std::vector<calendar> group_cols_;  // column slots per bank group (tCCD_L)
-    std::vector<ps_t> read_done_;       // completion times of the last read_queue reads, as a ring
+    std::vector<ps_t> read_done_;  // completion times of the last read_queue reads, as a ring
     std::size_t read_next_ = 0;
     std::vector<queued_write> write_queue_;
     ps_t drain_end_ = 0;
@@ -111,4 +111,4 @@ private:
     channel_stats stats_;
 };
 
-} // namespace trn3::hbm
+}  // namespace trn3::hbm

@@ -41,4 +41,4 @@ private:
     counter reads_, writes_, bytes_, address_errors_;
 };
 
-} // namespace trn3::host
+}  // namespace trn3::host

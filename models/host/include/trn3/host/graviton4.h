@@ -62,8 +62,8 @@ public:
 
 private:
     tlm_utils::simple_initiator_socket<graviton4> cpu_ecam{"cpu_ecam"}, cpu_mmio{"cpu_mmio"};
-    void access(tlm_utils::simple_initiator_socket<graviton4>& s, tlm::tlm_command cmd, std::uint64_t address, void* data,
-                std::size_t bytes);
+    void access(tlm_utils::simple_initiator_socket<graviton4>& s, tlm::tlm_command cmd, std::uint64_t address,
+                void* data, std::size_t bytes);
     std::map<std::uint32_t, std::function<void()>> handlers_;
     sc_core::sc_event interrupt_;
     std::uint64_t interrupts_seen_ = 0;
@@ -72,4 +72,4 @@ private:
     timeline::track irq_track_;
 };
 
-} // namespace trn3::host
+}  // namespace trn3::host

@@ -56,4 +56,4 @@ private:
     counter translations_, faults_;
 };
 
-} // namespace trn3::host
+}  // namespace trn3::host

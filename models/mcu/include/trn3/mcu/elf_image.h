@@ -10,9 +10,9 @@
 namespace trn3::mcu {
 
 struct elf_segment {
-    std::uint32_t address = 0;         // physical load address
-    std::uint32_t memory_size = 0;     // bytes in memory (the rest past `bytes` is zero)
-    std::vector<std::uint8_t> bytes;   // the file's bytes
+    std::uint32_t address = 0;  // physical load address
+    std::uint32_t memory_size = 0;  // bytes in memory (the rest past `bytes` is zero)
+    std::vector<std::uint8_t> bytes;  // the file's bytes
 };
 
 struct elf_image {
@@ -28,4 +28,4 @@ struct elf_image {
     static elf_image load(const std::string& path);
 };
 
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

@@ -46,4 +46,4 @@ private:
     int listener_ = -1, client_ = -1;
 };
 
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

@@ -31,4 +31,4 @@ private:
     reg enable_{regs, "enable", TRN3_MCU_INTC_ENABLE, 4, 0, access::rw, "lines that raise the external interrupt"};
 };
 
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

@@ -17,7 +17,7 @@ namespace trn3::mcu {
 class mailbox : public reg_block {
 public:
     tlm_utils::simple_target_socket_optional<mailbox> host;
-    irq_line mcu_irq;   // to the MCU's interrupt controller: a request is waiting
+    irq_line mcu_irq;  // to the MCU's interrupt controller: a request is waiting
     irq_line host_irq;  // to the host: a response is waiting
 
     explicit mailbox(const sc_core::sc_module_name& name);
@@ -31,11 +31,21 @@ private:
     unsigned host_debug(tlm::tlm_generic_payload& tx);
     side side_ = side::mcu;
     std::uint64_t requests_ = 0;
-    reg h2m_{regs, "h2m_doorbell", TRN3_MBOX_H2M_DOORBELL, 4, 0, access::rw,
+    reg h2m_{regs,
+             "h2m_doorbell",
+             TRN3_MBOX_H2M_DOORBELL,
+             4,
+             0,
+             access::rw,
              "host rings (1), the MCU clears (1): a request waits"};
-    reg m2h_{regs, "m2h_doorbell", TRN3_MBOX_M2H_DOORBELL, 4, 0, access::rw,
+    reg m2h_{regs,
+             "m2h_doorbell",
+             TRN3_MBOX_M2H_DOORBELL,
+             4,
+             0,
+             access::rw,
              "the MCU rings (1), the host clears (1): a response waits"};
     std::vector<std::unique_ptr<reg>> buffers_;  // request and response words
 };
 
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

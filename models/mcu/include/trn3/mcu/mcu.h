@@ -102,4 +102,4 @@ private:
     counter instructions_, mmio_accesses_, wfi_waits_, traps_;
 };
 
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

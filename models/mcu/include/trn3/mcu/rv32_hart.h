@@ -37,11 +37,29 @@ constexpr std::uint32_t irq_software = 3, irq_timer = 7, irq_external = 11;  // 
 
 // CSR numbers this hart implements.
 enum csr_number : std::uint16_t {
-    csr_mstatus = 0x300, csr_misa = 0x301, csr_mie = 0x304, csr_mtvec = 0x305, csr_mscratch = 0x340,
-    csr_mepc = 0x341, csr_mcause = 0x342, csr_mtval = 0x343, csr_mip = 0x344,
-    csr_mcycle = 0xb00, csr_minstret = 0xb02, csr_mcycleh = 0xb80, csr_minstreth = 0xb82,
-    csr_cycle = 0xc00, csr_time = 0xc01, csr_instret = 0xc02, csr_cycleh = 0xc80, csr_timeh = 0xc81,
-    csr_instreth = 0xc82, csr_mvendorid = 0xf11, csr_marchid = 0xf12, csr_mimpid = 0xf13, csr_mhartid = 0xf14,
+    csr_mstatus = 0x300,
+    csr_misa = 0x301,
+    csr_mie = 0x304,
+    csr_mtvec = 0x305,
+    csr_mscratch = 0x340,
+    csr_mepc = 0x341,
+    csr_mcause = 0x342,
+    csr_mtval = 0x343,
+    csr_mip = 0x344,
+    csr_mcycle = 0xb00,
+    csr_minstret = 0xb02,
+    csr_mcycleh = 0xb80,
+    csr_minstreth = 0xb82,
+    csr_cycle = 0xc00,
+    csr_time = 0xc01,
+    csr_instret = 0xc02,
+    csr_cycleh = 0xc80,
+    csr_timeh = 0xc81,
+    csr_instreth = 0xc82,
+    csr_mvendorid = 0xf11,
+    csr_marchid = 0xf12,
+    csr_mimpid = 0xf13,
+    csr_mhartid = 0xf14,
 };
 
 class rv32_hart {
@@ -86,7 +104,9 @@ public:
 
     // State, as a debugger sees it.
     std::uint32_t reg(unsigned i) const { return i == 0 ? 0 : x_[i]; }
-    void set_reg(unsigned i, std::uint32_t v) { if (i) x_[i] = v; }
+    void set_reg(unsigned i, std::uint32_t v) {
+        if (i) x_[i] = v;
+    }
     std::uint32_t pc() const { return pc_; }
     void set_pc(std::uint32_t v) { pc_ = v; }
     // Instructions retired since reset, as the platform times them (software
@@ -149,4 +169,4 @@ private:
     bus bus_;
 };
 
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

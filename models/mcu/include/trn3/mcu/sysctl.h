@@ -14,7 +14,6 @@ namespace trn3::mcu {
 
 class sysctl : public reg_block {
 public:
-
     explicit sysctl(const sc_core::sc_module_name& name);
 
     void set_image(std::uint32_t base, std::uint32_t size, std::uint32_t entry);
@@ -30,15 +29,26 @@ public:
 private:
     std::uint32_t tohost_value_ = 0;
     sc_core::sc_event tohost_event_;
-    reg tohost_{regs, "tohost", TRN3_MCU_SYSCTL_TOHOST, 4, 0, access::rw,
+    reg tohost_{regs,
+                "tohost",
+                TRN3_MCU_SYSCTL_TOHOST,
+                4,
+                0,
+                access::rw,
                 "1: pass; (n << 1) | 1: fail with test n; stops the MCU"};
-    reg boot_status_{regs, "boot_status", TRN3_MCU_SYSCTL_BOOT_STATUS, 4, TRN3_BOOT_RESET, access::rw,
-                     "TRN3_BOOT_* (spec/mcu.h)"};
+    reg boot_status_{
+        regs, "boot_status", TRN3_MCU_SYSCTL_BOOT_STATUS, 4, TRN3_BOOT_RESET, access::rw, "TRN3_BOOT_* (spec/mcu.h)"};
     reg fw_base_{regs, "fw_base", TRN3_MCU_SYSCTL_FW_BASE, 4, 0, access::ro, "firmware image base (SRAM)"};
     reg fw_size_{regs, "fw_size", TRN3_MCU_SYSCTL_FW_SIZE, 4, 0, access::ro, "firmware image size in bytes"};
     reg fw_entry_{regs, "fw_entry", TRN3_MCU_SYSCTL_FW_ENTRY, 4, 0, access::ro, "firmware entry point"};
-    reg chip_{regs, "chip", TRN3_MCU_SYSCTL_CHIP, 4, 0, access::ro, "1: the chip window (TRN3_MCU_CHIP_BASE) leads to a chip"};
+    reg chip_{regs,
+              "chip",
+              TRN3_MCU_SYSCTL_CHIP,
+              4,
+              0,
+              access::ro,
+              "1: the chip window (TRN3_MCU_CHIP_BASE) leads to a chip"};
     std::vector<std::unique_ptr<reg>> digest_;  // TRN3_MCU_SYSCTL_DIGEST_WORDS words at TRN3_MCU_SYSCTL_DIGEST
 };
 
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

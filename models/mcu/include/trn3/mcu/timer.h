@@ -35,4 +35,4 @@ private:
     reg freq_{regs, "freq", TRN3_MCU_TIMER_FREQ, 4, 0, access::ro, "timebase in Hz"};
 };
 
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

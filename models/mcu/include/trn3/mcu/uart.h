@@ -11,7 +11,6 @@ namespace trn3::mcu {
 
 class uart : public reg_block {
 public:
-
     explicit uart(const sc_core::sc_module_name& name);
     // Everything written so far, lines included.
     const std::string& console() const { return console_; }
@@ -22,4 +21,4 @@ private:
     reg status_{regs, "status", TRN3_MCU_UART_STATUS, 4, TRN3_MCU_UART_STATUS_TX_READY, access::ro, "bit 0: TX ready"};
 };
 
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

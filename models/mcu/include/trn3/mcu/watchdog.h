@@ -15,7 +15,7 @@ namespace trn3::mcu {
 
 class watchdog : public reg_block {
 public:
-    irq_line warning;                    // to the interrupt controller
+    irq_line warning;  // to the interrupt controller
     std::function<void()> reset_request;  // the MCU's warm reset
 
     watchdog(const sc_core::sc_module_name& name, const timer& timebase);
@@ -36,4 +36,4 @@ private:
     reg resets_{regs, "resets", TRN3_MCU_WDT_RESETS, 4, 0, access::ro, "resets caused"};
 };
 
-} // namespace trn3::mcu
+}  // namespace trn3::mcu

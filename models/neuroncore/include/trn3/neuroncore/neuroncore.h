@@ -66,13 +66,21 @@
 namespace trn3::neuroncore {
 
 enum error_code : std::uint32_t {
-    err_none = TRN3_NC_ERR_NONE, err_illegal = TRN3_NC_ERR_ILLEGAL, err_out_of_bounds = TRN3_NC_ERR_OUT_OF_BOUNDS,
-    err_partition = TRN3_NC_ERR_PARTITION, err_memory = TRN3_NC_ERR_MEMORY, err_dtype = TRN3_NC_ERR_DTYPE,
-    err_shape = TRN3_NC_ERR_SHAPE, err_unreachable = TRN3_NC_ERR_UNREACHABLE, err_sparsity = TRN3_NC_ERR_SPARSITY
+    err_none = TRN3_NC_ERR_NONE,
+    err_illegal = TRN3_NC_ERR_ILLEGAL,
+    err_out_of_bounds = TRN3_NC_ERR_OUT_OF_BOUNDS,
+    err_partition = TRN3_NC_ERR_PARTITION,
+    err_memory = TRN3_NC_ERR_MEMORY,
+    err_dtype = TRN3_NC_ERR_DTYPE,
+    err_shape = TRN3_NC_ERR_SHAPE,
+    err_unreachable = TRN3_NC_ERR_UNREACHABLE,
+    err_sparsity = TRN3_NC_ERR_SPARSITY
 };
 
 enum class engine_status : std::uint32_t {
-    idle = TRN3_NC_STATUS_IDLE, running = TRN3_NC_STATUS_RUNNING, halted = TRN3_NC_STATUS_HALTED,
+    idle = TRN3_NC_STATUS_IDLE,
+    running = TRN3_NC_STATUS_RUNNING,
+    halted = TRN3_NC_STATUS_HALTED,
     error = TRN3_NC_STATUS_ERROR
 };
 
@@ -146,4 +154,4 @@ private:
     std::unique_ptr<parts> parts_;
 };
 
-} // namespace trn3::neuroncore
+}  // namespace trn3::neuroncore

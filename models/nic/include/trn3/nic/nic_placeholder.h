@@ -21,4 +21,4 @@ struct nic_placeholder : sc_core::sc_module {
     }
 };
 
-} // namespace trn3::nic
+}  // namespace trn3::nic

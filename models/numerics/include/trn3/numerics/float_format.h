@@ -26,12 +26,12 @@ struct format_info {
     unsigned exponent_bits;
     unsigned mantissa_bits;
     int bias;
-    bool has_inf;           // IEEE-style: all-ones exponent, zero mantissa
+    bool has_inf;  // IEEE-style: all-ones exponent, zero mantissa
     bool has_nan;
-    bool ieee_specials;     // all-ones exponent reserved for inf/NaN (fp32, bf16, fp16, e5m2)
-    std::uint32_t max_finite;   // code of the largest finite magnitude
-    std::uint32_t nan_code;     // canonical NaN (positive); 0 when there is none
-    std::uint32_t inf_code;     // +inf; 0 when there is none
+    bool ieee_specials;  // all-ones exponent reserved for inf/NaN (fp32, bf16, fp16, e5m2)
+    std::uint32_t max_finite;  // code of the largest finite magnitude
+    std::uint32_t nan_code;  // canonical NaN (positive); 0 when there is none
+    std::uint32_t inf_code;  // +inf; 0 when there is none
     unsigned bits() const { return 1 + exponent_bits + mantissa_bits; }
     std::uint32_t sign_bit() const { return 1u << (exponent_bits + mantissa_bits); }
 };
@@ -66,4 +66,4 @@ inline float bits_float(std::uint32_t u) {
     return v;
 }
 
-} // namespace trn3::numerics
+}  // namespace trn3::numerics

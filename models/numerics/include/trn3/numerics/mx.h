@@ -33,7 +33,7 @@ float decode_e8m0(std::uint8_t code);
 enum class mx_scale_rule { ocp, trn3 };
 
 struct mx_block {
-    std::uint8_t scale = 0;                              // E8M0
+    std::uint8_t scale = 0;  // E8M0
     std::array<std::uint8_t, mx_block_size> elements{};  // codes in `element_format`
     format element_format = format::e4m3fn;
 
@@ -58,4 +58,4 @@ int mx_element_shift(format f);
 std::int64_t mx_element_integer(std::uint32_t code, format f);  // the integer; NaN/inf codes give 0
 float round_scaled(mx_int128 sum, int exp2);
 
-} // namespace trn3::numerics
+}  // namespace trn3::numerics

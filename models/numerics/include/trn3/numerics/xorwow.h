@@ -53,4 +53,4 @@ private:
     state s_{};  // x, y, z, w, v, d
 };
 
-} // namespace trn3::numerics
+}  // namespace trn3::numerics

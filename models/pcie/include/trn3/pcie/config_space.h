@@ -22,7 +22,11 @@ public:
     using read_hook = std::function<void(std::uint16_t offset)>;
     using write_hook = std::function<void(std::uint16_t offset, unsigned bytes)>;
 
-    config_space() { data_.fill(0); wmask_.fill(0); w1c_.fill(0); }
+    config_space() {
+        data_.fill(0);
+        wmask_.fill(0);
+        w1c_.fill(0);
+    }
 
     // Software view (config TLPs): naturally aligned 1, 2 or 4 bytes.
     std::uint32_t read(std::uint16_t offset, unsigned bytes);
@@ -33,7 +37,9 @@ public:
               std::uint64_t w1c_mask = 0);
     std::uint64_t get(std::uint16_t offset, unsigned bytes) const;
     void set(std::uint16_t offset, unsigned bytes, std::uint64_t value);  // keeps the masks
-    void set_bits(std::uint16_t offset, unsigned bytes, std::uint64_t bits) { set(offset, bytes, get(offset, bytes) | bits); }
+    void set_bits(std::uint16_t offset, unsigned bytes, std::uint64_t bits) {
+        set(offset, bytes, get(offset, bytes) | bits);
+    }
 
     // Headers and capabilities the models share.
     void init_type0(std::uint16_t vendor, std::uint16_t device, std::uint32_t class_code, std::uint8_t revision);
@@ -54,7 +60,9 @@ public:
     // Bridges: the windows and bus range software programmed.
     std::uint8_t secondary_bus() const { return static_cast<std::uint8_t>(get(TRN3_PCI_SECONDARY_BUS, 1)); }
     std::uint8_t subordinate_bus() const { return static_cast<std::uint8_t>(get(TRN3_PCI_SUBORDINATE_BUS, 1)); }
-    bool routes_bus(unsigned bus) const { return bus >= secondary_bus() && bus <= subordinate_bus() && secondary_bus() != 0; }
+    bool routes_bus(unsigned bus) const {
+        return bus >= secondary_bus() && bus <= subordinate_bus() && secondary_bus() != 0;
+    }
     bool routes_address(std::uint64_t address) const;  // in the memory or prefetchable window
 
     void on_read(read_hook h) { on_read_ = std::move(h); }
@@ -68,4 +76,4 @@ private:
     write_hook on_write_;
 };
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

@@ -111,4 +111,4 @@ private:
     counter requests_in_, writes_out_, reads_out_, msix_sent_, msix_pending_, unsupported_, poisoned_;
 };
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

@@ -137,8 +137,8 @@ public:
 
     // Port ids of the two ends come from the platform's topology (the
     // message_link delivery order, architecture decision 3).
-    link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint64_t port_id_a,
-         std::uint64_t port_id_b, const link_config& defaults);
+    link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint64_t port_id_a, std::uint64_t port_id_b,
+         const link_config& defaults);
     ~link() override;
 
     link_end& a() { return end_[0]; }
@@ -152,7 +152,7 @@ public:
     unsigned spares_used() const { return spares_used_; }
     const std::set<unsigned>& failed() const { return failed_; }
     const phy_spec& phy() const { return phy_; }  // the generation's, with this link's flit params
-    bool sparing() const;                           // CONTROL.SPARING
+    bool sparing() const;  // CONTROL.SPARING
     // Per direction, after training: TLP bytes per second the width carries
     // (flit payload share of the raw rate; gen5: line rate).
     double raw_bytes_per_second() const;
@@ -192,10 +192,10 @@ private:
     };
     std::vector<held> held_[2];
     std::uint64_t next_order_ = std::uint64_t(1) << 62;
-    std::uint64_t in_flight_[2] = {0, 0};        // on the wire, per direction
+    std::uint64_t in_flight_[2] = {0, 0};  // on the wire, per direction
     std::uint64_t awaiting_replay_[2] = {0, 0};  // of those, sent before the last retrain
-    std::uint64_t wire_sends_[2] = {0, 0};       // = the next message's seq on that direction's port
-    std::uint64_t replay_below_[2] = {0, 0};     // messages with a seq below this are replayed
+    std::uint64_t wire_sends_[2] = {0, 0};  // = the next message's seq on that direction's port
+    std::uint64_t replay_below_[2] = {0, 0};  // messages with a seq below this are replayed
     std::size_t failures_at_config_ = 0;
     unsigned fill_[2] = {0, 0};  // TLP bytes used in the open flit, per direction
 
@@ -214,7 +214,12 @@ private:
     counter tlps_[2], payload_bytes_[2], flits_[2], replayed_, trainings_;
 
     reg control_{regs, "control", TRN3_LINK_CONTROL, 4, 0, access::rw, "bit 0 enable (train), bit 1 retrain (write 1)"};
-    reg status_{regs, "status", TRN3_LINK_STATUS, 4, 0, access::ro,
+    reg status_{regs,
+                "status",
+                TRN3_LINK_STATUS,
+                4,
+                0,
+                access::ro,
                 "LTSSM state, eq phase, speed, width, up/flit/degraded/failed"};
     reg lanes_{regs, "lanes", TRN3_LINK_LANES, 4, 0, access::ro, "configured, spare, spares used, failed lane counts"};
     reg failed0_{regs, "failed0", TRN3_LINK_FAILED0, 4, 0, access::ro, "failed lanes 0-31"};
@@ -226,4 +231,4 @@ private:
     reg replayed_reg_{regs, "replayed", TRN3_LINK_REPLAYED, 4, 0, access::ro, "TLPs replayed after a retrain"};
 };
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

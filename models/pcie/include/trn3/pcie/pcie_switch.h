@@ -61,7 +61,7 @@ namespace trn3::pcie {
 // (0 ports or lanes: the preset's).
 struct switch_config {
     std::string preset;
-    int upstream_port = 0;    // -1: none (a scale-up fabric switch)
+    int upstream_port = 0;  // -1: none (a scale-up fabric switch)
     unsigned ports = 0;
     unsigned port_lanes = 0;
 
@@ -124,4 +124,4 @@ private:
     counter forwarded_, unsupported_, acs_violations_, p2p_, unexpected_;
 };
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

@@ -25,11 +25,11 @@ struct phy_spec {
     const char* name;
     double lane_bytes_per_second;  // per direction, after line coding
     bool flit_mode;
-    unsigned flit_bytes;           // flit mode: flit size on the wire
-    unsigned flit_payload_bytes;   // flit mode: TLP bytes a flit carries
-    unsigned tlp_framing_bytes;    // non-flit: per-TLP framing + LCRC
-    unsigned speed_code;           // PCIe link-status speed code: TRN3_PCIE_SPEED_* (spec/pci.h)
-    double transfers_giga;         // GT/s, for listings
+    unsigned flit_bytes;  // flit mode: flit size on the wire
+    unsigned flit_payload_bytes;  // flit mode: TLP bytes a flit carries
+    unsigned tlp_framing_bytes;  // non-flit: per-TLP framing + LCRC
+    unsigned speed_code;  // PCIe link-status speed code: TRN3_PCIE_SPEED_* (spec/pci.h)
+    double transfers_giga;  // GT/s, for listings
 };
 
 const phy_spec& spec_of(generation g);
@@ -42,7 +42,7 @@ one_of<std::string> generation_choices();
 std::set<unsigned> parse_lanes(const std::string& text, unsigned lane_count, const std::string& what);
 
 struct width_choice {
-    unsigned width = 0;        // lanes the link runs on; 0 = cannot train
+    unsigned width = 0;  // lanes the link runs on; 0 = cannot train
     unsigned spares_used = 0;  // spare lanes standing in for failed active ones
 };
 
@@ -57,4 +57,4 @@ struct width_choice {
 // `lanes`, and `lanes` itself.
 width_choice choose_width(unsigned lanes, unsigned spare_lanes, const std::set<unsigned>& failed);
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

@@ -35,4 +35,4 @@ private:
     counter forwarded_{this, "forwarded", "TLPs forwarded (an aggregate counts its TLPs)"};
 };
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

@@ -61,4 +61,4 @@ private:
     sc_core::sc_event freed_;
 };
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

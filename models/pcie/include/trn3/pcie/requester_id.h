@@ -14,4 +14,4 @@ struct requester_id : tlm::tlm_extension<requester_id> {
     void copy_from(const tlm::tlm_extension_base& other) override { bdf = static_cast<const requester_id&>(other).bdf; }
 };
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

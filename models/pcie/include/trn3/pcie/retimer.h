@@ -24,4 +24,4 @@ public:
     explicit retimer(const sc_core::sc_module_name& name) : component(name, frequency{1e9}) {}
 };
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

@@ -97,4 +97,4 @@ private:
         timeouts_, reflected_;
 };
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

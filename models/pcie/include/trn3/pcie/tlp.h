@@ -28,15 +28,15 @@
 namespace trn3::pcie {
 
 enum class tlp_type : std::uint8_t {
-    mem_read,         // MRd: non-posted, answered by completions
-    mem_write,        // MWr: posted (MSI-X interrupts are memory writes)
-    cfg_read0,        // CfgRd0 / CfgWr0: to a function on the link's bus
+    mem_read,  // MRd: non-posted, answered by completions
+    mem_write,  // MWr: posted (MSI-X interrupts are memory writes)
+    cfg_read0,  // CfgRd0 / CfgWr0: to a function on the link's bus
     cfg_write0,
-    cfg_read1,        // CfgRd1 / CfgWr1: to a bus further down, converted by the bridge above it
+    cfg_read1,  // CfgRd1 / CfgWr1: to a bus further down, converted by the bridge above it
     cfg_write1,
-    completion,       // Cpl: no data (write completions, errors)
+    completion,  // Cpl: no data (write completions, errors)
     completion_data,  // CplD
-    message,          // Msg (routed to the root)
+    message,  // Msg (routed to the root)
 };
 
 enum class cpl_status : std::uint8_t { success = 0, unsupported = 1, config_retry = 2, completer_abort = 4 };
@@ -45,14 +45,14 @@ struct tlp {
     tlp_type type = tlp_type::mem_write;
     std::uint16_t requester = 0;  // bus/device/function of the requester
     std::uint16_t completer = 0;  // completions: of the completer; config requests: of the target
-    std::uint16_t tag = 0;        // 14-bit tags (PCIe 6.0)
+    std::uint16_t tag = 0;  // 14-bit tags (PCIe 6.0)
     std::uint8_t traffic_class = 0;
-    bool poisoned = false;        // EP: the data must not be used
+    bool poisoned = false;  // EP: the data must not be used
     cpl_status status = cpl_status::success;
-    std::uint64_t address = 0;    // memory requests: byte address; config: register offset
-    std::uint32_t length = 0;     // bytes per TLP (requests: asked; completions: carried)
-    std::uint32_t count = 1;      // TLPs this one stands for (an aggregate); total bytes count x length
-    std::uint32_t byte_count = 0; // completions: bytes still to come for the request, this one included
+    std::uint64_t address = 0;  // memory requests: byte address; config: register offset
+    std::uint32_t length = 0;  // bytes per TLP (requests: asked; completions: carried)
+    std::uint32_t count = 1;  // TLPs this one stands for (an aggregate); total bytes count x length
+    std::uint32_t byte_count = 0;  // completions: bytes still to come for the request, this one included
     sc_core::sc_time train_span;  // set by the link: first to last TLP arrival of an aggregate
     std::vector<std::uint8_t> data;
 
@@ -91,4 +91,4 @@ const char* type_name(tlp_type t);
 std::string describe(const tlp& t);  // "MRd 0x4000001000 len 512 x4 req 03:00.0 tag 7"
 std::string bdf_text(std::uint16_t bdf);
 
-} // namespace trn3::pcie
+}  // namespace trn3::pcie

@@ -43,8 +43,8 @@ public:
 private:
     std::uint32_t read(std::uint16_t bdf, std::uint16_t offset, unsigned bytes) override;
     void write(std::uint16_t bdf, std::uint16_t offset, unsigned bytes, std::uint32_t value) override;
-    void access(tlm_utils::simple_initiator_socket<bare_host>& s, tlm::tlm_command cmd, std::uint64_t address, void* data,
-                std::size_t bytes);
+    void access(tlm_utils::simple_initiator_socket<bare_host>& s, tlm::tlm_command cmd, std::uint64_t address,
+                void* data, std::size_t bytes);
 };
 
-} // namespace trn3
+}  // namespace trn3

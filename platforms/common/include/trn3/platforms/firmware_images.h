@@ -9,4 +9,4 @@ namespace trn3 {
 
 const mcu::mcu::images& build_firmware_images();
 
-} // namespace trn3
+}  // namespace trn3

@@ -47,7 +47,9 @@ public:
         std::memset(h_.memory(pa), 0, bytes);
         return {pa, h_.memory(pa), bytes};
     }
-    void request_irq(std::uint32_t data, std::function<void()> handler) override { h_.on_interrupt(data, std::move(handler)); }
+    void request_irq(std::uint32_t data, std::function<void()> handler) override {
+        h_.on_interrupt(data, std::move(handler));
+    }
     void on_iommu_fault(std::function<void(std::uint16_t, std::uint64_t, bool)> handler) override {
         fault_handlers_.push_back(std::move(handler));
     }
@@ -57,13 +59,17 @@ public:
                              sc_core::sc_time(std::max(1.0, std::min(double(poll_ns), hour_ns)), sc_core::SC_NS));
     }
     void sleep_ns(std::uint64_t ns) override { sc_core::wait(sc_core::sc_time(double(ns), sc_core::SC_NS)); }
-    std::uint64_t now_ns() const override { return static_cast<std::uint64_t>(sc_core::sc_time_stamp().to_seconds() * 1e9); }
+    std::uint64_t now_ns() const override {
+        return static_cast<std::uint64_t>(sc_core::sc_time_stamp().to_seconds() * 1e9);
+    }
     void log(const std::string& line) override { lines.push_back(line); }
 
     std::vector<std::string> lines;  // what the driver logged
 
 private:
-    std::uint32_t read(std::uint16_t bdf, std::uint16_t off, unsigned bytes) override { return h_.config_read(bdf, off, bytes); }
+    std::uint32_t read(std::uint16_t bdf, std::uint16_t off, unsigned bytes) override {
+        return h_.config_read(bdf, off, bytes);
+    }
     void write(std::uint16_t bdf, std::uint16_t off, unsigned bytes, std::uint32_t v) override {
         h_.config_write(bdf, off, bytes, v);
     }
@@ -71,4 +77,4 @@ private:
     std::vector<std::function<void(std::uint16_t, std::uint64_t, bool)>> fault_handlers_;
 };
 
-} // namespace trn3
+}  // namespace trn3

@@ -35,4 +35,4 @@ private:
     std::unique_ptr<apps::host_program> program_;
 };
 
-} // namespace trn3
+}  // namespace trn3

@@ -56,4 +56,4 @@ struct platform_registration {
     }
 };
 
-} // namespace trn3
+}  // namespace trn3

@@ -25,28 +25,29 @@ const char* medium_name(medium m);
 
 struct node {
     node_kind kind;
-    std::string name;   // "r0.t3.c1" (chip B of tray 4 of rack A), "r1.sw.p2.s7", "r0.t3.host"
+    std::string name;  // "r0.t3.c1" (chip B of tray 4 of rack A), "r1.sw.p2.s7", "r0.t3.host"
     int rack = 0, tray = 0, slot = 0, plane = -1;
     std::string model;  // switches: the pcie_switch preset
 };
 
 struct edge {
-    int a, b;                // node indices
+    int a, b;  // node indices
     medium m;
-    unsigned lanes;          // physical lanes of this cable or trace
-    unsigned spare_lanes;    // of those, spares (never extra bandwidth)
-    double lane_bytes_per_s; // per direction
+    unsigned lanes;  // physical lanes of this cable or trace
+    unsigned spare_lanes;  // of those, spares (never extra bandwidth)
+    double lane_bytes_per_s;  // per direction
 };
 
 struct topology_params {
     std::string sku = "nl72x2";  // nl32x2, nl72x2, nl16-torus2d, nl32x2-torus3d
-    unsigned switch_gen = 1;     // 1, 2, 3 (switched SKUs)
+    unsigned switch_gen = 1;  // 1, 2, 3 (switched SKUs)
     unsigned racks = 2;
-    unsigned trays = 0;          // compute/JBOG trays per rack (0: the SKU's: 16 or 18)
-    unsigned switch_trays = 4;   // NL32x2 Gen1: 4, or 5 with the hot-swap tray
-    unsigned nic_gbps = 400;     // per chip (200 or 400); NICs are placeholders here
+    unsigned trays = 0;  // compute/JBOG trays per rack (0: the SKU's: 16 or 18)
+    unsigned switch_trays = 4;  // NL32x2 Gen1: 4, or 5 with the hot-swap tray
+    unsigned nic_gbps = 400;  // per chip (200 or 400); NICs are placeholders here
     unsigned retimers_per_tray = 0;  // 0: the SKU's (NL32x2 JBOG 4, NL72x2 compute tray 6)
-    unsigned tray_switches = 8;      // NL72x2: 32-lane switches per compute tray (1, 2, 4 or 8; 64 PCB lanes split over them)
+    unsigned tray_switches =
+        8;  // NL72x2: 32-lane switches per compute tray (1, 2, 4 or 8; 64 PCB lanes split over them)
 };
 
 // Applies "key=value" (keys: sku, switch_gen, racks, trays, switch_trays,
@@ -58,8 +59,8 @@ struct topology {
     topology_params params;
     std::vector<node> nodes;
     std::vector<edge> edges;
-    unsigned retimers = 0;   // on the boards (counted, not nodes)
-    unsigned converters = 0; // Gen6-to-Gen5, beside the hosts
+    unsigned retimers = 0;  // on the boards (counted, not nodes)
+    unsigned converters = 0;  // Gen6-to-Gen5, beside the hosts
 
     unsigned count(node_kind k) const;
     int chip(int rack, int tray, int slot) const;  // node index, -1 if absent
@@ -93,8 +94,8 @@ struct published_example {
 // The facts sheet's examples for this SKU and generation (Gen1 only; empty otherwise).
 std::vector<published_example> examples(const topology_params& p);
 
-std::string report(const topology& t);       // text, for people
-std::string to_json(const topology& t);      // nodes, edges, counts, hop histogram
-std::string to_dot(const topology& t);       // Graphviz
+std::string report(const topology& t);  // text, for people
+std::string to_json(const topology& t);  // nodes, edges, counts, hop histogram
+std::string to_dot(const topology& t);  // Graphviz
 
-} // namespace trn3::topology
+}  // namespace trn3::topology

@@ -32,8 +32,8 @@ class pcie_bench;
 
 // A chip a host should find, in the order of its root ports.
 struct expected_chip {
-    std::string name;                  // the topology's name ("r0.t3.c1") or the module's
-    int fabric_id = -1;                // its id on the NeuronLink fabric; -1: not on one
+    std::string name;  // the topology's name ("r0.t3.c1") or the module's
+    int fabric_id = -1;  // its id on the NeuronLink fabric; -1: not on one
     std::vector<std::uint8_t> routes;  // NeuronLink port towards each fabric chip (TRN3_ROUTE_NONE: none)
 };
 
@@ -53,8 +53,8 @@ struct host_system {
     unsigned fabric_chips = 0;  // chips reachable over NeuronLink (fabric ids 0..n-1)
     // Hardware counters a report may quote (typed handles, read after the run).
     std::vector<const counter*> fabric_forwarded;  // per chip: TLPs it forwarded for others
-    pcie_bench* pcie = nullptr;                     // exercisers and an analyzer, where the platform has them
-    std::function<void()> stop;                     // ends the run (every host is done)
+    pcie_bench* pcie = nullptr;  // exercisers and an analyzer, where the platform has them
+    std::function<void()> stop;  // ends the run (every host is done)
 };
 
 class host_program {
@@ -94,4 +94,4 @@ struct program_registration {
 // name or a system the program cannot run on.
 std::unique_ptr<host_program> make_program(const std::string& name, host_system& system);
 
-} // namespace trn3::apps
+}  // namespace trn3::apps

@@ -34,7 +34,7 @@ public:
     virtual const std::vector<msi_record>& msis() const = 0;
     virtual std::uint64_t config_requests() const = 0;
     virtual std::uint64_t config_retries() const = 0;  // Configuration Retry Status while links trained
-    virtual std::uint64_t reflected() const = 0;       // requests the root sent back down (ACS redirect)
+    virtual std::uint64_t reflected() const = 0;  // requests the root sent back down (ACS redirect)
 };
 
-} // namespace trn3::apps
+}  // namespace trn3::apps

@@ -18,7 +18,7 @@ namespace trn3::driver {
 
 struct dma_buffer {
     std::uint64_t bus_address = 0;  // what the device uses (through the IOMMU)
-    std::uint8_t* cpu = nullptr;    // what the driver uses
+    std::uint8_t* cpu = nullptr;  // what the driver uses
     std::size_t size = 0;
 };
 
@@ -42,10 +42,11 @@ struct host_ops {
     virtual void on_iommu_fault(std::function<void(std::uint16_t, std::uint64_t, bool)> handler) = 0;
     // Waits in simulated time until `ready()` holds (checked after each
     // interrupt and every `poll_ns`), at most `timeout_ns`; false on timeout.
-    virtual bool wait_until(const std::function<bool()>& ready, std::uint64_t timeout_ns, std::uint64_t poll_ns = 1000) = 0;
+    virtual bool wait_until(const std::function<bool()>& ready, std::uint64_t timeout_ns,
+                            std::uint64_t poll_ns = 1000) = 0;
     virtual void sleep_ns(std::uint64_t ns) = 0;
     virtual std::uint64_t now_ns() const = 0;
     virtual void log(const std::string& line) = 0;
 };
 
-} // namespace trn3::driver
+}  // namespace trn3::driver

@@ -43,7 +43,7 @@ struct config_access {
 
 // One assigned memory BAR. A 64-bit BAR occupies slots index and index + 1.
 struct pci_bar {
-    int index;           // first BAR slot (0..5)
+    int index;  // first BAR slot (0..5)
     std::uint64_t base;  // assigned address
     std::uint64_t size;  // bytes (a power of two)
     bool is64;
@@ -55,12 +55,12 @@ struct pci_function {
     std::uint16_t vendor = 0, device = 0;
     std::uint32_t class_code = 0;  // base class << 16 | subclass << 8 | programming interface
     std::uint8_t revision = 0;
-    bool bridge = false;           // header type 1
-    unsigned port_type = ~0u;      // PCIe capability device/port type (TRN3_PCIE_TYPE_*), or ~0u if no PCIe capability
-    std::vector<pci_bar> bars;     // sized and assigned BARs (size 0 BARs omitted)
+    bool bridge = false;  // header type 1
+    unsigned port_type = ~0u;  // PCIe capability device/port type (TRN3_PCIE_TYPE_*), or ~0u if no PCIe capability
+    std::vector<pci_bar> bars;  // sized and assigned BARs (size 0 BARs omitted)
     // bridges only:
     std::uint8_t secondary = 0, subordinate = 0;
-    std::uint64_t mem_base = 0, mem_limit = 0;    // non-prefetchable window (limit inclusive); base > limit = closed
+    std::uint64_t mem_base = 0, mem_limit = 0;  // non-prefetchable window (limit inclusive); base > limit = closed
     std::uint64_t pref_base = 0, pref_limit = 0;  // prefetchable 64-bit window
     // link (from the PCIe capability's link status / status 2):
     unsigned link_speed = 0;  // code: 1 2.5 GT/s, 2 5, 3 8, 4 16, 5 32, 6 64
@@ -68,7 +68,7 @@ struct pci_function {
     unsigned max_speed = 0, max_width = 0;  // from link capabilities
     bool flit_mode = false, dl_active = false;
     unsigned msix_vectors = 0;  // table size from the MSI-X capability, 0 if none
-    int parent = -1;            // index in the result of the bridge above, -1 for bus 0
+    int parent = -1;  // index in the result of the bridge above, -1 for bus 0
     int depth = 0;
 };
 
@@ -103,4 +103,4 @@ std::string lspci(const std::vector<pci_function>& functions);
 // "03:00.0"
 std::string bdf_name(std::uint16_t bdf);
 
-} // namespace trn3::driver
+}  // namespace trn3::driver

@@ -34,14 +34,14 @@ namespace trn3::driver {
 
 enum class status {
     ok = 0,
-    no_device,         // no Trainium3 among the enumerated functions
+    no_device,  // no Trainium3 among the enumerated functions
     firmware_refused,  // the boot ROM refused the firmware image
     firmware_timeout,  // the firmware did not come up or answer
-    firmware_error,    // the firmware answered out of protocol (unknown command, bad length, wrong tag or version)
+    firmware_error,  // the firmware answered out of protocol (unknown command, bad length, wrong tag or version)
     bad_argument,
-    out_of_memory,     // device memory
-    dma_error,         // a DMA descriptor failed (IOMMU fault, bad address)
-    exec_error,        // a kernel stopped on an error
+    out_of_memory,  // device memory
+    dma_error,  // a DMA descriptor failed (IOMMU fault, bad address)
+    exec_error,  // a kernel stopped on an error
     timeout,
 };
 const char* status_name(status s);
@@ -54,7 +54,7 @@ struct firmware_info {
 
 struct core_result {
     std::uint32_t status = 0;  // 0 done, 1 error
-    std::uint32_t error = 0;   // the failing engine's error code
+    std::uint32_t error = 0;  // the failing engine's error code
 };
 
 class trn3_device {
@@ -64,7 +64,9 @@ public:
     // MSI-X message data: device i of a host sends vector v as
     // msi_data_of(i) + v, so every device of a host has its own range.
     static constexpr std::uint32_t msi_data_first = 0x7300, msi_data_stride = 0x100;
-    static constexpr std::uint32_t msi_data_of(unsigned device_index) { return msi_data_first + msi_data_stride * device_index; }
+    static constexpr std::uint32_t msi_data_of(unsigned device_index) {
+        return msi_data_first + msi_data_stride * device_index;
+    }
 
     // msi_data_base: the first MSI-X message data of this device (vector v
     // arrives as base + v).
@@ -147,4 +149,4 @@ private:
                   iommu_faults_ = 0;
 };
 
-} // namespace trn3::driver
+}  // namespace trn3::driver

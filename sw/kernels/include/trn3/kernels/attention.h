@@ -17,11 +17,11 @@
 namespace trn3::kernels {
 
 struct attention_shape {
-    unsigned keys;      // Sk
+    unsigned keys;  // Sk
     unsigned head_dim;  // D
 };
 
 program attention(const attention_shape& s, std::uint64_t q, std::uint64_t k, std::uint64_t v, std::uint64_t o);
 constexpr unsigned attention_done_semaphore = 8;
 
-} // namespace trn3::kernels
+}  // namespace trn3::kernels

@@ -24,14 +24,11 @@ using isa::dtype;
 
 // Tiles. `free` is the number of elements per partition, contiguous (step 1);
 // `with_dims` replaces the walk with up to three [step, num] pairs.
-access_pattern sbuf(dtype t, unsigned start_partition, unsigned partitions, std::uint64_t byte_offset,
-                    unsigned free);
-access_pattern psum(dtype t, unsigned start_partition, unsigned partitions, std::uint64_t byte_offset,
-                    unsigned free);
+access_pattern sbuf(dtype t, unsigned start_partition, unsigned partitions, std::uint64_t byte_offset, unsigned free);
+access_pattern psum(dtype t, unsigned start_partition, unsigned partitions, std::uint64_t byte_offset, unsigned free);
 // A 2-D region of device memory: `partitions` rows of `free` elements, rows
 // `row_stride_bytes` apart.
-access_pattern hbm(dtype t, std::uint64_t address, unsigned partitions, std::uint32_t row_stride_bytes,
-                   unsigned free);
+access_pattern hbm(dtype t, std::uint64_t address, unsigned partitions, std::uint32_t row_stride_bytes, unsigned free);
 access_pattern with_dims(access_pattern ap, std::initializer_list<std::pair<std::int32_t, std::uint16_t>> dims);
 access_pattern with_base_reg(access_pattern ap, unsigned reg);
 
@@ -54,7 +51,8 @@ public:
     stream& transpose(const access_pattern& dst, const access_pattern& src);
     // Vector: MX-quantise src ([8k partitions][4C]) into dst in the matmul_mx
     // layout, scales to SBUF partition g at `scales` + c.
-    stream& quantize_mx(const access_pattern& dst, const access_pattern& src, std::uint32_t scales, bool trn3_rule = false);
+    stream& quantize_mx(const access_pattern& dst, const access_pattern& src, std::uint32_t scales,
+                        bool trn3_rule = false);
     // GpSimd: dst = (partition_coef * p + free_coef * i + offset >= 0) ? src : otherwise.
     stream& affine_select(const access_pattern& dst, const access_pattern& src, float partition_coef, float free_coef,
                           std::int32_t offset, float otherwise);
@@ -107,4 +105,4 @@ private:
     std::vector<stream> streams_;
 };
 
-} // namespace trn3::kernels
+}  // namespace trn3::kernels

@@ -25,9 +25,9 @@
 namespace trn3::kernels {
 
 struct gemm_shape {
-    unsigned M, N, K;        // multiples of 128, 512, 128 (MX: K a multiple of 512)
+    unsigned M, N, K;  // multiples of 128, 512, 128 (MX: K a multiple of 512)
     dtype operands = dtype::bf16;
-    bool mx = false;         // MXFP8/MXFP4: operands are MX codes with E8M0 scales
+    bool mx = false;  // MXFP8/MXFP4: operands are MX codes with E8M0 scales
     bool resident_a = true;  // keep all of A in SBUF when it fits; false: stream A tiles always
 };
 
@@ -50,4 +50,4 @@ constexpr std::uint64_t gemm_sbuf_bytes = 256 * 1024;
 constexpr unsigned gemm_done_semaphore = 4;
 inline unsigned gemm_tiles(const gemm_shape& s) { return (s.M / 128) * (s.N / 512); }
 
-} // namespace trn3::kernels
+}  // namespace trn3::kernels

@@ -27,4 +27,4 @@ program rmsnorm(const rows_shape& s, std::uint64_t x, std::uint64_t gamma, std::
 constexpr unsigned rows_done_semaphore = 2;
 inline unsigned row_tiles(const rows_shape& s) { return s.rows / 128; }
 
-} // namespace trn3::kernels
+}  // namespace trn3::kernels

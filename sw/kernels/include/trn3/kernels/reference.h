@@ -19,4 +19,4 @@ std::vector<double> attention(const std::vector<float>& q, const std::vector<flo
 // Largest |got - want| / (|want| + floor) over all elements.
 double max_relative_error(const std::vector<float>& got, const std::vector<double>& want, double floor);
 
-} // namespace trn3::kernels::reference
+}  // namespace trn3::kernels::reference

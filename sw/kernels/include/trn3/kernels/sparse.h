@@ -31,4 +31,4 @@ sparse_matrix compress_4_of(const std::vector<float>& matrix, unsigned K, unsign
 // The dense K x cols matrix a compressed one stands for.
 std::vector<float> decompress(const sparse_matrix& s);
 
-} // namespace trn3::kernels
+}  // namespace trn3::kernels

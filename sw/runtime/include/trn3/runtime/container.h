@@ -35,4 +35,4 @@ struct container_view {
 // Checks the container; returns an empty string, or what is wrong.
 std::string parse(const std::uint8_t* data, std::size_t bytes, container_view& out);
 
-} // namespace trn3::runtime
+}  // namespace trn3::runtime

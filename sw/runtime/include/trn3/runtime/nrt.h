@@ -26,14 +26,14 @@ extern "C" {
 
 typedef enum {
     NRT_SUCCESS = 0,
-    NRT_FAILURE = 1,        /* the device did not do what was asked (DMA failed) */
-    NRT_INVALID = 2,        /* a bad argument */
+    NRT_FAILURE = 1, /* the device did not do what was asked (DMA failed) */
+    NRT_INVALID = 2, /* a bad argument */
     NRT_INVALID_HANDLE = 3, /* a null or freed handle */
-    NRT_RESOURCE = 4,       /* out of device memory or cores */
-    NRT_TIMEOUT = 5,        /* the kernel did not finish in time */
-    NRT_LOAD_ERROR = 6,     /* a malformed program container */
-    NRT_EXEC_ERROR = 7,     /* the kernel stopped on an error (nrt_get_last_error tells which) */
-    NRT_UNINITIALIZED = 8,  /* no device */
+    NRT_RESOURCE = 4, /* out of device memory or cores */
+    NRT_TIMEOUT = 5, /* the kernel did not finish in time */
+    NRT_LOAD_ERROR = 6, /* a malformed program container */
+    NRT_EXEC_ERROR = 7, /* the kernel stopped on an error (nrt_get_last_error tells which) */
+    NRT_UNINITIALIZED = 8, /* no device */
 } NRT_STATUS;
 
 typedef struct nrt_runtime nrt_runtime_t;

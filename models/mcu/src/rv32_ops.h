@@ -5,6 +5,8 @@
 
 #include <cstdint>
 
+#include "trn3/mcu/rv32_hart.h"
+
 namespace trn3::mcu {
 
 // Internal operations: every RV32IMC + Zicsr instruction decodes to one of
@@ -69,6 +71,11 @@ enum op : std::uint16_t {
     op_remu,
     op_illegal,
 };
+
+// Machine-mode CSR fields this hart implements.
+inline constexpr std::uint32_t mstatus_mie = 1u << 3, mstatus_mpie = 1u << 7, mstatus_mpp = 3u << 11;
+inline constexpr std::uint32_t misa_value = (1u << 30) | (1u << 8) | (1u << 12) | (1u << 2);  // RV32 I M C
+inline constexpr std::uint32_t mie_mask = (1u << irq_software) | (1u << irq_timer) | (1u << irq_external);
 
 inline std::uint32_t bits(std::uint32_t v, unsigned hi, unsigned lo) { return (v >> lo) & ((1u << (hi - lo + 1)) - 1); }
 inline std::int32_t sext(std::uint32_t v, unsigned width) {

@@ -9,6 +9,7 @@ packages=(
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
   libbenchmark-dev libmpfr-dev time
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf gdb-multiarch
+  clang-format clang-tidy
 )
 
 missing=()

@@ -8,11 +8,7 @@ namespace trn3 {
 
 void bare_host::access(tlm_utils::simple_initiator_socket<bare_host>& s, tlm::tlm_command cmd, std::uint64_t address,
                        void* data, std::size_t bytes) {
-    tlm::tlm_generic_payload tx;
-    sc_core::sc_time delay;
-    set_access(tx, cmd, address, static_cast<unsigned char*>(data), static_cast<unsigned>(bytes));
-    s->b_transport(tx, delay);
-    sc_core::wait(delay);
+    access_and_wait(s.operator->(), cmd, address, data, bytes);
 }
 
 std::uint32_t bare_host::read(std::uint16_t bdf, std::uint16_t offset, unsigned bytes) {

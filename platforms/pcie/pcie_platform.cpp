@@ -106,15 +106,11 @@ private:
     // ---- the bench -----------------------------------------------------------
     unsigned exercisers() const override { return exerciser_count; }
     apps::bench_response dma(unsigned i, bool write, std::uint64_t address, void* data, std::size_t bytes) override {
-        tlm::tlm_generic_payload tx;
-        sc_core::sc_time delay;
-        set_access(tx, write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, address, data,
-                   static_cast<unsigned>(bytes));
-        eps[i]->dma->b_transport(tx, delay);
-        sc_core::wait(delay);
-        if (tx.is_response_ok()) return apps::bench_response::ok;
-        return tx.get_response_status() == tlm::TLM_ADDRESS_ERROR_RESPONSE ? apps::bench_response::address_error
-                                                                           : apps::bench_response::other_error;
+        const tlm::tlm_response_status r = access_and_wait(
+            eps[i]->dma.operator->(), write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, address, data, bytes);
+        if (r == tlm::TLM_OK_RESPONSE) return apps::bench_response::ok;
+        return r == tlm::TLM_ADDRESS_ERROR_RESPONSE ? apps::bench_response::address_error
+                                                    : apps::bench_response::other_error;
     }
     void raise_msix(unsigned i, unsigned vector) override { eps[i]->ep.raise_msix(vector); }
     const std::uint8_t* exerciser_memory(unsigned i) const override { return eps[i]->mem.data(); }

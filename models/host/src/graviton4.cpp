@@ -42,11 +42,7 @@ void graviton4::run(const std::string& name, std::function<void()> body) {
 
 void graviton4::access(tlm_utils::simple_initiator_socket<graviton4>& s, tlm::tlm_command cmd, std::uint64_t address,
                        void* data, std::size_t bytes) {
-    tlm::tlm_generic_payload tx;
-    sc_core::sc_time delay = software_step.get();
-    set_access(tx, cmd, address, data, static_cast<unsigned>(bytes));
-    s->b_transport(tx, delay);
-    sc_core::wait(delay);
+    access_and_wait(s.operator->(), cmd, address, data, bytes, software_step.get());
 }
 
 std::uint32_t graviton4::config_read(std::uint16_t bdf, std::uint16_t offset, unsigned bytes) {

@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <cstring>
 
+#include <systemc>
 #include <tlm>
 
 namespace trn3 {
@@ -20,6 +21,19 @@ inline void set_access(tlm::tlm_generic_payload& tx, tlm::tlm_command cmd, std::
     tx.set_byte_enable_ptr(nullptr);
     tx.set_byte_enable_length(0);
     tx.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+}
+
+// A blocking access from a thread: b_transport with `delay` annotated (a
+// caller's own cost), then wait() for the annotated time. Returns the
+// response. `fw` is an initiator socket's forward interface (`socket.operator->()`).
+inline tlm::tlm_response_status access_and_wait(tlm::tlm_fw_transport_if<>* fw, tlm::tlm_command cmd,
+                                                std::uint64_t addr, void* data, std::size_t bytes,
+                                                sc_core::sc_time delay = sc_core::SC_ZERO_TIME) {
+    tlm::tlm_generic_payload tx;
+    set_access(tx, cmd, addr, data, static_cast<unsigned>(bytes));
+    fw->b_transport(tx, delay);
+    sc_core::wait(delay);
+    return tx.get_response_status();
 }
 
 // Copies between a payload's data array and `mem` (the bytes at the payload's

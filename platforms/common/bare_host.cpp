@@ -1,14 +1,24 @@
 #include "trn3/platforms/bare_host.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "trn3/core/payload.h"
 
 namespace trn3 {
 
-void bare_host::access(tlm_utils::simple_initiator_socket<bare_host>& s, tlm::tlm_command cmd, std::uint64_t address,
-                       void* data, std::size_t bytes) {
+void bare_host::access(tlm_utils::simple_initiator_socket_optional<bare_host>& s, tlm::tlm_command cmd,
+                       std::uint64_t address, void* data, std::size_t bytes) {
+    if (s.size() == 0) {  // nothing there: no device answers
+        if (cmd == tlm::TLM_READ_COMMAND) std::memset(data, &s == &cpu_ecam ? 0xFF : 0, bytes);
+        return;
+    }
     access_and_wait(s.operator->(), cmd, address, data, bytes);
+}
+
+void bare_host::deliver_interrupt(std::uint32_t data) {
+    if (auto it = handlers_.find(data); it != handlers_.end()) it->second();
+    interrupt_.notify(sc_core::SC_ZERO_TIME);
 }
 
 std::uint32_t bare_host::read(std::uint16_t bdf, std::uint16_t offset, unsigned bytes) {
@@ -39,7 +49,7 @@ bool bare_host::wait_until(const std::function<bool()>& ready, std::uint64_t tim
     while (!ready()) {
         const sc_core::sc_time now = sc_core::sc_time_stamp();
         if (now >= deadline) return false;
-        sc_core::wait(std::min(poll, deadline - now));
+        sc_core::wait(std::min(poll, deadline - now), interrupt_);
     }
     return true;
 }

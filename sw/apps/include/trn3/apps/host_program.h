@@ -44,6 +44,11 @@ struct host_info {
     driver::address_pool pci_windows{};  // what the host's firmware gives the enumerator
     std::vector<expected_chip> chips;
     unsigned nics = 0;  // scale-out NICs on its root ports
+    // A management controller's mailbox the host reaches directly at this
+    // MMIO address, its answers as interrupt data 0 (a bench without PCIe);
+    // no_mailbox: none.
+    static constexpr std::uint64_t no_mailbox = ~0ull;
+    std::uint64_t mailbox = no_mailbox;
 };
 
 // What a platform gives its program.

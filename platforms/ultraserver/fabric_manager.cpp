@@ -3,6 +3,8 @@
 // its host to program at boot, and injects the lane faults the params ask for.
 #include <set>
 
+#include <fmt/format.h>
+
 #include "trn3/spec/device.h"
 #include "ultraserver.h"
 
@@ -48,20 +50,28 @@ std::vector<pcie::link*> ultraserver::first_chip_backplane() const {
     return v;
 }
 
-// Fails `faulty_lanes` lanes of the first chip's backplane: first every
-// link's spare lanes (the top lane numbers), then active lanes, link by link.
+// Fails `faulty_lanes` lanes of the first chip's backplane: first its spare
+// lanes (every lane of a standby link, the top lanes of a link with spares),
+// then active lanes, spread link by link.
 void ultraserver::inject_faults() {
     std::uint64_t left = faulty_lanes.get();
-    const auto links = first_chip_backplane();
-    for (pcie::link* l : links) {
-        const unsigned active = static_cast<unsigned>(l->lanes.get()),
-                       spare = static_cast<unsigned>(l->spare_lanes.get());
+    const auto backplane = first_chip_backplane();
+    std::uint64_t physical = 0;
+    for (const pcie::link* l : backplane) physical += l->lanes.get() + l->spare_lanes.get();
+    if (left > physical)
+        throw config_error(
+            fmt::format("param {} = {}: the first chip has {} backplane lanes", faulty_lanes.name(), left, physical));
+    std::vector<pcie::link*> active_links;
+    for (pcie::link* l : backplane) {
+        const auto active = static_cast<unsigned>(l->lanes.get()), spare = static_cast<unsigned>(l->spare_lanes.get());
+        const bool standby = standby_.count(l) != 0;
         std::set<unsigned> f;
-        for (unsigned k = 0; k < spare && left > 0; ++k, --left) f.insert(active + k);
+        for (unsigned k = standby ? 0 : active; k < active + spare && left > 0; ++k, --left) f.insert(k);
         if (!f.empty()) l->fail_lanes(f);
+        if (!standby) active_links.push_back(l);
     }
-    for (std::size_t i = 0; left > 0 && !links.empty(); ++i, --left)
-        links[i % links.size()]->fail_lanes({unsigned(i / links.size())});
+    for (std::size_t i = 0; left > 0 && !active_links.empty(); ++i, --left)
+        active_links[i % active_links.size()]->fail_lanes({unsigned(i / active_links.size())});
 }
 
 }  // namespace trn3

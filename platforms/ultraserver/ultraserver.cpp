@@ -105,14 +105,16 @@ void ultraserver::build_edges() {
             }
             continue;
         }
-        const bool all_spare = e.spare_lanes >= e.lanes;
-        const unsigned active = all_spare ? e.lanes : e.lanes - e.spare_lanes;
-        const unsigned spare = all_spare ? 0 : e.spare_lanes;
+        // A standby cable or port is a whole link of its own (trained, not
+        // routed); otherwise the spare lanes belong to the link.
+        const unsigned active = e.standby() ? e.lanes : e.lanes - e.spare_lanes;
+        const unsigned spare = e.standby() ? 0 : e.spare_lanes;
         const unsigned retimers = e.m == medium::backplane ? 1 : e.m == medium::cross_rack ? 2 : 0;
         const pcie::generation g = e.m == medium::backplane ? fabric_gen : pcie::generation::gen6;
         auto& l = add_link(
             lname, id, pcie::link_config{g, active}.with_retimers(retimers).with_spares(spare).trained_by_firmware());
         links_by_medium_[e.m].push_back(&l);
+        if (e.standby()) standby_.insert(&l);
         // The first end is always a chip: its firmware trains the link.
         const unsigned pa = next_port[std::size_t(e.a)]++, pb = next_port[std::size_t(e.b)]++;
         chip_of_[std::size_t(e.a)]->attach_neuronlink(pa, l);

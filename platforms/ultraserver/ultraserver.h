@@ -21,6 +21,7 @@
 #include <chrono>
 #include <map>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include "trn3/chip/trn3_chip.h"
@@ -49,8 +50,8 @@ public:
                                        "NL72x2: PCIe switches per compute tray (8, 4, 2 or 1)"};
     param<std::uint64_t> faulty_lanes{
         this, "faulty_lanes", 0,
-        "lanes that fail on the first chip's backplane links from power-on, spread over its "
-        "links (each link's spare lanes first)"};
+        "lanes that fail on the first chip's backplane links from power-on: its spare lanes first "
+        "(standby links, then each link's spares), then active lanes link by link (at most its backplane lanes)"};
 
     ultraserver(const sc_core::sc_module_name& name, const std::string& sku);
     void report(std::ostream& os) const override;
@@ -76,6 +77,7 @@ private:
     std::map<int, std::size_t> host_index_, switch_index_, nic_index_;  // node -> index
     std::vector<std::unique_ptr<pcie::link>> links_;
     std::map<topology::medium, std::vector<pcie::link*>> links_by_medium_;
+    std::set<const pcie::link*> standby_;  // whole spare links: present, trained, not routed
     std::vector<std::unique_ptr<host_adapter>> adapters_;
     std::vector<std::map<int, unsigned>> port_of_;  // node -> neighbour -> its port towards it
     std::map<std::size_t, std::vector<int>> host_chips_;  // host -> chip nodes, in root port order

@@ -328,7 +328,7 @@ TEST_CASE(
     "a write to this chip's own fabric address lands in its HBM, a fabric read is an error, a write without a route is refused") {
     chip_rig r;
     r.boot();
-    r.wr(TRN3_CHIP_FABRIC_ID, 5);
+    r.wr(TRN3_CHIP_FABRIC_ID, 5 | TRN3_FABRIC_ENABLE);
     std::uint64_t v = 0x0A0B0C0D0E0F1011ull;
     const std::uint64_t at = TRN3_DEV_HBM_BASE(1) + 0x4000;
     CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(5, at), &v, 8) == tlm::TLM_OK_RESPONSE);
@@ -346,8 +346,8 @@ TEST_CASE(
     std::vector<pcie::tlp> out;
     nl3.b().on_receive([&](pcie::tlp& t) { out.push_back(t); });
     chip_rig r([&](chip::trn3_chip& c) { c.attach_neuronlink(3, nl3); });
-    r.wr(TRN3_CHIP_FABRIC_ID, 1);
     r.wr(TRN3_CHIP_ROUTE(9), 3);
+    r.wr(TRN3_CHIP_FABRIC_ID, 1 | TRN3_FABRIC_ENABLE);
     const auto data = test::pattern(1000, 3);
     const std::uint64_t at = TRN3_FABRIC_ADDR(9, TRN3_DEV_HBM_BASE(2) + 0x80);  // not 256-byte aligned
     CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, at, const_cast<std::uint8_t*>(data.data()), 1000) ==
@@ -379,8 +379,8 @@ TEST_CASE(
         c.attach_neuronlink(5, nl5);
     });
     r.boot();
-    r.wr(TRN3_CHIP_FABRIC_ID, 4);
     r.wr(TRN3_CHIP_ROUTE(8), 5);
+    r.wr(TRN3_CHIP_FABRIC_ID, 4 | TRN3_FABRIC_ENABLE);
     sc_core::sc_start(sc_time(50, SC_US));  // both links up
     auto write_tlp = [](std::uint64_t address, std::uint8_t fill) {
         pcie::tlp t;
@@ -395,6 +395,9 @@ TEST_CASE(
     nl3.b().send(write_tlp(TRN3_FABRIC_ADDR(8, at), 0x88), sc_core::sc_time_stamp());
     sc_core::sc_start(sc_time(10, SC_US));
     CHECK(r.chip.device_memory(at, 64)[63] == 0x44);
+    std::uint64_t landed = 0;
+    r.bar0.access(tlm::TLM_READ_COMMAND, TRN3_CHIP_FABRIC_RX_BYTES, &landed, 8);
+    CHECK(landed == 64);
     REQUIRE(forwarded.size() == 1);
     CHECK(forwarded[0].address == TRN3_FABRIC_ADDR(8, at));
     CHECK(forwarded[0].data == std::vector<std::uint8_t>(64, 0x88));
@@ -403,10 +406,13 @@ TEST_CASE(
 TEST_CASE("FABRIC_ID and the route table read back what is written, and every route resets to no route") {
     chip_rig r;
     for (unsigned d = 0; d < TRN3_FABRIC_CHIPS; ++d) CHECK(r.rd(TRN3_CHIP_ROUTE(d)) == TRN3_ROUTE_NONE);
-    r.wr(TRN3_CHIP_FABRIC_ID, 17);
+    CHECK(r.rd(TRN3_CHIP_FABRIC_ID) == 0);  // off the fabric until the host enables it
+    CHECK(!r.chip.control->fabric_enabled());
+    r.wr(TRN3_CHIP_FABRIC_ID, 0x7F00 | 17 | TRN3_FABRIC_ENABLE);  // bits outside the fields are dropped
     r.wr(TRN3_CHIP_ROUTE(200), 3);
-    CHECK(r.rd(TRN3_CHIP_FABRIC_ID) == 17);
+    CHECK(r.rd(TRN3_CHIP_FABRIC_ID) == (17 | TRN3_FABRIC_ENABLE));
     CHECK(r.chip.control->fabric_id() == 17);
+    CHECK(r.chip.control->fabric_enabled());
     CHECK(r.chip.control->route(200) == 3);
     CHECK(r.chip.control->route(199) == TRN3_ROUTE_NONE);
     CHECK(r.chip.control->route(TRN3_FABRIC_CHIPS) == TRN3_ROUTE_NONE);  // beyond the table
@@ -511,4 +517,26 @@ TEST_CASE(
            fourth.sequence == 3));  // entry 0 again; the dropped one took no number
     CHECK(counters.find("neuron/interrupts: mailbox 0 notify 3 dma") !=
           std::string::npos);  // vector 2, once per entry written
+}
+
+TEST_CASE(
+    "a chip off the fabric takes no fabric write: it drops arrivals (counted, ERR_STATUS.FABRIC) and refuses its own") {
+    delivery_queue queue("queue");
+    pcie::link nl3("nl3", queue, 1, 2, pcie::link_config{pcie::generation::gen6, 8});
+    chip_rig r([&](chip::trn3_chip& c) { c.attach_neuronlink(3, nl3); });
+    r.boot();
+    sc_core::sc_start(sc_time(50, SC_US));  // the link is up; FABRIC_ID still 0: off the fabric
+    const std::uint64_t at = TRN3_DEV_HBM_BASE(0) + 0x100;
+    pcie::tlp t;
+    t.type = pcie::tlp_type::mem_write;
+    t.address = TRN3_FABRIC_ADDR(0, at);  // chip 0: the id an unprogrammed chip would have had
+    t.length = 64;
+    t.data.assign(64, 0x5A);
+    nl3.b().send(std::move(t), sc_core::sc_time_stamp());
+    sc_core::sc_start(sc_time(10, SC_US));
+    CHECK(r.chip.device_memory(at, 64)[0] == 0);  // not taken for its own
+    CHECK(r.rd(TRN3_CHIP_FABRIC_DROPPED) == 1);
+    CHECK((r.rd(TRN3_CHIP_ERR_STATUS) & TRN3_ERR_FABRIC) != 0);
+    std::uint64_t v = 1;
+    CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(0, at), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
 }

@@ -565,20 +565,57 @@ TEST_CASE("nl72x2 at reduced size boots with Gen3 UALink switches too") {
     }
 }
 
-TEST_CASE("16 failed lanes on a chip's backplane leave its bandwidth unchanged, 17 reduce it and are reported") {
-    const result sixteen = trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.faulty_lanes=16");
-    INFO(sixteen.out << sixteen.err);
-    CHECK(sixteen.code == 0);
-    CHECK_THAT(sixteen.out,
-               Catch::Contains("chip r0.t0.c0 backplane: 512 of 512 GB/s per direction, 16 lanes failed, 16 spared\n"));
-    const result seventeen = trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.faulty_lanes=17");
-    INFO(seventeen.out << seventeen.err);
-    CHECK(seventeen.code == 0);
-    CHECK_THAT(seventeen.out,
-               Catch::Contains("chip r0.t0.c0 backplane: 480 of 512 GB/s per direction, 17 lanes failed"));
-    CHECK_THAT(seventeen.out, Catch::Contains("-- REDUCED"));
-    CHECK_THAT(seventeen.out,
-               Catch::Contains("links backplane          64 up of 64, 1 degraded, 0 failed (1 Gen6 x4, 63 Gen6 x8)"));
+TEST_CASE("16 failed backplane lanes leave every Gen6 SKU at full bandwidth, the 17th reduces it and is reported") {
+    // NL32x2 Gen1 (4 switch trays: x8 links with 2 spare lanes each; 5 trays:
+    // 8 x8 links and 2 standby ones), NL32x2 Gen2, NL72x2 Gen1 and Gen2 (2
+    // standby links of a plane's spare switches).
+    for (const char* sku :
+         {"nl32x2 -p nl32x2.switch_gen=1", "nl32x2 -p nl32x2.switch_gen=1 -p nl32x2.switch_trays=5",
+          "nl32x2 -p nl32x2.switch_gen=2", "nl72x2 -p nl72x2.switch_gen=1", "nl72x2 -p nl72x2.switch_gen=2"}) {
+        const std::string platform = std::string(sku).substr(0, 6);
+        const std::string base = std::string("run --platform ") + sku + " -p " + platform +
+                                 ".trays=1 -p boot.kernels=false -p boot.fabric_check=off -p " + platform +
+                                 ".faulty_lanes=";
+        const result sixteen = trn3vp(base + "16");
+        INFO(sku << "\n" << sixteen.out << sixteen.err);
+        CHECK(sixteen.code == 0);
+        CHECK_THAT(
+            sixteen.out,
+            Catch::Contains("backplane: 512 of 512 GB/s per direction, 16 lanes failed, 16 of 16 spare lanes used\n"));
+        const result seventeen = trn3vp(base + "17");
+        INFO(seventeen.out << seventeen.err);
+        CHECK(seventeen.code == 0);
+        CHECK_THAT(seventeen.out, Catch::Contains("17 lanes failed, 16 of 16 spare lanes used -- REDUCED"));
+    }
+}
+
+TEST_CASE("Gen3's spare capacity is one standby x4 UALink port: 4 failed lanes cost nothing, the 5th reduces") {
+    const std::string base =
+        "run --platform nl72x2 -p nl72x2.switch_gen=3 -p nl72x2.trays=1 -p boot.kernels=false -p boot.fabric_check=off "
+        "-p nl72x2.faulty_lanes=";
+    CHECK_THAT(trn3vp(base + "4").out,
+               Catch::Contains("backplane: 500 of 500 GB/s per direction, 4 lanes failed, 4 of 4 spare lanes used\n"));
+    CHECK_THAT(trn3vp(base + "5").out, Catch::Contains("5 lanes failed, 4 of 4 spare lanes used -- REDUCED"));
+}
+
+TEST_CASE("more failed lanes than a chip's backplane has, or on a SKU without one, is a user error") {
+    const result many = trn3vp("run --platform nl32x2 -p nl32x2.faulty_lanes=81");
+    CHECK(many.code == 2);
+    CHECK_THAT(many.err, Catch::Contains("nl32x2.faulty_lanes = 81: the first chip has 80 backplane lanes"));
+    const result torus = trn3vp("run --platform nl16-torus2d -p nl16_torus2d.faulty_lanes=1");
+    CHECK(torus.code == 2);
+    CHECK_THAT(torus.err, Catch::Contains("the first chip has 0 backplane lanes"));
+}
+
+TEST_CASE("without kernels the fabric check still passes: chips join the fabric only when their routes are in") {
+    const result r = trn3vp("run --platform nl32x2 -p boot.kernels=false");
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("fabric: 64 of 64 chip-to-chip writes over NeuronLink verified (far pairs)"));
+    CHECK_THAT(r.out, Catch::Contains(", 0 dropped"));
+    const result torus = trn3vp("run --platform nl16-torus2d -p boot.fabric_check=all -p boot.kernels=false");
+    CHECK(torus.code == 0);
+    CHECK_THAT(torus.out, Catch::Contains("fabric: 240 of 240 chip-to-chip writes"));
 }
 
 TEST_CASE("the torus SKUs boot the same way: nl16-torus2d with every pair of chips writing to each other") {

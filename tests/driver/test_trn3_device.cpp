@@ -499,7 +499,8 @@ TEST_CASE("device_copy moves bytes between device addresses with one descriptor"
     CHECK(counters.find("neuron/dma_descriptors: 2\n") != std::string::npos);
 }
 
-TEST_CASE("program_fabric writes FABRIC_ID and one ROUTE per chip, and refuses an id or a table beyond 256 chips") {
+TEST_CASE(
+    "program_fabric writes one ROUTE per chip then FABRIC_ID with ENABLE, and refuses an id or a table beyond 256 chips") {
     host_rig h;
     std::vector<status> got;
     h.run([&] {
@@ -510,6 +511,7 @@ TEST_CASE("program_fabric writes FABRIC_ID and one ROUTE per chip, and refuses a
     });
     CHECK(got == std::vector<status>{status::ok, status::bad_argument, status::bad_argument});
     CHECK(h.chip.control->fabric_id() == 3);
+    CHECK(h.chip.control->fabric_enabled());
     CHECK(h.chip.control->route(0) == TRN3_ROUTE_NONE);
     CHECK(h.chip.control->route(1) == 2);
     CHECK(h.chip.control->route(2) == 7);

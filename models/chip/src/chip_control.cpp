@@ -33,6 +33,7 @@ chip_control::chip_control(const sc_core::sc_module_name& name,
             }
     });
     err_status_.on_write([this](reg&, std::uint64_t) { update_irq(); });
+    fabric_id_.on_write([](reg& r, std::uint64_t) { r.set(r.value() & (TRN3_FABRIC_ID_MASK | TRN3_FABRIC_ENABLE)); });
     err_enable_.on_write([this](reg&, std::uint64_t) { update_irq(); });
     core_state_.on_read([this](reg& r) {
         std::uint32_t v = 0;
@@ -114,6 +115,11 @@ void chip_control::notify(unsigned core, std::uint32_t status, std::uint32_t err
     notify_head_.set(head + 1);
     ++notifications_;
     if (raise_msix) raise_msix(TRN3_MSIX_NOTIFY);
+}
+
+void chip_control::fabric_dropped() {
+    fabric_dropped_.set(fabric_dropped_.value() + 1);
+    report_error(TRN3_ERR_FABRIC);
 }
 
 void chip_control::report_error(std::uint32_t cause) {

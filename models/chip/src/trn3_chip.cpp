@@ -114,9 +114,11 @@ void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time&
         tx.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);  // remote reads: not modelled yet
         return;
     }
+    // Off the fabric (the host has not enabled it) or without a route: the
+    // write is refused, and the DMA descriptor that made it fails.
     const unsigned port = control->route(dest);
     const bool local = dest == control->fabric_id();
-    if (!local && (port >= TRN3_NEURONLINK_PORTS || !nl_[port])) {
+    if (!control->fabric_enabled() || (!local && (port >= TRN3_NEURONLINK_PORTS || !nl_[port]))) {
         ++fabric_unroutable_;
         tx.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
@@ -152,22 +154,30 @@ void trn3_chip::deliver_local(pcie::tlp& t) {
     set_access(tx, tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_OFFSET(t.address), t.data.data(),
                static_cast<unsigned>(t.data.size()));
     fabric_in->b_transport(tx, delay);
-    if (tx.get_response_status() == tlm::TLM_OK_RESPONSE) fabric_received_ += t.count;
-    else ++fabric_unroutable_;
+    if (tx.get_response_status() == tlm::TLM_OK_RESPONSE) {
+        fabric_received_ += t.count;
+        control->fabric_landed(t.data.size());
+    } else {
+        drop();
+    }
+}
+
+// A fabric TLP this chip cannot take or pass on: posted, so nobody waits for
+// it; it is counted, and the chip's host hears of it (ERR_STATUS.FABRIC).
+void trn3_chip::drop() {
+    ++fabric_unroutable_;
+    control->fabric_dropped();
 }
 
 void trn3_chip::fabric_receive(unsigned, pcie::tlp& t) {
-    if (t.type != pcie::tlp_type::mem_write || t.address < TRN3_FABRIC_ADDR(0, 0)) {
-        ++fabric_unroutable_;
-        return;
-    }
+    // A chip its host has not put on the fabric takes nothing: before its id
+    // is programmed it must not mistake another chip's write for its own.
+    if (t.type != pcie::tlp_type::mem_write || t.address < TRN3_FABRIC_ADDR(0, 0) || !control->fabric_enabled())
+        return drop();
     const unsigned dest = TRN3_FABRIC_ID(t.address);
     if (dest == control->fabric_id()) return deliver_local(t);
     const unsigned port = control->route(dest);
-    if (port >= TRN3_NEURONLINK_PORTS || !nl_[port]) {
-        ++fabric_unroutable_;
-        return;
-    }
+    if (port >= TRN3_NEURONLINK_PORTS || !nl_[port]) return drop();
     fabric_forwarded_ += t.count;
     nl_[port]->forward(std::move(t), forward_latency.get());
 }

@@ -273,6 +273,7 @@ std::vector<std::vector<int>> topology::forwarding_adjacency() const {
     for (const edge& e : edges) {
         const auto ka = nodes[std::size_t(e.a)].kind, kb = nodes[std::size_t(e.b)].kind;
         if (ka == node_kind::host || kb == node_kind::host || ka == node_kind::nic || kb == node_kind::nic) continue;
+        if (e.standby()) continue;
         adj[std::size_t(e.a)].push_back(e.b);
         adj[std::size_t(e.b)].push_back(e.a);
     }

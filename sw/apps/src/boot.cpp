@@ -7,11 +7,14 @@
 // mailbox, programs the chip's fabric id and route table (from the
 // platform's fabric manager), and runs a small reference kernel (softmax
 // 128x512) on each chip through the runtime, checking it against fp64.
-// Then every chip writes a pattern into other chips' HBM over NeuronLink
-// (device DMA to fabric addresses: through switches and forwarding chips);
-// once every host has sent, each host reads its chips' inboxes back.
+// Then, once every host has put its chips on the fabric (a chip takes and
+// forwards fabric traffic only after its host has programmed its routes and
+// enabled it), every chip writes a pattern into other chips' HBM over
+// NeuronLink (device DMA to fabric addresses: through switches and
+// forwarding chips); each host waits until its chips' fabric counters show
+// every expected byte landed, then reads the inboxes back.
 //
-// params: boot.kernels, boot.boot_timeout, boot.fabric_check
+// params: boot.kernels, boot.boot_timeout, boot.fabric_check, boot.fabric_timeout
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -49,6 +52,9 @@ public:
         "chip-to-chip writes over NeuronLink after the kernels: far (each chip to one in the "
         "other half of the system), all (every pair), off",
         one_of<std::string>{{"far", "all", "off"}}};
+    param<sc_core::sc_time> fabric_timeout{nullptr, "boot.fabric_timeout", sc_core::sc_time(1, sc_core::SC_MS),
+                                           "longest a host waits for the fabric check's writes to land in its chips",
+                                           range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_US), {}}};
 
     explicit boot(host_system& s) : sys_(s), results_(s.hosts.size()) {
         for (const auto& h : s.hosts)
@@ -91,15 +97,17 @@ public:
                           chips_up, chips, kernels_ok, kernels_run, nics, expected_nics);
         if (fabric_check.get() != "off") {
             unsigned sent = 0, ok = 0;
+            std::uint64_t dropped = 0;
             for (const auto& r : results_) {
                 sent += r.fabric_sent;
                 ok += r.fabric_ok;
+                dropped += r.fabric_dropped;
             }
             std::uint64_t forwarded = 0;
             for (const counter* c : sys_.fabric_forwarded) forwarded += c->value();
-            os << fmt::format(
-                "fabric: {} of {} chip-to-chip writes over NeuronLink verified ({} pairs), {} TLPs forwarded by chips\n",
-                ok, sent, fabric_check.get(), forwarded);
+            os << fmt::format("fabric: {} of {} chip-to-chip writes over NeuronLink verified ({} pairs), {} TLPs "
+                              "forwarded by chips, {} dropped\n",
+                              ok, sent, fabric_check.get(), forwarded, dropped);
         }
     }
 
@@ -111,6 +119,7 @@ public:
 private:
     struct host_result {
         unsigned chips_up = 0, kernels_ok = 0, kernels_run = 0, fabric_sent = 0, fabric_ok = 0, nics = 0;
+        std::uint64_t fabric_dropped = 0;
         double link_up = 0, enumerated = 0, firmware = 0, done = 0;
         std::vector<std::string> failures;
     };
@@ -192,10 +201,13 @@ private:
     }
 
     // Every chip writes its pattern into other chips' HBM over NeuronLink
-    // (its DMA engine, device to fabric address); once every host has sent,
-    // each host reads its chips' inboxes back and checks them.
+    // (its DMA engine, device to fabric address); each host then waits until
+    // its chips have taken every byte meant for them and checks the inboxes.
     void fabric_traffic(unsigned h, device_list& devices, host_result& r) {
         const host_info& hi = sys_.hosts[h];
+        // The fabric is open once every host has put its chips on it.
+        ++hosts_on_fabric_;
+        hi.ops->wait_until([this] { return hosts_on_fabric_ == sys_.hosts.size(); }, 100'000'000, 10'000);
         for (std::size_t i = 0; i < devices.size(); ++i) {
             if (hi.chips[i].fabric_id < 0) continue;
             const auto k = static_cast<unsigned>(hi.chips[i].fabric_id);
@@ -209,21 +221,35 @@ private:
                     r.failures.push_back(fmt::format("fabric write {} -> {}", k, d));
             }
         }
-        ++hosts_sent_;
-        hi.ops->wait_until([this] { return hosts_sent_ == sys_.hosts.size(); }, 100'000'000, 10'000);
-        hi.ops->sleep_ns(20'000);  // the last posted writes land
+        const auto timeout_ns = static_cast<std::uint64_t>(fabric_timeout.get().to_seconds() * 1e9);
         for (std::size_t i = 0; i < devices.size(); ++i) {
             if (hi.chips[i].fabric_id < 0) continue;
             const auto d = static_cast<unsigned>(hi.chips[i].fabric_id);
+            std::vector<unsigned> senders;
             for (unsigned k = 0; k < sys_.fabric_chips; ++k) {
                 const auto t = targets(k);
-                if (std::find(t.begin(), t.end(), d) == t.end()) continue;
+                if (std::find(t.begin(), t.end(), d) != t.end()) senders.push_back(k);
+            }
+            // Wait for the writes to land (the chip counts what it takes), not for a guessed time.
+            const std::uint64_t expected = senders.size() * fabric_slot;
+            std::uint64_t landed = 0;
+            std::uint32_t dropped = 0;
+            hi.ops->wait_until(
+                [&] {
+                    return devices[i]->fabric_counters(landed, dropped) != driver::status::ok || landed >= expected;
+                },
+                timeout_ns, 1000);
+            if (landed < expected)
+                r.failures.push_back(fmt::format("fabric: chip {} took {} of {} bytes within {}", d, landed, expected,
+                                                 fabric_timeout.get().to_string()));
+            for (unsigned k : senders) {
                 std::vector<std::uint8_t> got(fabric_slot);
                 if (devices[i]->read(got.data(), fabric_inbox + k * fabric_slot, fabric_slot) == driver::status::ok &&
                     got == pattern_of(k))
                     ++r.fabric_ok;
                 else r.failures.push_back(fmt::format("fabric: chip {}'s write did not arrive at chip {}", k, d));
             }
+            r.fabric_dropped += dropped;
         }
     }
 
@@ -272,7 +298,7 @@ private:
 
     host_system& sys_;
     std::vector<host_result> results_;
-    std::size_t hosts_done_ = 0, hosts_sent_ = 0;
+    std::size_t hosts_done_ = 0, hosts_on_fabric_ = 0;
     std::array<std::size_t, 4> phase_hosts_{};
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };

@@ -31,7 +31,8 @@ public:
 
     explicit mailbox_checks(host_system& s) : sys_(s) {
         if (s.hosts.empty() || s.hosts[0].mailbox == host_info::no_mailbox)
-            throw config_error("program mailbox_checks needs a host that reaches a mailbox directly (the mcu platform)");
+            throw config_error(
+                "program mailbox_checks needs a host that reaches a mailbox directly (the mcu platform)");
         s.hosts[0].ops->request_irq(answer_irq, [this] { answered_ = true; });
     }
 
@@ -69,7 +70,8 @@ private:
         ++exchanges_;
         log_ << fmt::format("  mailbox command {} answered with status {} after {}\n", command, rs.status,
                             (sc_core::sc_time_stamp() - sent).to_string());
-        if (rs.tag != rq.tag) failures_.push_back(fmt::format("command {}: tag {:#x}, sent {:#x}", command, rs.tag, rq.tag));
+        if (rs.tag != rq.tag)
+            failures_.push_back(fmt::format("command {}: tag {:#x}, sent {:#x}", command, rs.tag, rq.tag));
         return true;
     }
     void expect(bool ok, const std::string& what) {
@@ -111,9 +113,9 @@ private:
     std::ostringstream log_;
 };
 
-const program_registration registration{
-    "mailbox_checks", "talk to a management controller's mailbox directly: VERSION, STATUS, refusals",
-    [](host_system& s) { return std::make_unique<mailbox_checks>(s); }};
+const program_registration registration{"mailbox_checks",
+                                        "talk to a management controller's mailbox directly: VERSION, STATUS, refusals",
+                                        [](host_system& s) { return std::make_unique<mailbox_checks>(s); }};
 
 }  // namespace
 }  // namespace trn3::apps

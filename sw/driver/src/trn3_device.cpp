@@ -310,8 +310,16 @@ status trn3_device::device_copy(std::uint64_t src, std::uint64_t dst, std::size_
 status trn3_device::program_fabric(unsigned id, const std::vector<std::uint8_t>& routes) {
     if (!probed_) return status::no_device;
     if (id >= TRN3_FABRIC_CHIPS || routes.size() > TRN3_FABRIC_CHIPS) return status::bad_argument;
-    wr(TRN3_CHIP_FABRIC_ID, id);
+    // Routes first, then the id with ENABLE: the chip joins the fabric ready to forward.
     for (std::size_t d = 0; d < routes.size(); ++d) wr(TRN3_CHIP_ROUTE(d), routes[d]);
+    wr(TRN3_CHIP_FABRIC_ID, id | TRN3_FABRIC_ENABLE);
+    return status::ok;
+}
+
+status trn3_device::fabric_counters(std::uint64_t& rx_bytes, std::uint32_t& dropped) {
+    if (!probed_) return status::no_device;
+    host_.mmio_read(bar0_ + TRN3_CHIP_FABRIC_RX_BYTES, &rx_bytes, 8);
+    dropped = rd(TRN3_CHIP_FABRIC_DROPPED);
     return status::ok;
 }
 

@@ -58,7 +58,12 @@
 #define TRN3_CHIP_LAUNCH_PC(e) (0x40u + 8u * (e)) /* RW 8: start address of engine e (0 tensor .. 4 sync) */
 #define TRN3_CHIP_FW_EVENT 0x24u /* WO: firmware writes 1 to report an event to the host (ERR_STATUS bit 28) */
 #define TRN3_CHIP_NL_PORTS 0x28u /* RO: bit p: NeuronLink port p has a link */
-#define TRN3_CHIP_FABRIC_ID 0x2Cu /* RW: this chip's id in the fabric (0..255) */
+#define TRN3_CHIP_FABRIC_ID \
+    0x2Cu /* RW: this chip on the NeuronLink fabric: bits 7:0 its id, bit 31 ENABLE (reset 0: off) */
+#define TRN3_FABRIC_ID_MASK 0xFFu
+#define TRN3_FABRIC_ENABLE 0x80000000u /* the chip sends, accepts and forwards fabric writes; program ROUTE first */
+#define TRN3_CHIP_FABRIC_RX_BYTES 0x30u /* RO 8: bytes of fabric writes that landed in this chip's memory */
+#define TRN3_CHIP_FABRIC_DROPPED 0x38u /* RO 4: fabric TLPs this chip dropped (fabric off, or no route): ERR_FABRIC */
 #define TRN3_CHIP_ROUTE(d) (0x400u + 4u * (d)) /* RW: NeuronLink port towards chip d; 0xFF: no route */
 #define TRN3_ROUTE_NONE 0xFFu
 #define TRN3_CHIP_ID_VALUE 0x1D0F7364u
@@ -82,6 +87,7 @@
 #define TRN3_ERR_CORE(c) (1u << (c)) /* NeuronCore c stopped on an error */
 #define TRN3_ERR_DMA(q) (1u << (8 + (q))) /* DMA queue q stopped on an error */
 #define TRN3_ERR_HBM(s) (1u << (24 + (s))) /* HBM stack s reported an uncorrectable error */
+#define TRN3_ERR_FABRIC (1u << 29) /* a NeuronLink TLP was dropped here (FABRIC_DROPPED counts them) */
 #define TRN3_ERR_FIRMWARE (1u << 28) /* the firmware reported an event (a link down, ...): ask it */
 
 /* HBM stack controller (TRN3_BAR0_HBM(s); models/hbm/hbm_stack.h) */

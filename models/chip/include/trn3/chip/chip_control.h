@@ -44,7 +44,13 @@ public:
     void report_error(std::uint32_t cause);
     std::uint32_t lnc() const { return static_cast<std::uint32_t>(lnc_.value()); }
     void add_neuronlink_port(unsigned p) { nl_ports_.set(nl_ports_.value() | TRN3_NL_PORT(p)); }
-    unsigned fabric_id() const { return static_cast<unsigned>(fabric_id_.value()); }
+    // The NeuronLink fabric: this chip's id, whether its host has put it on
+    // the fabric (FABRIC_ID.ENABLE), what landed, and what it had to drop
+    // (counted and reported as an error cause).
+    unsigned fabric_id() const { return static_cast<unsigned>(fabric_id_.value() & TRN3_FABRIC_ID_MASK); }
+    bool fabric_enabled() const { return (fabric_id_.value() & TRN3_FABRIC_ENABLE) != 0; }
+    void fabric_landed(std::uint64_t bytes) { fabric_rx_bytes_.set(fabric_rx_bytes_.value() + bytes); }
+    void fabric_dropped();
     unsigned route(unsigned dest) const {
         return dest < routes_.size() ? static_cast<unsigned>(routes_[dest]->value()) : TRN3_ROUTE_NONE;
     }
@@ -75,7 +81,9 @@ private:
     reg launch_{regs, "launch", TRN3_CHIP_LAUNCH, 4, 0, access::wo, "bits 4:0 engine mask, bits 11:8 core"};
     reg fw_event_{regs, "fw_event", TRN3_CHIP_FW_EVENT, 4, 0, access::wo, "firmware: 1 reports an event to the host"};
     reg nl_ports_{regs, "nl_ports", TRN3_CHIP_NL_PORTS, 4, 0, access::ro, "bit p: NeuronLink port p has a link"};
-    reg fabric_id_{regs, "fabric_id", TRN3_CHIP_FABRIC_ID, 4, 0, access::rw, "this chip's id in the fabric"};
+    reg fabric_id_{regs, "fabric_id", TRN3_CHIP_FABRIC_ID, 4, 0, access::rw, "bits 7:0 fabric id, bit 31 enable"};
+    reg fabric_rx_bytes_{regs, "fabric_rx_bytes", TRN3_CHIP_FABRIC_RX_BYTES, 8, 0, access::ro, "fabric bytes landed"};
+    reg fabric_dropped_{regs, "fabric_dropped", TRN3_CHIP_FABRIC_DROPPED, 4, 0, access::ro, "fabric TLPs dropped"};
     std::vector<std::unique_ptr<reg>> routes_;
     reg notify_base_{regs, "notify_base", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_BASE, 8,
                      0,    access::rw,    "notification ring (host)"};

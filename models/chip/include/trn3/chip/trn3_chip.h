@@ -80,6 +80,7 @@ private:
     void fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay);
     void fabric_receive(unsigned port, pcie::tlp& t);
     void deliver_local(pcie::tlp& t);
+    void drop();
     tlm_utils::simple_target_socket<trn3_chip> fabric_out{"fabric_out"};
     tlm_utils::simple_initiator_socket<trn3_chip> fabric_in{"fabric_in"};
     std::array<pcie::link_end*, TRN3_NEURONLINK_PORTS> nl_{};
@@ -87,7 +88,8 @@ private:
     counter fabric_sent_{this, "fabric_sent", "NeuronLink write TLPs this chip originated"};
     counter fabric_received_{this, "fabric_received", "NeuronLink write TLPs that landed in this chip"};
     counter fabric_forwarded_{this, "fabric_forwarded", "NeuronLink TLPs forwarded for other chips"};
-    counter fabric_unroutable_{this, "fabric_unroutable", "NeuronLink writes with no route (dropped, or refused)"};
+    counter fabric_unroutable_{this, "fabric_unroutable",
+                               "NeuronLink writes refused or dropped (off the fabric, no route)"};
     unsigned link_irqs_high_ = 0;
     unsigned hbm_irqs_high_ = 0;
     timeline::track mailbox_track_;

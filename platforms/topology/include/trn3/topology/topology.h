@@ -36,6 +36,10 @@ struct edge {
     unsigned lanes;  // physical lanes of this cable or trace
     unsigned spare_lanes;  // of those, spares (never extra bandwidth)
     double lane_bytes_per_s;  // per direction
+    // A spare cable or port as a whole (every lane spare, e.g. the backplane
+    // edges to a plane's spare switches): trained and present, carrying no
+    // traffic: routes leave it out.
+    bool standby() const { return spare_lanes >= lanes; }
 };
 
 struct topology_params {
@@ -65,7 +69,8 @@ struct topology {
     unsigned count(node_kind k) const;
     int chip(int rack, int tray, int slot) const;  // node index, -1 if absent
     std::vector<int> chips() const;
-    // Adjacency over forwarding nodes (chips and switches).
+    // Adjacency over forwarding nodes (chips and switches), over the edges
+    // that carry traffic (not standby ones).
     std::vector<std::vector<int>> forwarding_adjacency() const;
     // Hops between every pair of chips (unreachable: -1), row per chip in chips() order.
     std::vector<std::vector<int>> chip_hops() const;

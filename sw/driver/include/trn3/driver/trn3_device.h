@@ -99,6 +99,9 @@ public:
     // The chip's place in the fabric: its id and its route to every chip
     // (routes[d] = NeuronLink port towards chip d, TRN3_ROUTE_NONE for none).
     status program_fabric(unsigned id, const std::vector<std::uint8_t>& routes);
+    // What the chip's fabric counters say: bytes of fabric writes landed in
+    // its memory, TLPs it dropped.
+    status fabric_counters(std::uint64_t& rx_bytes, std::uint32_t& dropped);
 
     status launch(unsigned core, const std::array<std::uint64_t, 5>& pcs, unsigned engine_mask);
     status wait_core(unsigned core, std::uint64_t timeout_ns, core_result& result);

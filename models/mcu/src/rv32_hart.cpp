@@ -497,19 +497,23 @@ h_csr : {
         reload();
         RESUME;
     }
-    // The instruction retires, then its write takes effect (a write to
-    // minstret or mcycle is what the next instruction reads).
-    ++instret_;
     if (is_write) {
         std::uint32_t v = src;
         if (d->op == op_csrrs || d->op == op_csrrsi) v = old | src;
         if (d->op == op_csrrc || d->op == op_csrrci) v = old & ~src;
         if (!csr_write(n, v)) {
-            --instret_;
             trap(cause_illegal, 0);
             reload();
             RESUME;
         }
+    }
+    // The instruction retires. A write to a counter replaces the increment
+    // this instruction would have made to it (the privileged spec's rule, as
+    // its reference models do): the next instruction reads what was written.
+    ++instret_;
+    if (is_write) {
+        if (n == csr_minstret || n == csr_minstreth) --minstret_offset_;
+        if (n == csr_mcycle || n == csr_mcycleh) --cycle_offset;
     }
     x[d->rd] = old;
     pc_ = next;

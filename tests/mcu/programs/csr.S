@@ -77,6 +77,28 @@ _start:
     li s2, 0
     csrr a0, mhartid      /* reading it is fine */
     EXPECT s2, 0
+    TEST 7      /* a write to a counter replaces the writing instruction's own increment */
+    li t0, -1
+    csrw minstret, t0
+    csrw minstreth, t0    /* the counter is all ones after this instruction: no carry */
+    nop                   /* retires: the counter wraps to 0 */
+    csrr a0, minstret
+    csrr a1, minstreth
+    EXPECT a0, 0
+    EXPECT a1, 0
+    li t0, -1
+    csrw minstreth, zero
+    csrw minstret, t0     /* 0x0_ffffffff */
+    csrwi minstret, 5     /* no increment on top of the write: minstreth stays 0 */
+    csrr a1, minstreth
+    EXPECT a1, 0
+    csrw mcycleh, t0
+    csrw mcycle, t0
+    nop
+    csrr a0, mcycle
+    csrr a1, mcycleh
+    EXPECT a0, 0
+    EXPECT a1, 0
     j pass
     END_TESTS
 

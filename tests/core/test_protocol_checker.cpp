@@ -8,6 +8,7 @@
 #include "trn3/core/dmi_cache.h"
 #include "trn3/core/protocol_checker.h"
 #include "trn3/core/sparse_memory.h"
+#include "trn3/core/traffic_generator.h"
 
 using namespace trn3;
 
@@ -184,4 +185,46 @@ TEST_CASE("the checker catches a DMI access after the grant was invalidated") {
     checker->note_dmi_access(0, 1, true);
     REQUIRE(checker->violations() == 1);
     CHECK_THAT(checker->reports()[0], Catch::Contains("after its grant was invalidated"));
+}
+
+TEST_CASE("a timing_only payload is held to the data rules, and its target must leave its data alone") {
+    // broken_target copies data whatever the payload says: it moves a timing_only payload's data.
+    bench b(flaw::none);
+    unsigned char scratch[8] = {9, 9, 9, 9, 9, 9, 9, 9};
+    tlm::tlm_generic_payload tx;
+    tx.set_extension(new timing_only);  // the payload owns it
+    set_access(tx, tlm::TLM_READ_COMMAND, 0, scratch, 8);
+    sc_core::sc_time d;
+    b.cpu.out->b_transport(tx, d);
+    REQUIRE(b.checker->violations() == 1);
+    CHECK_THAT(b.checker->reports()[0], Catch::Contains("moved data of a timing_only payload"));
+}
+
+TEST_CASE("a timing_only payload without a data pointer breaks the base protocol like any other (14.11 e)") {
+    bench b(flaw::no_response);  // a target that touches nothing
+    tlm::tlm_generic_payload tx;
+    tx.set_extension(new timing_only);
+    set_access(tx, tlm::TLM_READ_COMMAND, 0, nullptr, 8);
+    sc_core::sc_time d;
+    b.cpu.out->b_transport(tx, d);
+    REQUIRE(b.checker->violations() >= 1);
+    CHECK_THAT(b.checker->reports()[0], Catch::Contains("no data pointer"));
+}
+
+TEST_CASE("the traffic generator's timing-only charges are legal TLM: the HBM platform runs clean under the checker") {
+    // (Through the CLI in test_cli; here the generator against a sparse memory with DMI timing charged.)
+    set_protocol_checks(true);
+    sparse_memory mem("mem", byte_count{1 << 20});
+    traffic_generator::defaults d;
+    d.window = byte_count{1 << 16};
+    d.count = 64;
+    d.dmi_timing = true;
+    traffic_generator tg("tg", d);
+    protocol_checker* checker = connect(tg.out, mem.in);
+    tg.observe_dmi(checker);
+    sc_core::sc_start();
+    CHECK(tg.finished());
+    CHECK(tg.mismatches() == 0);
+    CHECK(tg.errors() == 0);
+    CHECK(checker->violations() == 0);
 }

@@ -2,9 +2,11 @@
 
 #include <cstring>
 
+#include "../common/test_initiator.h"
 #include "trn3/core/error.h"
 #include "trn3/core/payload.h"
 #include "trn3/core/reg.h"
+#include "trn3/core/reg_block.h"
 
 using namespace trn3;
 
@@ -152,4 +154,25 @@ TEST_CASE("reset returns every register to its reset value") {
     d.regs.reset();
     CHECK(d.scratch.value() == 0);
     CHECK(d.ctrl.value() == 0x5);
+}
+
+namespace {
+struct one_reg_block : trn3::reg_block {
+    trn3::reg r{regs, "r", 0x0, 4, 0x11223344, trn3::access::rw, "a register"};
+    explicit one_reg_block(const sc_core::sc_module_name& n) : reg_block(n, trn3::frequency{1e9}) {}
+};
+}  // namespace
+
+TEST_CASE("a register block's debug access returns the bytes it transferred: all of them, or none when it fails") {
+    one_reg_block b("b");
+    test::initiator cpu("cpu");
+    cpu.out.bind(b.in);
+    std::uint32_t v = 0;
+    tlm::tlm_generic_payload tx;
+    trn3::set_access(tx, tlm::TLM_READ_COMMAND, 0x0, &v, 4);
+    CHECK(cpu.out->transport_dbg(tx) == 4);
+    CHECK(v == 0x11223344);
+    trn3::set_access(tx, tlm::TLM_READ_COMMAND, 0x100, &v, 4);  // no register there
+    CHECK(cpu.out->transport_dbg(tx) == 0);
+    CHECK(tx.get_response_status() == tlm::TLM_ADDRESS_ERROR_RESPONSE);
 }

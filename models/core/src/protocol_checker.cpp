@@ -1,5 +1,6 @@
 #include "trn3/core/protocol_checker.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -58,8 +59,10 @@ void protocol_checker::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_tim
     auto where = [&tx] { return describe(tx, "in"); };
     if (tx.get_response_status() != tlm::TLM_INCOMPLETE_RESPONSE)
         violation("initiator", "response status not TLM_INCOMPLETE_RESPONSE before b_transport: " + where());
-    // A timing_only payload carries no data by design.
-    const bool carries_data = tx.get_command() != tlm::TLM_IGNORE_COMMAND && !tx.get_extension<timing_only>();
+    // Every read or write carries a data pointer and a length, timing_only
+    // ones too (their target charges the time and must leave the data alone).
+    const bool carries_data = tx.get_command() != tlm::TLM_IGNORE_COMMAND;
+    const bool timing = tx.get_extension<timing_only>() != nullptr;
     if (carries_data && (tx.get_data_ptr() == nullptr || tx.get_data_length() == 0)) {
         violation("initiator", "no data pointer or zero length: " + where());
         out->b_transport(tx, delay);
@@ -68,7 +71,7 @@ void protocol_checker::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_tim
     const unsigned char* be = tx.get_byte_enable_ptr();
     const unsigned be_len = tx.get_byte_enable_length();
     if (be && be_len == 0) violation("initiator", "byte-enable pointer with zero byte-enable length: " + where());
-    const bool with_enables = be && be_len > 0 && carries_data;
+    const bool with_enables = be && be_len > 0 && carries_data && !timing;
 
     std::vector<unsigned char> before_buffer, before_target, after_target;
     const unsigned len = tx.get_data_length();
@@ -76,10 +79,15 @@ void protocol_checker::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_tim
     bool watch_target =
         with_enables && tx.is_write() && check_write_enables.get() && peek(tx.get_address(), len, before_target);
 
+    std::vector<unsigned char> timing_data;
+    if (timing) timing_data.assign(tx.get_data_ptr(), tx.get_data_ptr() + tx.get_data_length());
+
     out->b_transport(tx, delay);
 
     if (tx.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE)
         violation("target", "b_transport returned without a response status: " + where());
+    if (timing && !std::equal(timing_data.begin(), timing_data.end(), tx.get_data_ptr()))
+        violation("target", "moved data of a timing_only payload: " + where());
     if (!with_enables || !tx.is_response_ok()) return;
     for (unsigned i = 0; i < len; ++i) {
         if (be[i % be_len] == TLM_BYTE_ENABLED) continue;

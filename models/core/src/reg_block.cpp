@@ -16,7 +16,7 @@ void reg_block::transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay)
 
 unsigned reg_block::debug(tlm::tlm_generic_payload& tx) {
     regs.transport(tx, true);
-    return tx.get_data_length();
+    return tx.is_response_ok() ? tx.get_data_length() : 0;  // bytes transferred: none when it failed
 }
 
 }  // namespace trn3

@@ -29,6 +29,7 @@ traffic_generator::traffic_generator(const sc_core::sc_module_name& name, const 
     if (block.get().bytes > window.get().bytes)
         throw config_error("param " + block.name() + " is larger than " + window.name());
     random_ = pattern.get() == "random";
+    timing_tx_.set_extension(new timing_only);  // the payload owns it
     out.register_invalidate_direct_mem_ptr(this, &traffic_generator::invalidate_direct_mem_ptr);
     SC_HAS_PROCESS(traffic_generator);
     SC_THREAD(run);
@@ -80,15 +81,16 @@ bool traffic_generator::access(tlm::tlm_command cmd, std::uint64_t addr, unsigne
     return true;
 }
 
+// A legal TLM transaction whose target charges the time and moves no data:
+// its data pointer is a scratch buffer the target leaves alone (the protocol
+// checker watches that), and its timing_only extension belongs to the payload,
+// which is reused for every charge.
 void traffic_generator::charge_timing(tlm::tlm_command cmd, std::uint64_t addr, unsigned len) {
-    tlm::tlm_generic_payload tx;
-    timing_only marker;
-    set_access(tx, cmd, addr, nullptr, len);
-    tx.set_extension(&marker);
+    if (timing_scratch_.size() < len) timing_scratch_.resize(len);
+    set_access(timing_tx_, cmd, addr, timing_scratch_.data(), len);
     sc_core::sc_time delay = qk_.get_local_time();
-    out->b_transport(tx, delay);
+    out->b_transport(timing_tx_, delay);
     qk_.set(delay);
-    tx.clear_extension(&marker);
 }
 
 void traffic_generator::run() {

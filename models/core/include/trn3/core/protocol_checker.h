@@ -3,10 +3,11 @@
 // socket when sim.protocol_checks is on (test builds turn it on); it is
 // transparent except for the time it takes.
 //
-// Rules checked (each violation is logged, counted and kept as text; a
-// payload marked timing_only carries no data and is exempt from the data rules):
+// Rules checked (each violation is logged, counted and kept as text):
 //  b_transport   the initiator passes a data pointer, a non-zero length and
-//                TLM_INCOMPLETE_RESPONSE; the target sets a response status;
+//                TLM_INCOMPLETE_RESPONSE (timing_only payloads too: IEEE 1666
+//                14.11 e); the target sets a response status and leaves a
+//                timing_only payload's data alone;
 //                bytes whose byte enable is off are left alone (read: the
 //                initiator's buffer; write: the target's memory, seen through
 //                debug reads before and after)

@@ -66,6 +66,8 @@ private:
     // One access of `len` bytes; returns false on an error response.
     bool access(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, unsigned len);
     void charge_timing(tlm::tlm_command cmd, std::uint64_t addr, unsigned len);
+    tlm::tlm_generic_payload timing_tx_;
+    std::vector<unsigned char> timing_scratch_;
     void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) { dmi_.invalidate(start, end); }
     std::uint64_t address_of(std::uint64_t i);
 

@@ -18,11 +18,14 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
-#include <fstream>
 #include <memory>
 #include <random>
+#include <sstream>
 #include <string>
 #include <vector>
+
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -30,6 +33,7 @@
 
 #include "trn3/core/entry.h"
 #include "trn3/core/payload.h"
+#include "trn3/core/user_file.h"
 #include "trn3/hbm/hbm_stack.h"
 
 using namespace trn3;
@@ -136,8 +140,7 @@ struct figures {
     }
 };
 
-void write_svg(const std::string& path,
-               const std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>>& curves) {
+std::string svg_text(const std::vector<std::pair<std::string, std::vector<std::pair<double, double>>>>& curves) {
     const double w = 640, h = 400, left = 60, bottom = 40, top = 20, right = 20;
     double max_x = 100, max_y = 0;
     for (auto& [name, pts] : curves)
@@ -145,7 +148,7 @@ void write_svg(const std::string& path,
     max_y = std::ceil(max_y / 100) * 100;
     auto px = [&](double x) { return left + x / max_x * (w - left - right); };
     auto py = [&](double y) { return h - bottom - y / max_y * (h - top - bottom); };
-    std::ofstream f(path);
+    std::ostringstream f;
     f << fmt::format(
         "<svg xmlns='http://www.w3.org/2000/svg' width='{}' height='{}' font-family='sans-serif' font-size='12'>\n", w,
         h);
@@ -173,6 +176,7 @@ void write_svg(const std::string& path,
         ++c;
     }
     f << "</svg>\n";
+    return f.str();
 }
 
 }  // namespace
@@ -200,6 +204,13 @@ int sc_main(int argc, char** argv) {
                          a.c_str());
             return 2;
         }
+    }
+    struct stat st {};
+    if (!out_dir.empty() &&
+        (::stat(out_dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode) || ::access(out_dir.c_str(), W_OK) != 0)) {
+        std::fprintf(stderr, "hbm_bench: error: --out '%s' is not a directory this run can write to\n",
+                     out_dir.c_str());
+        return 2;
     }
     std::unique_ptr<bench> made;
     try {
@@ -268,9 +279,14 @@ int sc_main(int argc, char** argv) {
     sweep(0, "seq", "seq 4KiB", "seq4k", {0.05, 0.2, 0.4, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95}, 65536, 4096);
     sweep(1, "rand", "rand 64B", "rand64", {0.02, 0.05, 0.1, 0.15, 0.2, 0.25, 0.3, 0.35, 0.4}, 2000000, 20000);
     if (!out_dir.empty()) {
-        std::ofstream(out_dir + "/hbm_bench.json") << fig.list.dump(2) << "\n";
-        std::ofstream(out_dir + "/hbm_latency_curve.csv") << csv;
-        write_svg(out_dir + "/hbm_latency_curve.svg", curves);
+        try {
+            write_user_file(out_dir + "/hbm_bench.json", "figures", fig.list.dump(2) + "\n");
+            write_user_file(out_dir + "/hbm_latency_curve.csv", "curve", csv);
+            write_user_file(out_dir + "/hbm_latency_curve.svg", "plot", svg_text(curves));
+        } catch (const config_error& e) {
+            std::fprintf(stderr, "hbm_bench: error: %s\n", e.what());
+            return 2;
+        }
         std::printf("\nwrote %s/hbm_bench.json, hbm_latency_curve.csv, hbm_latency_curve.svg\n", out_dir.c_str());
     }
     return 0;

@@ -49,24 +49,13 @@ public:
 
     void report(std::ostream& os) const override {
         os << fmt::format("boot status {} ({}), {} instructions, {} mailbox requests, {} watchdog resets\n",
-                          boot_name(mcu0.boot_status()), mcu0.boot_status(), mcu0.instructions(),
+                          mcu::boot_status_name(mcu0.boot_status()), mcu0.boot_status(), mcu0.instructions(),
                           mcu0.mailbox0.requests(), mcu0.watchdog0.resets());
+        if (const std::string d = mcu0.diagnosis(); !d.empty()) os << "  mcu0: " << d << "\n";
         program().report(os);
         std::istringstream console(mcu0.console());
         for (std::string line; std::getline(console, line);) os << "  mcu0 console: " << line << "\n";
         program().report_failures(os);
-    }
-
-private:
-    static const char* boot_name(std::uint32_t s) {
-        switch (s) {
-        case TRN3_BOOT_RESET: return "reset";
-        case TRN3_BOOT_CHECKING: return "checking";
-        case TRN3_BOOT_VERIFIED: return "verified";
-        case TRN3_BOOT_REFUSED: return "refused";
-        case TRN3_BOOT_RUNNING: return "running";
-        default: return "?";
-        }
     }
 };
 

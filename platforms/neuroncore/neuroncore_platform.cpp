@@ -47,13 +47,15 @@ public:
     param<std::uint64_t> cols{this, "cols", 1024, "softmax, rmsnorm: columns (up to 4096)"};
     param<std::uint64_t> keys{this, "keys", 256, "attention: keys (128, 256, 384 or 512); queries are 128"};
     param<std::uint64_t> head_dim{this, "head_dim", 128, "attention: head dimension (up to 128)"};
-    param<std::uint64_t> repeats{this, "repeats", 1000, "matmul_stream: back-to-back 128x128x512 matmuls"};
+    param<std::uint64_t> repeats{this, "repeats", 1000, "matmul_stream: back-to-back 128x128x512 matmuls",
+                                 range<std::uint64_t>{1, {}}};
     param<std::string> operands{this, "dtype", "bf16", "gemm operands (all); matmul_stream: bf16 or e4m3fn",
                                 one_of<std::string>{{"bf16", "e4m3fn", "mxfp8"}}};
     param<std::uint64_t> seed{this, "seed", 1, "seed of the random inputs", seed_range()};
     param<double> tolerance{this, "tolerance", 1e-4,
                             "largest accepted error against fp64, relative to max(|reference|, typical magnitude); "
-                            "attention rounds P to bf16, so it takes the larger of this and 1e-2"};
+                            "attention rounds P to bf16, so it takes the larger of this and 1e-2",
+                            range<double>{0.0, {}}};
 
     neuroncore::neuroncore core{"nc0"};
     sparse_memory device{"device", byte_count{16ull << 30}};
@@ -62,6 +64,7 @@ public:
         const bool mx_ok = kernel.get() == "gemm";
         if (operands.get() == "mxfp8" && !mx_ok)
             throw config_error("param " + operands.name() + " = 'mxfp8': only the gemm kernel runs MX operands");
+        check_layout();  // before the builder sees the shape: an outsize one takes it long
         // A shape the kernel cannot tile is the user's error: check it now.
         try {
             if (kernel.get() == "gemm")
@@ -76,6 +79,34 @@ public:
         connect(core.mem, device.in);
         SC_HAS_PROCESS(neuroncore_platform);
         SC_THREAD(run);
+    }
+
+    // The kernels' device-memory layout: operands in slots of 1 GiB (attention)
+    // or 4 GiB, the result at 8 GiB, MX scales at 10 and 11 GiB, the code at
+    // 12 GiB. A shape whose operand outgrows its slot, or a device too small
+    // for the layout, is the user's error, found before anything is written.
+    void check_layout() const {
+        constexpr std::uint64_t GiB = 1ull << 30;
+        const std::uint64_t need = 13 * GiB;
+        if (device.size.get().bytes < need)
+            throw config_error(fmt::format(
+                "param {} = {}: the kernels' layout needs {} (operands from 0, code at 12 GiB)", device.size.name(),
+                format_byte_count(device.size.get()), format_byte_count(byte_count{need})));
+        const std::uint64_t es = operands.get() == "bf16" ? 2 : 1;
+        auto fits = [&](std::uint64_t bytes, std::uint64_t slot, const char* what) {
+            if (bytes > slot)
+                throw config_error(fmt::format("{}: {} takes {} of device memory, more than its {} slot", name(), what,
+                                               format_byte_count(byte_count{bytes}),
+                                               format_byte_count(byte_count{slot})));
+        };
+        const std::uint64_t M = m, N = n, K = k;
+        if (kernel.get() == "gemm") {
+            fits(K * M * es, 4 * GiB, "operand A (K x M)");
+            fits(K * N * es, 4 * GiB, "operand B (K x N)");
+            fits(M * N * 4, 2 * GiB, "the result (M x N fp32)");
+        } else if (kernel.get() == "softmax" || kernel.get() == "rmsnorm") {
+            fits(rows.get() * cols.get() * 4, 4 * GiB, "the input (rows x cols fp32)");
+        }
     }
 
     bool passed() const override {

@@ -65,6 +65,7 @@ public:
         host_platform::report(os);
         std::istringstream console(chip0.mcu0.console());
         for (std::string line; std::getline(console, line);) os << "  mcu0 console: " << line << "\n";
+        if (const std::string d = chip0.mcu0.diagnosis(); !d.empty()) os << "  mcu0: " << d << "\n";
     }
 
 private:

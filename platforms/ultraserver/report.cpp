@@ -57,6 +57,8 @@ void ultraserver::report(std::ostream& os) const {
         os << fmt::format("links {:<18} {} up of {}, {} degraded, {} failed ({})\n", topology::medium_name(m), up,
                           links.size(), degraded, failed, w);
     }
+    for (const auto& c : chips_)
+        if (const std::string d = c->mcu0.diagnosis(); !d.empty()) os << "  " << c->basename() << " mcu: " << d << "\n";
     program().report_failures(os);
 }
 

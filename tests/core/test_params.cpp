@@ -116,7 +116,7 @@ TEST_CASE("a malformed config file is a one-line error naming the file") {
     CHECK_THROWS_WITH(param_registry::instance().load_config_file(path),
                       Catch::StartsWith("config file '" + path + "' is not valid JSON"));
     CHECK_THROWS_WITH(param_registry::instance().load_config_file("/nonexistent.json"),
-                      "cannot read config file '/nonexistent.json'");
+                      "config file '/nonexistent.json': cannot open it (No such file or directory)");
     std::remove(path.c_str());
 }
 

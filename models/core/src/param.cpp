@@ -3,10 +3,11 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
-#include <fstream>
 #include <limits>
 
 #include <fmt/format.h>
+
+#include "trn3/core/user_file.h"
 
 namespace trn3 {
 
@@ -378,19 +379,51 @@ void flatten(const nlohmann::json& j, const std::string& prefix,
 }
 }  // namespace
 
-void param_registry::load_config_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw config_error("cannot read config file '" + path + "'");
+namespace {
+// Objects and arrays nested deeper than a config needs are refused before
+// parsing (a 50,000-deep document would exhaust the stack).
+void check_nesting(const std::string& text, const std::string& path) {
+    constexpr int max_depth = 64;
+    int depth = 0;
+    bool in_string = false, escaped = false;
+    for (char c : text) {
+        if (in_string) {
+            if (escaped) escaped = false;
+            else if (c == '\\') escaped = true;
+            else if (c == '"') in_string = false;
+        } else if (c == '"') {
+            in_string = true;
+        } else if (c == '{' || c == '[') {
+            if (++depth > max_depth)
+                throw config_error(fmt::format("config file '{}': nested deeper than {} levels", path, max_depth));
+        } else if (c == '}' || c == ']') {
+            --depth;
+        }
+    }
+}
+
+}  // namespace
+
+std::string param_registry::load_config_file(const std::string& path) {
+    const std::string text = read_user_text(path, "config file");
+    check_nesting(text, path);
     nlohmann::json j;
     try {
-        in >> j;
+        j = nlohmann::json::parse(text);  // the whole text: anything after the value is an error
     } catch (const nlohmann::json::exception& e) {
         throw config_error("config file '" + path + "' is not valid JSON: " + e.what());
     }
     if (!j.is_object()) throw config_error("config file '" + path + "' must hold a JSON object of param values");
+    std::string platform;
+    if (auto it = j.find("platform"); it != j.end()) {
+        if (!it->is_string()) throw config_error("config file '" + path + "': \"platform\" must be a platform's name");
+        platform = it->get<std::string>();
+        j.erase(it);
+    }
     std::vector<std::pair<std::string, nlohmann::json>> values;
     flatten(j, "", values);
     for (auto& [k, v] : values) set_pending(k, v, "config " + path);
+    return platform;
 }
 
 void param_registry::check_all_claimed() const {
@@ -409,10 +442,10 @@ nlohmann::json param_registry::resolved() const {
     return j;
 }
 
-void param_registry::dump_config_file(const std::string& path) const {
-    std::ofstream out(path);
-    if (!out) throw config_error("cannot write config file '" + path + "'");
-    out << resolved().dump(2) << "\n";
+void param_registry::dump_config_file(const std::string& path, const std::string& platform) const {
+    nlohmann::json j = resolved();
+    if (!platform.empty()) j["platform"] = platform;
+    write_user_file(path, "config file", j.dump(2) + "\n");
 }
 
 const param_base* param_registry::find(const std::string& name) const {

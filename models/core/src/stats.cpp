@@ -1,5 +1,7 @@
 #include "trn3/core/stats.h"
 
+#include "trn3/core/user_file.h"
+
 #include <cmath>
 #include <fstream>
 
@@ -71,9 +73,7 @@ nlohmann::json stats_registry::to_json() const {
 }
 
 void stats_registry::write_json(const std::string& path) const {
-    std::ofstream out(path);
-    if (!out) throw config_error("cannot write stats file '" + path + "'");
-    out << to_json().dump(2) << "\n";
+    write_user_file(path, "stats file", to_json().dump(2) + "\n");
 }
 
 std::uint64_t& transaction_count() {

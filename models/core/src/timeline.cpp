@@ -37,12 +37,14 @@ std::uint64_t timeline::on_close(closer c) {
     return next_closer_++;
 }
 
-void timeline::close() {
-    if (!out_) return;
+bool timeline::close() {
+    if (!out_) return true;
     for (auto& [id, c] : closers_) c();
     std::fputs("\n]}\n", out_);
-    std::fclose(out_);
+    const bool ok = std::fflush(out_) == 0 && !std::ferror(out_);
+    const bool closed = std::fclose(out_) == 0;
     out_ = nullptr;
+    return ok && closed;
 }
 
 void timeline::begin_event() {

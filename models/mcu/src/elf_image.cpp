@@ -4,12 +4,11 @@
 
 #include <algorithm>
 #include <cstring>
-#include <fstream>
-#include <iterator>
 
 #include <fmt/format.h>
 
 #include "trn3/core/error.h"
+#include "trn3/core/user_file.h"
 
 namespace trn3::mcu {
 
@@ -20,9 +19,9 @@ namespace {
 }  // namespace
 
 elf_image elf_image::load(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) refuse(path, "cannot open it");
-    const std::vector<std::uint8_t> file((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    // A regular file of at most 16 MiB (the MCU's memories are far smaller):
+    // a directory or a device such as /dev/zero is refused, not read forever.
+    const std::vector<std::uint8_t> file = read_user_file(path, "firmware", 16ull << 20);
     auto need = [&](std::uint64_t offset, std::uint64_t size, const char* what) {
         if (offset > file.size() || size > file.size() - offset) refuse(path, std::string("truncated (") + what + ")");
     };

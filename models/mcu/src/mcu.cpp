@@ -1,5 +1,7 @@
 #include "trn3/mcu/mcu.h"
 
+#include <iostream>
+
 #include <algorithm>
 #include <cstring>
 
@@ -87,6 +89,13 @@ mcu::mcu(const sc_core::sc_module_name& name, const images& defaults)
     SC_THREAD(run);
 }
 
+std::string mcu::diagnosis() const {
+    if (hart_.exceptions() == 0) return "";
+    const auto& e = hart_.first_exception();
+    return fmt::format("{} exceptions; the first: {} (cause {}) at pc {:#010x}, mtval {:#010x}", hart_.exceptions(),
+                       cause_name(e.cause), e.cause, e.pc, e.tval);
+}
+
 void mcu::load(const elf_image& img, std::uint32_t base, std::vector<std::uint8_t>& mem, const char* what) {
     for (const auto& seg : img.segments) {
         if (seg.address < base || seg.address - base > mem.size() ||
@@ -145,7 +154,9 @@ void mcu::update_interrupts() {
 void mcu::run() {
     const sc_core::sc_time period = clock_period();
     if (gdb_) {
-        log().info("waiting for GDB on localhost:{}", gdb_port.get());
+        // On stderr whatever the log level: until GDB connects the run waits, and must not look hung.
+        std::cerr << fmt::format("[{}] waiting for GDB on localhost:{} (gdb-multiarch: target remote :{})\n", name(),
+                                 gdb_port.get(), gdb_port.get());
         gdb_->accept();
         gdb_action_ = gdb_->serve();
         hart_.step_over_breakpoint = true;

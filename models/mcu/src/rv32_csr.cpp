@@ -5,6 +5,20 @@
 
 namespace trn3::mcu {
 
+const char* cause_name(std::uint32_t cause) {
+    switch (cause) {
+    case cause_fetch_fault: return "instruction access fault";
+    case cause_illegal: return "illegal instruction";
+    case cause_breakpoint: return "breakpoint";
+    case cause_load_misaligned: return "load address misaligned";
+    case cause_load_fault: return "load access fault";
+    case cause_store_misaligned: return "store address misaligned";
+    case cause_store_fault: return "store access fault";
+    case cause_ecall_m: return "environment call";
+    default: return "exception";
+    }
+}
+
 bool rv32_hart::csr_read(std::uint16_t n, std::uint32_t& v) const {
     const std::uint64_t cycles = instret_ + cycle_offset;
     switch (n) {
@@ -75,7 +89,7 @@ bool rv32_hart::csr_write(std::uint16_t n, std::uint32_t v) {
 
 void rv32_hart::trap(std::uint32_t cause, std::uint32_t tval) {
     ++traps_;
-    if (!(cause & 0x80000000u)) ++exceptions_;
+    if (!(cause & 0x80000000u) && exceptions_++ == 0) first_exception_ = {cause, pc_, tval};
     mepc_ = pc_;
     mcause_ = cause;
     mtval_ = tval;

@@ -24,6 +24,9 @@ tensor_array::tensor_array(const neuroncore& core)
           "the same array jobs' cycles by the documented formula (passes x (2R + C - 2 + N x cadence))"),
       rtl_mismatches_(&core, "rtl_mismatches", "check mode: RTL results that differ from the model's") {
     if (core.tensor_backend.get() != "model") rtl_ = std::make_unique<rtl::systolic_array>();
+    // A waveform file that cannot be written is the user's error, found now
+    // rather than after the run (the file is created empty and filled later).
+    if (!core.tensor_waveform.get().empty()) write_user_file(core.tensor_waveform.get(), "waveform file", "");
 }
 
 tensor_array::~tensor_array() = default;

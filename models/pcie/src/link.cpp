@@ -128,6 +128,7 @@ link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint
     events_.on_write([this](reg&, std::uint64_t) { raise(0); });
     event_mask_.on_write([this](reg&, std::uint64_t) { raise(0); });
 
+    track_ = timeline::instance().track_of(*this);
     SC_HAS_PROCESS(link);
     SC_METHOD(step);
     sensitive << step_event_;
@@ -161,6 +162,7 @@ sc_time link::latency() const {
 
 void link::start_training() {
     if (state_ != TRN3_LTSSM_DISABLED) return;
+    training_started_ = sc_core::sc_time_stamp();
     control_.set(control_.value() | TRN3_LINK_CONTROL_ENABLE);
     enter(TRN3_LTSSM_DETECT, 0, detect_time.get());
 }
@@ -230,6 +232,10 @@ void link::reach_l0() {
     retraining_ = false;
     trained_at_ = sc_core::sc_time_stamp();
     ++trainings_;
+    timeline::instance().slice(
+        track_,
+        fmt::format("{} to L0: {} x{}", trainings_.value() == 1 ? "training" : "retraining", phy().name, width_),
+        training_started_, trained_at_);
     update_status();
     std::uint32_t events = TRN3_LINK_EVENT_UP;
     if (width_ < lanes.get()) {
@@ -250,6 +256,7 @@ void link::reach_l0() {
 void link::retrain() {
     if (state_ != TRN3_LTSSM_L0) return;
     retraining_ = true;
+    training_started_ = sc_core::sc_time_stamp();
     // What is on the wire now will be replayed; the wire stops.
     for (int dir = 0; dir < 2; ++dir) {
         awaiting_replay_[dir] = in_flight_[dir];

@@ -40,24 +40,27 @@ std::set<unsigned> parse_lanes(const std::string& text, unsigned lane_count, con
         const std::string item = text.substr(pos, end - pos);
         pos = end + 1;
         if (item.empty()) continue;
-        unsigned first = 0, last = 0;
+        // Read as 64-bit and compared before narrowing: 4294967297 is lane
+        // 4294967297 (refused), not lane 1.
+        unsigned long long first = 0, last = 0;
         try {
             const std::size_t dash = item.find('-');
             std::size_t used = 0;
-            first = static_cast<unsigned>(std::stoul(item.substr(0, dash), &used));
+            first = std::stoull(item.substr(0, dash), &used);
             if (used != (dash == std::string::npos ? item.size() : dash)) throw std::invalid_argument(item);
             last = first;
             if (dash != std::string::npos) {
                 const std::string tail = item.substr(dash + 1);
-                last = static_cast<unsigned>(std::stoul(tail, &used));
+                last = std::stoull(tail, &used);
                 if (used != tail.size()) throw std::invalid_argument(item);
             }
         } catch (const std::logic_error&) {
-            throw config_error(fmt::format("{}: '{}' is not a lane number or range (e.g. 3,17,40-55)", what, item));
+            throw config_error(
+                fmt::format("{}: '{}' is not a lane number or range (e.g. 3,17,40-55)", what, quoted_excerpt(item)));
         }
         if (last < first || last >= lane_count)
             throw config_error(fmt::format("{}: lanes '{}' are outside 0-{}", what, item, lane_count - 1));
-        for (unsigned l = first; l <= last; ++l) lanes.insert(l);
+        for (auto l = static_cast<unsigned>(first); l <= last; ++l) lanes.insert(l);
     }
     return lanes;
 }

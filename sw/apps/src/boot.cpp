@@ -24,6 +24,8 @@
 #include <fmt/format.h>
 #include <systemc>
 
+#include "phase_track.h"
+#include "root_port.h"
 #include "trn3/apps/host_program.h"
 #include "trn3/core/param.h"
 #include "trn3/driver/trn3_device.h"
@@ -52,11 +54,15 @@ public:
         "chip-to-chip writes over NeuronLink after the kernels: far (each chip to one in the "
         "other half of the system), all (every pair), off",
         one_of<std::string>{{"far", "all", "off"}}};
+    param<sc_core::sc_time> link_timeout{nullptr, "boot.link_timeout", sc_core::sc_time(10, sc_core::SC_MS),
+                                         "longest a host waits for each root port's link"};
     param<sc_core::sc_time> fabric_timeout{nullptr, "boot.fabric_timeout", sc_core::sc_time(1, sc_core::SC_MS),
                                            "longest a host waits for the fabric check's writes to land in its chips",
                                            range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_US), {}}};
 
     explicit boot(host_system& s) : sys_(s), results_(s.hosts.size()) {
+        for (std::size_t h = 0; h < s.hosts.size(); ++h)
+            tracks_.emplace_back(s.name, fmt::format("host{} software", h));
         for (const auto& h : s.hosts)
             if (h.chips.empty())
                 throw config_error("program boot needs hosts with Trainium3 chips (" + s.name + " has none)");
@@ -132,11 +138,15 @@ private:
         driver::host_ops& hw = *hi.ops;
         host_result& r = results_[h];
         // Every root port's link up.
+        const auto link_ns = static_cast<std::uint64_t>(link_timeout.get().to_seconds() * 1e9);
         for (unsigned p = 0; p < hi.root_ports; ++p)
-            while (!(hw.config().read(TRN3_PCI_BDF(0, p, 0), TRN3_PCI_PCIE_CAP + TRN3_PCIE_LINK_STATUS, 2) &
-                     TRN3_PCIE_LINK_DL_ACTIVE))
-                hw.sleep_ns(1000);
+            if (!wait_root_port_link(hw, static_cast<std::uint16_t>(TRN3_PCI_BDF(0, p, 0)), link_ns)) {
+                r.failures.push_back(
+                    fmt::format("root port {}: link not up within {}", p, link_timeout.get().to_string()));
+                return finish();
+            }
         r.link_up = now();
+        tracks_[h].mark("host links up");
         milestone(0, "host links up");
         std::vector<driver::pci_function> fns;
         try {
@@ -146,6 +156,7 @@ private:
             return finish();
         }
         r.enumerated = now();
+        tracks_[h].mark("enumerated");
         milestone(1, "hosts enumerated their chips");
         device_list devices;
         for (const auto& f : fns)
@@ -170,12 +181,17 @@ private:
                 r.failures.push_back("program the fabric routes of " + c.name);
         }
         r.firmware = now();
+        tracks_[h].mark("chips probed, firmware running, routes programmed");
         milestone(2, "chips' firmware running (HBM and NeuronLink trained), routes programmed");
         if (kernels.get())
             for (std::size_t i = 0; i < devices.size(); ++i) run_kernel(*devices[i], r, h * 1000 + i);
         r.done = now();
+        tracks_[h].mark("kernels verified");
         milestone(3, "kernels verified");
-        if (fabric_check.get() != "off") fabric_traffic(h, devices, r);
+        if (fabric_check.get() != "off") {
+            fabric_traffic(h, devices, r);
+            tracks_[h].mark("fabric checked");
+        }
         finish();
     }
 
@@ -298,6 +314,7 @@ private:
 
     host_system& sys_;
     std::vector<host_result> results_;
+    std::vector<phase_track> tracks_;
     std::size_t hosts_done_ = 0, hosts_on_fabric_ = 0;
     std::array<std::size_t, 4> phase_hosts_{};
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();

@@ -21,6 +21,7 @@
 #include <systemc>
 
 #include "chip_checks.h"
+#include "root_port.h"
 #include "trn3/kernels/gemm.h"
 #include "trn3/spec/device.h"
 #include "trn3/spec/link.h"
@@ -28,7 +29,8 @@
 
 namespace trn3::apps {
 
-chip_checks::chip_checks(host_system& s) : sys_(s), host_(*s.hosts.at(0).ops), device_(host_) {
+chip_checks::chip_checks(host_system& s)
+    : sys_(s), host_(*s.hosts.at(0).ops), device_(host_), track_(s.name, "host0 software") {
     if (s.hosts[0].chips.empty())
         throw config_error("program chip_checks needs a host with a Trainium3 (" + s.name + " has none)");
     try {
@@ -58,6 +60,7 @@ void chip_checks::run(unsigned h) {
 void chip_checks::phase(const std::string& what) {
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0_).count();
     phases_.push_back({what, sc_core::sc_time_stamp().to_seconds(), wall});
+    track_.mark(what);
 }
 
 bool chip_checks::check(bool ok, const std::string& what) {
@@ -75,8 +78,10 @@ void chip_checks::bring_up() {
     // Power-on: the links train, the MCU boots; the host waits for its root port's link.
     phase("power on");
     auto& cfg = host_.config();
-    while (!(cfg.read(0, TRN3_PCI_PCIE_CAP + TRN3_PCIE_LINK_STATUS, 2) & TRN3_PCIE_LINK_DL_ACTIVE))
-        host_.sleep_ns(1000);
+    if (!wait_root_port_link(host_, 0, static_cast<std::uint64_t>(link_timeout.get().to_seconds() * 1e9))) {
+        failures_.push_back("the root port's link did not come up within " + link_timeout.get().to_string());
+        return finish();
+    }
     phase("root port link up (Gen5 x16)");
     std::vector<driver::pci_function> fns;
     try {

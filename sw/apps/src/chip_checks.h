@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "phase_track.h"
 #include "trn3/apps/host_program.h"
 #include "trn3/core/param.h"
 #include "trn3/driver/trn3_device.h"
@@ -22,9 +23,11 @@ public:
     param<std::uint64_t> gemm_k{nullptr, "chip_checks.gemm_k", 512, "GEMM on core 0: K (multiple of 128)"};
     param<std::uint64_t> seed{nullptr, "chip_checks.seed", 1, "seed of the random inputs", seed_range()};
     param<double> tolerance{nullptr, "chip_checks.tolerance", 1e-4,
-                            "largest accepted error against fp64 (attention: 1e-2)"};
+                            "largest accepted error against fp64 (attention: 1e-2)", range<double>{0.0, {}}};
     param<sc_core::sc_time> boot_timeout{nullptr, "chip_checks.boot_timeout", sc_core::sc_time(50, sc_core::SC_MS),
                                          "longest the driver waits for the firmware"};
+    param<sc_core::sc_time> link_timeout{nullptr, "chip_checks.link_timeout", sc_core::sc_time(10, sc_core::SC_MS),
+                                         "longest the host waits for its root port's link"};
 
     explicit chip_checks(host_system& s);
     void run(unsigned h) override;
@@ -69,6 +72,7 @@ private:
     std::uint64_t iommu_faults_ = 0;  // seen through the host's fault reports
     std::size_t hosts_done_ = 0;
     std::vector<phase_record> phases_;
+    phase_track track_;
     std::chrono::steady_clock::time_point wall0_ = std::chrono::steady_clock::now();
     std::ostringstream kernels_, checks_;
     std::string listing_, counters_;

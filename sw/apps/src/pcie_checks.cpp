@@ -20,6 +20,7 @@
 #include <fmt/format.h>
 #include <systemc>
 
+#include "root_port.h"
 #include "trn3/apps/host_program.h"
 #include "trn3/apps/pcie_bench.h"
 #include "trn3/core/param.h"
@@ -34,6 +35,8 @@ class pcie_checks final : public host_program {
 public:
     param<byte_count> transfer{nullptr, "pcie_checks.transfer", byte_count{1 << 20}, "bytes each DMA check moves",
                                range<byte_count>{byte_count{1}, byte_count{1ull << 30}}};
+    param<sc_core::sc_time> link_timeout{nullptr, "pcie_checks.link_timeout", sc_core::sc_time(10, sc_core::SC_MS),
+                                         "longest the host waits for its root port's link"};
 
     explicit pcie_checks(host_system& s) : sys_(s) {
         if (!s.pcie || s.pcie->exercisers() < 4)
@@ -68,8 +71,10 @@ private:
         pcie_bench& bench = *sys_.pcie;
         driver::config_access& cfg = host.config();
         const sc_time t0 = sc_core::sc_time_stamp();
-        while (!(cfg.read(0, TRN3_PCI_PCIE_CAP + TRN3_PCIE_LINK_STATUS, 2) & TRN3_PCIE_LINK_DL_ACTIVE))
-            host.sleep_ns(1000);
+        if (!wait_root_port_link(host, 0, static_cast<std::uint64_t>(link_timeout.get().to_seconds() * 1e9))) {
+            failures_.push_back("the root port's link did not come up within " + link_timeout.get().to_string());
+            return sys_.stop();
+        }
         log_ << fmt::format("  root port link up after {:.1f} us\n",
                             (sc_core::sc_time_stamp() - t0).to_seconds() * 1e6);
         const sc_time t1 = sc_core::sc_time_stamp();

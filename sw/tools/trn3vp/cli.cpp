@@ -6,6 +6,8 @@
 #include <string>
 #include <vector>
 
+#include <fnmatch.h>
+
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
@@ -16,6 +18,7 @@
 #include "trn3/core/simulation.h"
 #include "trn3/core/stats.h"
 #include "trn3/core/timeline.h"
+#include "trn3/core/user_file.h"
 #include "trn3/platforms/platform.h"
 #include "trn3/topology/topology.h"
 
@@ -28,6 +31,8 @@ constexpr int exit_user_error = 2;
 
 struct options {
     std::string platform = "bringup";
+    bool platform_given = false;  // --platform on the command line (else a dumped config's, else bringup)
+    std::string filter;  // list-params: a glob over names
     std::vector<std::string> params;
     std::string config;
     std::string dump_config;
@@ -40,7 +45,7 @@ struct options {
 // Options shared by the subcommands that build a platform.
 void add_platform_options(CLI::App& cmd, options& o) {
     cmd.add_option("--platform", o.platform, "platform to build (see list-platforms)")->capture_default_str();
-    cmd.add_option("-p,--param", o.params, "set a param: -p chip0.hbm.latency=120ns (repeatable)");
+    cmd.add_option("-p,--param", o.params, "set a param: -p bringup.dram.read_latency=120ns (repeatable)");
     cmd.add_option("--config", o.config, "JSON file of param values (applied before -p)");
     cmd.add_option("--dump-config", o.dump_config,
                    "write the resolved params as JSON; feeding it back reproduces the run");
@@ -50,10 +55,13 @@ void add_platform_options(CLI::App& cmd, options& o) {
 }
 
 // Applies config file, -p values and --trace, then builds the platform.
-std::unique_ptr<platform> build(const options& o, std::unique_ptr<simulation>& sim) {
+std::unique_ptr<platform> build(options& o, std::unique_ptr<simulation>& sim) {
     set_global_log_level(o.log_level);
     auto& reg = param_registry::instance();
-    if (!o.config.empty()) reg.load_config_file(o.config);
+    if (!o.config.empty()) {
+        const std::string from_config = reg.load_config_file(o.config);
+        if (!o.platform_given && !from_config.empty()) o.platform = from_config;
+    }
     for (const std::string& kv : o.params) {
         auto eq = kv.find('=');
         if (eq == std::string::npos || eq == 0) throw config_error("-p '" + kv + "': expected key=value");
@@ -72,7 +80,7 @@ std::unique_ptr<platform> build(const options& o, std::unique_ptr<simulation>& s
     sim = std::make_unique<simulation>();
     std::unique_ptr<platform> p = info->build();
     reg.check_all_claimed();
-    if (!o.dump_config.empty()) reg.dump_config_file(o.dump_config);
+    if (!o.dump_config.empty()) reg.dump_config_file(o.dump_config, o.platform);
     return p;
 }
 
@@ -82,10 +90,13 @@ int cmd_list_platforms() {
     return exit_ok;
 }
 
-int cmd_list_params(const options& o) {
+int cmd_list_params(options& o) {
     std::unique_ptr<simulation> sim;
     auto p = build(o, sim);
-    auto params = param_registry::instance().all();
+    std::vector<const param_base*> params;
+    for (const auto* q : param_registry::instance().all())
+        if (o.filter.empty() || ::fnmatch(o.filter.c_str(), q->name().c_str(), 0) == 0) params.push_back(q);
+    if (params.empty()) throw config_error("no param matches '" + o.filter + "'");
     std::size_t w_name = 4, w_type = 4, w_value = 7;
     for (const auto* q : params) {
         w_name = std::max(w_name, q->name().size());
@@ -103,12 +114,25 @@ int cmd_list_params(const options& o) {
     return exit_ok;
 }
 
-int cmd_run(const options& o) {
+// Two outputs into one file would silently keep only the last.
+void check_outputs_distinct(const options& o) {
+    const std::vector<std::pair<const char*, std::string>> outs = {
+        {"--stats", o.stats}, {"--timeline", o.timeline_file}, {"--dump-config", o.dump_config}};
+    for (std::size_t i = 0; i < outs.size(); ++i)
+        for (std::size_t j = i + 1; j < outs.size(); ++j)
+            if (!outs[i].second.empty() && outs[i].second == outs[j].second)
+                throw config_error(
+                    fmt::format("{} and {} name the same file '{}'", outs[i].first, outs[j].first, outs[i].second));
+}
+
+int cmd_run(options& o) {
+    check_outputs_distinct(o);
     std::unique_ptr<simulation> sim;
     auto p = build(o, sim);
     if (!o.timeline_file.empty()) timeline::instance().open(o.timeline_file);
     run_summary s = sim->run();
-    timeline::instance().close();
+    if (!timeline::instance().close())
+        throw config_error("timeline file '" + o.timeline_file + "': writing it failed (a full disk?)");
     p->report(std::cout);
     if (!o.stats.empty()) stats_registry::instance().write_json(o.stats);
     const bool checks_ok = protocol_checker::total_violations() == 0;
@@ -146,6 +170,7 @@ int cmd_topology(const std::string& sku, const std::vector<std::string>& params,
 int cli_main(int argc, char** argv) {
     CLI::App app{"trn3vp: a SystemC/TLM-2.0 virtual platform of the AWS Trn3 UltraServer", "trn3vp"};
     app.require_subcommand(1);
+    app.set_version_flag("--version", "trn3vp " TRN3_VERSION);
     options o;
     CLI::App* run = app.add_subcommand("run", "build a platform and run its workload");
     add_platform_options(*run, o);
@@ -156,6 +181,8 @@ int cli_main(int argc, char** argv) {
     CLI::App* list_params =
         app.add_subcommand("list-params", "list every param of a platform with default, unit and description");
     add_platform_options(*list_params, o);
+    list_params->add_option("--filter", o.filter,
+                            "only the params whose names match this glob, e.g. 'nl72x2.r0_t0_c0.nc0.*'");
     CLI::App* topo = app.add_subcommand(
         "topology", "print an UltraServer's topology: counts, lanes, hop counts, published examples");
     std::string topo_sku = "nl72x2", topo_format = "text";
@@ -166,8 +193,25 @@ int cli_main(int argc, char** argv) {
         ->check(CLI::IsMember({"text", "json", "dot"}))
         ->capture_default_str();
 
+    // A first word that is neither an option nor a command gets its own answer
+    // (CLI11 would only say that a subcommand is required).
+    if (argc > 1 && argv[1][0] != '-') {
+        bool known = false;
+        std::string names;
+        for (const CLI::App* c : app.get_subcommands({})) {
+            known = known || c->get_name() == argv[1];
+            names += (names.empty() ? "" : ", ") + c->get_name();
+        }
+        if (!known) {
+            std::cerr << "trn3vp: error: unknown command '" << quoted_excerpt(argv[1]) << "' (" << names
+                      << "; see trn3vp --help)\n";
+            return exit_user_error;
+        }
+    }
     try {
         app.parse(argc, argv);
+    } catch (const CLI::CallForVersion& e) {
+        return app.exit(e);
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
     } catch (const CLI::CallForAllHelp& e) {
@@ -179,6 +223,7 @@ int cli_main(int argc, char** argv) {
 
     try {
         if (*list_platforms) return cmd_list_platforms();
+        o.platform_given = (*run && run->count("--platform")) || (*list_params && list_params->count("--platform"));
         if (*list_params) return cmd_list_params(o);
         if (*topo) return cmd_topology(topo_sku, topo_params, topo_format);
         return cmd_run(o);

@@ -26,6 +26,7 @@
 
 #include "trn3/core/error.h"
 #include "trn3/core/units.h"
+#include "trn3/core/user_file.h"
 
 namespace trn3 {
 
@@ -153,7 +154,7 @@ private:
         try {
             return parse();
         } catch (const std::exception& e) {
-            throw config_error("param " + name() + ": " + e.what());
+            throw config_error("param " + name() + ": " + quoted_excerpt(e.what(), 200));
         }
     }
     static range<T> with_defaults(range<T> r) {
@@ -172,8 +173,8 @@ private:
     }
     void check(const T& v, const std::string& source) const {
         if (!choices_.empty() && std::find(choices_.begin(), choices_.end(), v) == choices_.end())
-            throw config_error("param " + name() + " = '" + param_traits<T>::format(v) + "' (" + source +
-                               "): must be one of " + choices_text());
+            throw config_error("param " + name() + " = '" + quoted_excerpt(param_traits<T>::format(v)) + "' (" +
+                               source + "): must be one of " + choices_text());
         if constexpr (std::is_floating_point_v<T>)
             if (v != v) throw config_error("param " + name() + " = NaN (" + source + "): not a number");
         bool below = range_.min && v < *range_.min;
@@ -199,13 +200,16 @@ public:
     void set_pending(const std::string& name, const nlohmann::json& value, const std::string& source);
     void set_pending_text(const std::string& name, const std::string& text, const std::string& source);
     // Reads a JSON object of values: flat ({"a.b.c": 1}) or nested ({"a": {"b": {"c": 1}}}).
-    void load_config_file(const std::string& path);
+    // Returns the file's top-level "platform" (the platform a dumped config
+    // came from; not a param), or "" when it names none.
+    std::string load_config_file(const std::string& path);
     // Throws config_error for the first value no param claimed, with the
     // nearest existing name as a suggestion.
     void check_all_claimed() const;
     // The resolved set, as a flat JSON object that load_config_file reads back.
     nlohmann::json resolved() const;
-    void dump_config_file(const std::string& path) const;
+    // With "platform": `platform`, so that --config of a dump alone reproduces the run.
+    void dump_config_file(const std::string& path, const std::string& platform = "") const;
 
     const param_base* find(const std::string& name) const;
     std::vector<const param_base*> all() const;  // sorted by name

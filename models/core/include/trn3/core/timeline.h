@@ -36,7 +36,9 @@ public:
     // Starts writing to `path` (throws config_error if it cannot be created).
     void open(const std::string& path);
     // Finishes the file (also done at exit).
-    void close();
+    // Ends the file; false when any of it failed to reach the disk (a full
+    // disk, /dev/full): the caller reports it.
+    bool close();
     bool enabled() const { return out_ != nullptr; }
 
     track make_track(const std::string& process, const std::string& thread);

@@ -72,6 +72,9 @@ public:
     const std::string& console() const { return uart0.console(); }
     rv32_hart& hart() { return hart_; }
     std::uint64_t instructions() const { return hart_.instret(); }
+    // What went wrong in the firmware, for a report: its exceptions and the
+    // first one's cause, pc and mtval ("" when it took none).
+    std::string diagnosis() const;
     // Notified when the MCU stops (tohost written), and when that was.
     const sc_core::sc_event& stopped() const { return stopped_; }
     const sc_core::sc_time& stopped_at() const { return stopped_at_; }

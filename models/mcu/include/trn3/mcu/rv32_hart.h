@@ -34,6 +34,8 @@ enum cause : std::uint32_t {
     cause_ecall_m = 11,
 };
 constexpr std::uint32_t irq_software = 3, irq_timer = 7, irq_external = 11;  // mip/mie bits
+// "illegal instruction", "load access fault", ...: for reports.
+const char* cause_name(std::uint32_t cause);
 
 // CSR numbers this hart implements.
 enum csr_number : std::uint16_t {
@@ -125,6 +127,11 @@ public:
     std::uint64_t traps() const { return traps_; }
     std::uint64_t exceptions() const { return exceptions_; }
     std::uint32_t last_cause() const { return mcause_; }
+    // The first exception since reset (what a crash report starts from).
+    struct exception_record {
+        std::uint32_t cause = 0, pc = 0, tval = 0;
+    };
+    const exception_record& first_exception() const { return first_exception_; }
 
 private:
     struct decoded {
@@ -164,6 +171,7 @@ private:
     code_region* last_data_ = nullptr;  // the region the last direct access hit
     std::vector<std::uint32_t> breakpoints_;
     std::uint64_t traps_ = 0, exceptions_ = 0;
+    exception_record first_exception_;
     std::uint64_t minstret_offset_ = 0;  // minstret = instret_ + this
     bool mmio_stored_ = false;  // the last store went to the bus
     bus bus_;

@@ -8,9 +8,13 @@
 #include <vector>
 
 #include "trn3/core/reg_block.h"
+#include "trn3/core/timeline.h"
 #include "trn3/spec/mcu.h"
 
 namespace trn3::mcu {
+
+// "reset", "checking", "verified", "refused", "running" (TRN3_BOOT_*).
+const char* boot_status_name(std::uint32_t status);
 
 class sysctl : public reg_block {
 public:
@@ -29,6 +33,7 @@ public:
 private:
     std::uint32_t tohost_value_ = 0;
     sc_core::sc_event tohost_event_;
+    timeline::track track_;  // the boot status as it changes
     reg tohost_{regs,
                 "tohost",
                 TRN3_MCU_SYSCTL_TOHOST,

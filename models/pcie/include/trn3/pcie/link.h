@@ -54,6 +54,7 @@
 #include "trn3/core/irq.h"
 #include "trn3/core/message_link.h"
 #include "trn3/core/reg_block.h"
+#include "trn3/core/timeline.h"
 #include "trn3/pcie/phy.h"
 #include "trn3/pcie/retimer.h"
 #include "trn3/pcie/tlp.h"
@@ -209,6 +210,8 @@ private:
     std::set<unsigned> failed_;
     std::set<unsigned> pending_faults_;
     sc_core::sc_time trained_at_;
+    sc_core::sc_time training_started_;  // for the timeline's training slice
+    timeline::track track_;
     sc_core::sc_event step_event_, fault_event_;
 
     counter tlps_[2], payload_bytes_[2], flits_[2], replayed_, trainings_;

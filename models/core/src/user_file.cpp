@@ -1,0 +1,65 @@
+#include "trn3/core/user_file.h"
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <fmt/format.h>
+
+#include "trn3/core/error.h"
+
+namespace trn3 {
+
+std::vector<std::uint8_t> read_user_file(const std::string& path, const std::string& what, std::uint64_t max_bytes) {
+    const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    if (fd < 0) throw config_error(fmt::format("{} '{}': cannot open it ({})", what, path, std::strerror(errno)));
+    struct stat st {};
+    if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        ::close(fd);
+        throw config_error(fmt::format("{} '{}': not a regular file", what, path));
+    }
+    if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
+        ::close(fd);
+        throw config_error(fmt::format("{} '{}': {} bytes, more than the {} accepted", what, path, st.st_size, max_bytes));
+    }
+    std::vector<std::uint8_t> data(static_cast<std::size_t>(st.st_size));
+    std::size_t got = 0;
+    while (got < data.size()) {
+        const ssize_t n = ::read(fd, data.data() + got, data.size() - got);
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            ::close(fd);
+            throw config_error(fmt::format("{} '{}': read failed after {} bytes", what, path, got));
+        }
+        got += static_cast<std::size_t>(n);
+    }
+    ::close(fd);
+    return data;
+}
+
+std::string read_user_text(const std::string& path, const std::string& what, std::uint64_t max_bytes) {
+    const auto bytes = read_user_file(path, what, max_bytes);
+    return std::string(bytes.begin(), bytes.end());
+}
+
+void write_user_file(const std::string& path, const std::string& what, const std::string& text) {
+    std::FILE* f = std::fopen(path.c_str(), "w");
+    if (!f) throw config_error(fmt::format("{} '{}': cannot write it ({})", what, path, std::strerror(errno)));
+    const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    const bool flushed = std::fflush(f) == 0;
+    const int err = errno;
+    const bool closed = std::fclose(f) == 0;
+    if (!wrote || !flushed || !closed)
+        throw config_error(fmt::format("{} '{}': writing it failed ({})", what, path, std::strerror(err)));
+}
+
+std::string quoted_excerpt(const std::string& value, std::size_t max) {
+    if (value.size() <= max) return value;
+    return value.substr(0, max) + fmt::format("... ({} characters)", value.size());
+}
+
+}  // namespace trn3

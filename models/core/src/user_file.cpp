@@ -24,7 +24,8 @@ std::vector<std::uint8_t> read_user_file(const std::string& path, const std::str
     }
     if (static_cast<std::uint64_t>(st.st_size) > max_bytes) {
         ::close(fd);
-        throw config_error(fmt::format("{} '{}': {} bytes, more than the {} accepted", what, path, st.st_size, max_bytes));
+        throw config_error(
+            fmt::format("{} '{}': {} bytes, more than the {} accepted", what, path, st.st_size, max_bytes));
     }
     std::vector<std::uint8_t> data(static_cast<std::size_t>(st.st_size));
     std::size_t got = 0;

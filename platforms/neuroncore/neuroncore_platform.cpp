@@ -49,8 +49,10 @@ public:
     param<std::uint64_t> head_dim{this, "head_dim", 128, "attention: head dimension (up to 128)"};
     param<std::uint64_t> repeats{this, "repeats", 1000, "matmul_stream: back-to-back 128x128x512 matmuls",
                                  range<std::uint64_t>{1, {}}};
-    param<std::string> operands{this, "dtype", "bf16", "gemm operands (all); matmul_stream: bf16 or e4m3fn",
-                                one_of<std::string>{{"bf16", "e4m3fn", "mxfp8"}}};
+    param<std::string> operands{this, "dtype", "bf16",
+                                "gemm operands (all; mxfp8 and mxfp4 are OCP MX blocks of 32 with E8M0 scales); "
+                                "matmul_stream: bf16 or e4m3fn",
+                                one_of<std::string>{{"bf16", "e4m3fn", "mxfp8", "mxfp4"}}};
     param<std::uint64_t> seed{this, "seed", 1, "seed of the random inputs", seed_range()};
     param<double> tolerance{this, "tolerance", 1e-4,
                             "largest accepted error against fp64, relative to max(|reference|, typical magnitude); "
@@ -61,16 +63,14 @@ public:
     sparse_memory device{"device", byte_count{16ull << 30}};
 
     explicit neuroncore_platform(const sc_core::sc_module_name& name) : platform(name) {
-        const bool mx_ok = kernel.get() == "gemm";
-        if (operands.get() == "mxfp8" && !mx_ok)
-            throw config_error("param " + operands.name() + " = 'mxfp8': only the gemm kernel runs MX operands");
+        if (mx() && kernel.get() != "gemm")
+            throw config_error("param " + operands.name() + " = '" + operands.get() +
+                               "': only the gemm kernel runs MX operands");
         check_layout();  // before the builder sees the shape: an outsize one takes it long
         // A shape the kernel cannot tile is the user's error: check it now.
         try {
             if (kernel.get() == "gemm")
-                gemm({unsigned(m), unsigned(n), unsigned(k), operands.get() == "mxfp8" ? dtype::e4m3fn : dtype::bf16,
-                      operands.get() == "mxfp8"},
-                     {0, 0, 0});
+                gemm({unsigned(m), unsigned(n), unsigned(k), mx() ? mx_elements() : dtype::bf16, mx()}, {0, 0, 0});
             if (kernel.get() == "softmax" || kernel.get() == "rmsnorm") softmax({unsigned(rows), unsigned(cols)}, 0, 0);
             if (kernel.get() == "attention") attention({unsigned(keys), unsigned(head_dim)}, 0, 0, 0, 0);
         } catch (const std::invalid_argument& e) {
@@ -109,6 +109,9 @@ public:
         }
     }
 
+    bool mx() const { return operands.get() == "mxfp8" || operands.get() == "mxfp4"; }
+    dtype mx_elements() const { return operands.get() == "mxfp4" ? dtype::e2m1 : dtype::e4m3fn; }
+
     bool passed() const override {
         return ran_ && !engine_error_ && error_ <= effective_tolerance() && core.rtl_mismatches() == 0;
     }
@@ -125,7 +128,7 @@ public:
         os << fmt::format("  simulated time   {:.3f} us\n", sim_s_ * 1e6);
         if (flops_ > 0) {
             // MX matmuls do four times the work per cycle.
-            const double peak = 128.0 * 128 * 2 * core.tensor_clock.get().hz * (operands.get() == "mxfp8" ? 4 : 1);
+            const double peak = 128.0 * 128 * 2 * core.tensor_clock.get().hz * (mx() ? 4 : 1);
             os << fmt::format(
                 "  throughput       {:.2f} TFLOP/s, {:.1f}% of the core's {:.2f} TFLOP/s peak for this type\n",
                 flops_ / sim_s_ / 1e12, flops_ / sim_s_ / peak * 100, peak / 1e12);
@@ -168,15 +171,17 @@ private:
     }
     // MX-quantises a [rows][cols] matrix per 32-row group of each column;
     // writes codes and E8M0 scales; returns the values the blocks hold.
+    // Elements are one per byte (e2m1 too, in its low four bits).
     std::vector<float> write_mx(std::uint64_t codes, std::uint64_t scales, unsigned rows, unsigned cols,
                                 std::uint64_t salt) {
+        const auto element = mx_elements() == dtype::e2m1 ? numerics::format::e2m1 : numerics::format::e4m3fn;
         const auto v = random_floats(static_cast<std::size_t>(rows) * cols, 1.0f, salt);
         std::vector<float> held(v.size());
         for (unsigned c = 0; c < cols; ++c)
             for (unsigned g = 0; g < rows / 32; ++g) {
                 float block[32];
                 for (unsigned i = 0; i < 32; ++i) block[i] = v[static_cast<std::size_t>(32 * g + i) * cols + c];
-                const numerics::mx_block b = numerics::quantize_mx(block, numerics::format::e4m3fn);
+                const numerics::mx_block b = numerics::quantize_mx(block, element);
                 device.data()[scales + static_cast<std::uint64_t>(g) * cols + c] = b.scale;
                 for (unsigned i = 0; i < 32; ++i) {
                     const std::size_t at = static_cast<std::size_t>(32 * g + i) * cols + c;
@@ -218,10 +223,10 @@ private:
 
     void run() {
         const dtype t = operands.get() == "bf16" ? dtype::bf16 : dtype::e4m3fn;
-        if (kernel.get() == "gemm" && operands.get() == "mxfp8") {
+        if (kernel.get() == "gemm" && mx()) {
             const gemm_shape s{static_cast<unsigned>(m), static_cast<unsigned>(n), static_cast<unsigned>(k),
-                               dtype::e4m3fn, true};
-            shape_ = fmt::format("mxfp8 M {} N {} K {}", s.M, s.N, s.K);
+                               mx_elements(), true};
+            shape_ = fmt::format("{} M {} N {} K {}", operands.get(), s.M, s.N, s.K);
             const gemm_addresses at{0, 4ull << 30, 8ull << 30, 10ull << 30, 11ull << 30};
             auto a = write_mx(at.a, at.scales_a, s.K, s.M, 1);
             auto b = write_mx(at.b, at.scales_b, s.K, s.N, 2);

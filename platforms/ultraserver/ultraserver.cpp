@@ -18,6 +18,11 @@ std::string sc_name(const std::string& node_name) {
     return s;
 }
 
+// The PCIe generation of a host or NIC edge, from its lane rate.
+pcie::generation generation_of(const topology::edge& e) {
+    return e.lane_bytes_per_s > 7e9 ? pcie::generation::gen6 : pcie::generation::gen5;
+}
+
 topology::topology_params params_of(const ultraserver& u, const std::string& sku) {
     topology::topology_params tp;
     tp.sku = sku;
@@ -25,7 +30,8 @@ topology::topology_params params_of(const ultraserver& u, const std::string& sku
     tp.racks = static_cast<unsigned>(u.racks.get());
     tp.trays = static_cast<unsigned>(u.trays.get());
     tp.switch_trays = static_cast<unsigned>(u.switch_trays.get());
-    tp.nic_gbps = static_cast<unsigned>(u.nic_gbps.get());
+    tp.nic_option = static_cast<unsigned>(u.nic_option.get());
+    tp.switch_model = u.switch_model.get();
     tp.retimers_per_tray = static_cast<unsigned>(u.retimers_per_tray.get());
     tp.tray_switches = static_cast<unsigned>(u.tray_switches.get());
     return tp;
@@ -51,11 +57,14 @@ ultraserver::ultraserver(const sc_core::sc_module_name& name, const std::string&
 // A model per node, in node order.
 void ultraserver::build_nodes() {
     std::vector<unsigned> host_ports(topo_.nodes.size(), 0), switch_ports(topo_.nodes.size(), 0);
-    for (const auto& e : topo_.edges)
+    std::vector<pcie::generation> host_gen(topo_.nodes.size(), pcie::generation::gen5);
+    for (const auto& e : topo_.edges) {
+        if (e.m == medium::host_link) host_gen[std::size_t(e.a)] = generation_of(e);
         for (int n : {e.a, e.b}) {
             if (topo_.nodes[std::size_t(n)].kind == node_kind::host) ++host_ports[std::size_t(n)];
             if (topo_.nodes[std::size_t(n)].kind == node_kind::scaleup_switch) ++switch_ports[std::size_t(n)];
         }
+    }
     chip_of_.assign(topo_.nodes.size(), nullptr);
     port_of_.assign(topo_.nodes.size(), {});
     for (std::size_t i = 0; i < topo_.nodes.size(); ++i) {
@@ -67,7 +76,7 @@ void ultraserver::build_nodes() {
             chip_of_[i] = chips_.back().get();
             break;
         case node_kind::host:
-            hosts_.push_back(std::make_unique<host::graviton4>(module.c_str(), host_ports[i]));
+            hosts_.push_back(std::make_unique<host::graviton4>(module.c_str(), host_ports[i], host_gen[i]));
             host_index_[int(i)] = hosts_.size() - 1;
             break;
         case node_kind::nic:
@@ -94,9 +103,11 @@ void ultraserver::build_edges() {
         const std::string lname = sc_name(topo_.nodes[std::size_t(e.a)].name + "__" + nb.name);
         const std::uint64_t id = 2 * i + 1;
         if (e.m == medium::nic_link || e.m == medium::host_link) {
-            // Host side: a root port (Gen5, through the tray's converters); device side: the NIC's or chip's endpoint.
-            auto& l = add_link(lname, id, pcie::link_config{pcie::generation::gen5, e.lanes});
+            // Host side: a root port; device side: the NIC's or chip's endpoint. The edge's lane rate
+            // says Gen5 (NL72x2: through the tray's Gen6-to-Gen5 converters) or Gen6 (NL32x2's JBOG cables).
+            auto& l = add_link(lname, id, pcie::link_config{generation_of(e), e.lanes});
             hosts_[host_index_.at(e.a)]->rc.attach(next_port[std::size_t(e.a)]++, l.a());
+            links_by_medium_[e.m].push_back(&l);
             if (e.m == medium::nic_link) {
                 nics_[nic_index_.at(e.b)]->ep.attach(l.b());
             } else {

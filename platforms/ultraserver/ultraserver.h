@@ -43,7 +43,14 @@ public:
     param<std::uint64_t> racks{this, "racks", 2, "racks (1, or the pair)", range<std::uint64_t>{1, 2}};
     param<std::uint64_t> trays{this, "trays", 0, "compute/JBOG trays per rack (0: the SKU's)"};
     param<std::uint64_t> switch_trays{this, "switch_trays", 4, "NL32x2 Gen1: 4, or 5 with the hot-swap tray"};
-    param<std::uint64_t> nic_gbps{this, "nic_gbps", 400, "NIC per chip, Gb/s (placeholders for now)"};
+    param<std::uint64_t> nic_option{this, "nic_option", 1,
+                                    "Nitro-v6 NICs: 1 a 400G NIC per two chips (most racks), 2 one per chip; plus "
+                                    "each host's own",
+                                    range<std::uint64_t>{1, 2}};
+    param<std::string> switch_model{this, "switch_model", "scorpio-x",
+                                    "Gen1 switch: scorpio-x (160 lanes, 20 x8 ports) or pex90144 (Broadcom PEX90144, "
+                                    "144 lanes as 18 x8: the backup part)",
+                                    one_of<std::string>{{"scorpio-x", "pex90144"}}};
     param<std::uint64_t> retimers_per_tray{this, "retimers_per_tray", 0,
                                            "retimers on each tray (0: the SKU's, 4 or 6)"};
     param<std::uint64_t> tray_switches{this, "tray_switches", 8,

@@ -228,6 +228,7 @@ TEST_CASE("the neuroncore platform runs each reference kernel and checks it agai
         "-p neuroncore.kernel=matmul_stream -p neuroncore.repeats=20",
         "-p neuroncore.kernel=attention -p neuroncore.keys=256 -p neuroncore.head_dim=64",
         "-p neuroncore.kernel=gemm -p neuroncore.dtype=mxfp8 -p neuroncore.m=128 -p neuroncore.n=512 -p neuroncore.k=512",
+        "-p neuroncore.kernel=gemm -p neuroncore.dtype=mxfp4 -p neuroncore.m=128 -p neuroncore.n=512 -p neuroncore.k=512",
     };
     for (const std::string& args : runs) {
         INFO(args);
@@ -245,11 +246,14 @@ TEST_CASE("a kernel shape or name the platform cannot run is a user error") {
     expect_user_error("run --platform neuroncore -p neuroncore.m=100", "M and K must be multiples of 128");
     expect_user_error("run --platform neuroncore -p neuroncore.kernel=fft",
                       "must be one of gemm, softmax, rmsnorm, attention, matmul_stream");
-    expect_user_error("run --platform neuroncore -p neuroncore.dtype=fp64", "must be one of bf16, e4m3fn, mxfp8");
+    expect_user_error("run --platform neuroncore -p neuroncore.dtype=fp64",
+                      "must be one of bf16, e4m3fn, mxfp8, mxfp4");
     expect_user_error("run --platform neuroncore -p neuroncore.kernel=softmax -p neuroncore.dtype=mxfp8",
                       "only the gemm kernel runs MX operands");
     expect_user_error("run --platform neuroncore -p neuroncore.dtype=mxfp8 -p neuroncore.k=128",
                       "MX needs K a multiple of 512");
+    expect_user_error("run --platform neuroncore -p neuroncore.kernel=attention -p neuroncore.dtype=mxfp4",
+                      "param neuroncore.dtype = 'mxfp4': only the gemm kernel runs MX operands");
 }
 
 TEST_CASE("the neuroncore timeline shows engine and DMA activity") {
@@ -325,37 +329,76 @@ TEST_CASE("a missing firmware ELF or a malformed digest is a user error") {
                       "param mcu.mcu0.fuse_digest = 'abc': a SHA-256 is 64 hex digits");
 }
 
-TEST_CASE("gdb-multiarch debugs the firmware through the MCU's remote stub: breakpoint, step, registers, memory") {
-    const std::string port = std::to_string(20000 + getpid() % 20000);
-    const std::string out = temp_path("gdb-sim");
+namespace {
+// Starts `trn3vp run --platform mcu` with its GDB stub on a port of its own,
+// then runs gdb-multiarch in batch mode: `setup`, `target remote`, `commands`
+// (GDB arguments: -ex '...'). Tries again while the simulator starts, until
+// GDB's output contains `expected` or the simulator has ended; returns the
+// output, and the simulator's in `sim`.
+std::string gdb_session(const std::string& tag, const std::string& setup, const std::string& commands,
+                        const std::string& expected, std::string& sim) {
+    static int sessions = 0;
+    const std::string port = std::to_string(20000 + (getpid() + 7919 * sessions++) % 20000);
+    const std::string out = temp_path(tag + "-sim");
     // The simulator waits for GDB before the MCU's first instruction.
-    const std::string sim =
+    const std::string run =
         std::string(TRN3VP_BINARY) + " run --platform mcu -p mcu.mcu0.gdb_port=" + port + " >" + out + " 2>&1 &";
-    REQUIRE(std::system(sim.c_str()) == 0);
-    const std::string gdb_out = temp_path("gdb");
-    const std::string gdb = "timeout 60 gdb-multiarch -batch -nx -ex 'set architecture riscv:rv32' -ex 'file " +
-                            std::string(TRN3_FIRMWARE_ELF) + "' -ex 'target remote localhost:" + port +
-                            "' -ex 'info registers pc' -ex 'break main' -ex 'continue' -ex 'info registers pc' -ex "
-                            "'stepi' -ex 'info registers pc' -ex 'x/2xw 0x20000000' -ex 'kill' >" +
-                            gdb_out + " 2>&1";
-    // Retry the connection for a few seconds while the simulator starts.
+    REQUIRE(std::system(run.c_str()) == 0);
+    const std::string gdb_out = temp_path(tag + "-gdb");
+    const std::string gdb = "timeout 60 gdb-multiarch -batch -nx " + setup + " -ex 'target remote localhost:" + port +
+                            "' " + commands + " >" + gdb_out + " 2>&1";
     std::string text;
     for (int attempt = 0; attempt < 20; ++attempt) {
         std::system(gdb.c_str());
         text = slurp(gdb_out);
-        if (text.find("Breakpoint 1, main ()") != std::string::npos) break;
+        if (text.find(expected) != std::string::npos) break;
         if (slurp(out).find("platform mcu:") != std::string::npos) break;  // the simulator ended: no stub to reach
         usleep(250000);
     }
     std::remove(gdb_out.c_str());
-    INFO("simulator: " << slurp(out));
+    sim = slurp(out);
     std::remove(out.c_str());
+    return text;
+}
+}  // namespace
+
+TEST_CASE("gdb-multiarch debugs the firmware through the MCU's remote stub: breakpoint, step, registers, memory") {
+    std::string sim;
+    const std::string text =
+        gdb_session("gdb", "-ex 'set architecture riscv:rv32' -ex 'file " + std::string(TRN3_FIRMWARE_ELF) + "'",
+                    "-ex 'info registers pc' -ex 'break main' -ex 'continue' -ex 'info registers pc' -ex "
+                    "'stepi' -ex 'info registers pc' -ex 'x/2xw 0x20000000' -ex 'kill'",
+                    "Breakpoint 1, main ()", sim);
+    INFO("simulator: " << sim);
     CHECK_THAT(line_with(text, "pc"),
                Catch::StartsWith("pc             0x0"));  // stopped before the boot ROM's first instruction
     CHECK_THAT(text, Catch::Contains("Breakpoint 1, main ()"));
     CHECK_THAT(text,
                Catch::Contains("<main>") && Catch::Contains("<main+2>"));  // stepi moved one (compressed) instruction
     CHECK_THAT(text, Catch::Contains("0x20000000 <_start>:"));
+    CHECK_THAT(text, Catch::Contains("[Inferior 1 (Remote target) killed]"));
+}
+
+TEST_CASE("gdb-multiarch reads and writes the MCU's CSRs by name from the stub's target description") {
+    // No `set architecture`, no ELF: the target description says rv32 and names the CSRs.
+    std::string sim;
+    const std::string text = gdb_session(
+        "gdb-csr", "",
+        "-ex 'show architecture' -ex 'p/x $misa' -ex 'p/x $mstatus' -ex 'p $mhartid' -ex 'set $mscratch = "
+        "0x12345678' -ex 'p/x $mscratch' -ex 'info registers mcause' -ex 'p/x $mcycle' -ex 'set $mhartid = 1' -ex "
+        "'p $mhartid' -ex 'kill'",
+        "$1 = 0x40001104", sim);
+    INFO("simulator: " << sim);
+    INFO("gdb: " << text);
+    CHECK_THAT(text, Catch::Contains("(currently \"riscv:rv32\")"));
+    CHECK(line_with(text, "$1 = ") == "$1 = 0x40001104");  // misa: RV32IMC
+    CHECK(line_with(text, "$2 = ") == "$2 = 0x1800");  // mstatus after reset: MPP = 3, interrupts off
+    CHECK(line_with(text, "$3 = ") == "$3 = 0");  // mhartid
+    CHECK(line_with(text, "$4 = ") == "$4 = 0x12345678");  // mscratch, written and read back
+    CHECK_THAT(line_with(text, "mcause"), Catch::StartsWith("mcause         0x0"));
+    CHECK(line_with(text, "$5 = ") == "$5 = 0x0");  // mcycle: no instruction has run yet
+    CHECK_THAT(text, Catch::Contains("Could not write register \"mhartid\""));  // read-only: the stub's E01
+    CHECK(line_with(text, "$6 = ") == "$6 = 0");
     CHECK_THAT(text, Catch::Contains("[Inferior 1 (Remote target) killed]"));
 }
 
@@ -549,16 +592,20 @@ TEST_CASE("nl32x2 at reduced size boots: every MCU, every link, every host, a ve
     const result r = trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p boot.fabric_check=all");
     INFO(r.out << r.err);
     CHECK(r.code == 0);
-    CHECK_THAT(r.out, Catch::Contains("elaboration: 8 chips, 2 hosts, 32 switches, 88 links"));
+    CHECK_THAT(r.out, Catch::Contains("elaboration: 8 chips, 2 hosts, 32 switches, 86 links"));
     // Every pair of chips writes to each other over NeuronLink, through switches and forwarding chips.
     CHECK_THAT(r.out, Catch::Contains("fabric: 56 of 56 chip-to-chip writes over NeuronLink verified (all pairs)"));
     CHECK_THAT(r.out, Catch::Contains("chips up: 8 of 8; kernels verified: 8 of 8"));
     CHECK_THAT(r.out, Catch::Contains("links backplane          64 up of 64, 0 degraded, 0 failed (64 Gen6 x8)"));
+    // Each JBOG tray's PCIe 6.0 x16 cable, x8 per chip; the NICs (one per two chips, one per host) at Gen5.
+    CHECK_THAT(r.out, Catch::Contains("links host               8 up of 8, 0 degraded, 0 failed (8 Gen6 x8)"));
+    CHECK_THAT(r.out, Catch::Contains("links nic                6 up of 6, 0 degraded, 0 failed (6 Gen5 x16)"));
+    CHECK_THAT(r.out, Catch::Contains("NIC placeholders enumerated: 6 of 6"));
     CHECK_THAT(r.out, Catch::Contains("platform nl32x2: PASSED"));
 }
 
-TEST_CASE("nl72x2 at reduced size boots with Gen3 UALink switches too") {
-    for (const char* gen : {"1", "3"}) {
+TEST_CASE("nl72x2 at reduced size boots with Gen3 UALink switches and with the PEX90144 Gen1 alternative too") {
+    for (const char* gen : {"1", "3", "1 -p nl72x2.switch_model=pex90144"}) {
         const result r = trn3vp(
             std::string("run --platform nl72x2 -p nl72x2.trays=1 -p boot.fabric_check=all -p nl72x2.switch_gen=") +
             gen);
@@ -567,7 +614,12 @@ TEST_CASE("nl72x2 at reduced size boots with Gen3 UALink switches too") {
         CHECK_THAT(r.out, Catch::Contains("chips up: 8 of 8; kernels verified: 8 of 8"));
         CHECK_THAT(r.out, Catch::Contains("fabric: 56 of 56 chip-to-chip writes over NeuronLink verified (all pairs)"));
         CHECK_THAT(r.out, Catch::Contains("platform nl72x2: PASSED"));
+        CHECK_THAT(r.out, Catch::Contains("links host               8 up of 8, 0 degraded, 0 failed (8 Gen5 x16)"));
+        if (std::string(gen).find("pex90144") != std::string::npos)
+            CHECK_THAT(r.out, Catch::Contains("scale-up switches   96 (80 x pex144-x8, 16 x tray-32)"));
     }
+    expect_user_error("run --platform nl32x2 -p nl32x2.switch_model=pex90144",
+                      "(NL32x2 with 144-lane switches needs switch_trays=5)");
 }
 
 TEST_CASE("16 failed backplane lanes leave every Gen6 SKU at full bandwidth, the 17th reduces it and is reported") {
@@ -627,7 +679,7 @@ TEST_CASE("the torus SKUs boot the same way: nl16-torus2d with every pair of chi
     const result r = trn3vp("run --platform nl16-torus2d -p boot.fabric_check=all");
     INFO(r.out << r.err);
     CHECK(r.code == 0);
-    CHECK_THAT(r.out, Catch::Contains("elaboration: 16 chips, 4 hosts, 0 switches, 64 links"));
+    CHECK_THAT(r.out, Catch::Contains("elaboration: 16 chips, 4 hosts, 0 switches, 60 links"));
     CHECK_THAT(r.out, Catch::Contains("fabric: 240 of 240 chip-to-chip writes over NeuronLink verified (all pairs)"));
     CHECK_THAT(r.out, Catch::Contains("links torus              32 up of 32, 0 degraded, 0 failed (32 Gen6 x36)"));
 }

@@ -13,6 +13,7 @@
 
 #include "trn3/core/error.h"
 #include "trn3/core/param.h"
+#include "trn3/mcu/gdb_stub.h"
 #include "trn3/mcu/mcu.h"
 #include "trn3/spec/mcu.h"
 
@@ -45,6 +46,16 @@ std::vector<char> read_file(const std::string& path) {
 }
 void write_file(const std::string& path, const std::vector<char>& bytes) {
     std::ofstream(path, std::ios::binary).write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
+}
+std::string hex(unsigned v) {
+    char s[16];
+    std::snprintf(s, sizeof s, "%x", v);
+    return s;
+}
+std::string hex32_le(std::uint32_t v) {  // a register's value in GDB's packets: target byte order
+    char s[16];
+    std::snprintf(s, sizeof s, "%02x%02x%02x%02x", v & 0xff, (v >> 8) & 0xff, (v >> 16) & 0xff, v >> 24);
+    return s;
 }
 std::string refusal(const std::string& path) {
     try {
@@ -159,4 +170,81 @@ TEST_CASE("a firmware segment outside SRAM is refused") {
     }
     write_file("outside.elf", bytes);
     CHECK_THAT(refusal("outside.elf"), Catch::Contains("lies outside the MCU's SRAM"));
+}
+
+TEST_CASE("the GDB stub describes x0-x31, pc and every CSR the hart implements, and p and P reach the CSRs") {
+    mcu::rv32_hart hart;
+    hart.reset(0);
+    mcu::gdb_stub stub(hart, 0);
+    CHECK_THAT(stub.reply("qSupported:multiprocess+;swbreak+;hwbreak+;qRelocInsn+;xmlRegisters=i386"),
+               Catch::Contains("qXfer:features:read+"));
+
+    // target.xml in parts of 100 bytes ('m': more follows, 'l': the last), as
+    // GDB reads it; read whole, the same document.
+    std::string xml;
+    for (;;) {
+        const std::string part = stub.reply("qXfer:features:read:target.xml:" + hex(xml.size()) + ",64");
+        REQUIRE(!part.empty());
+        REQUIRE((part[0] == 'm' || part[0] == 'l'));
+        xml += part.substr(1);
+        if (part[0] == 'l') break;
+        REQUIRE(part.size() == 1 + 100);
+    }
+    CHECK(stub.reply("qXfer:features:read:target.xml:0,4000") == "l" + xml);
+    CHECK(stub.reply("qXfer:features:read:target.xml:" + hex(xml.size()) + ",64") == "l");
+    CHECK(stub.reply("qXfer:features:read:target.xml:" + hex(xml.size() + 1) + ",64")[0] == 'E');
+    CHECK(stub.reply("qXfer:features:read:other.xml:0,64")[0] == 'E');
+    CHECK(xml.find_first_of("$#}*") == std::string::npos);  // nothing to escape: the parts above are the document
+    CHECK_THAT(xml, Catch::StartsWith("<?xml version=\"1.0\"?>") &&
+                        Catch::Contains("<architecture>riscv:rv32</architecture>") &&
+                        Catch::Contains("<feature name=\"org.gnu.gdb.riscv.cpu\">") &&
+                        Catch::Contains("<feature name=\"org.gnu.gdb.riscv.csr\">") && Catch::EndsWith("</target>\n"));
+    for (unsigned i = 0; i < 32; ++i)
+        CHECK_THAT(xml, Catch::Contains("<reg name=\"x" + std::to_string(i) + "\" bitsize=\"32\" regnum=\"" +
+                                        std::to_string(i) + "\""));
+    CHECK_THAT(xml, Catch::Contains("<reg name=\"pc\" bitsize=\"32\" regnum=\"32\""));
+    CHECK_THAT(xml, Catch::Contains("<reg name=\"mstatus\" bitsize=\"32\" regnum=\"833\""));  // 65 + 0x300
+
+    // CSR n is register 65 + n: described, and read by p, exactly when the hart has it.
+    unsigned described = 0;
+    for (unsigned n = 0; n < 4096; ++n) {
+        std::uint32_t value = 0;
+        const bool has = hart.csr_read(static_cast<std::uint16_t>(n), value);
+        const std::string regnum = "regnum=\"" + std::to_string(65 + n) + "\"";
+        const std::size_t at = xml.find(regnum);
+        INFO("CSR 0x" << hex(n));
+        CHECK(has == (at != std::string::npos));
+        if (has) {
+            ++described;
+            CHECK(xml.rfind("<reg ", at) > xml.find("org.gnu.gdb.riscv.csr"));
+            CHECK(stub.reply("p" + hex(65 + n)) == hex32_le(value));
+        } else {
+            CHECK(stub.reply("p" + hex(65 + n)) == "E01");
+        }
+    }
+    CHECK(described == 23);
+    CHECK(stub.reply("p" + hex(65 + mcu::csr_misa)) == hex32_le(0x40001104));  // RV32IMC
+    CHECK(stub.reply("p" + hex(65 + mcu::csr_mhartid)) == "00000000");
+
+    // P writes through csr_write: mscratch takes any value, mtvec keeps its
+    // WARL bits, mcycle moves the counter; read-only CSRs and registers
+    // without a number here are refused.
+    CHECK(stub.reply("P" + hex(65 + mcu::csr_mscratch) + "=78563412") == "OK");
+    CHECK(hart.csr(mcu::csr_mscratch) == 0x12345678);
+    CHECK(stub.reply("p" + hex(65 + mcu::csr_mscratch)) == "78563412");
+    CHECK(stub.reply("P" + hex(65 + mcu::csr_mtvec) + "=06010020") == "OK");
+    CHECK(hart.csr(mcu::csr_mtvec) == 0x20000104);
+    CHECK(stub.reply("P" + hex(65 + mcu::csr_mcycle) + "=e8030000") == "OK");
+    CHECK(hart.csr(mcu::csr_mcycle) == 1000);
+    CHECK(stub.reply("P" + hex(65 + mcu::csr_mhartid) + "=01000000") == "E01");
+    CHECK(stub.reply("P" + hex(65 + mcu::csr_cycle) + "=01000000") == "E01");
+    CHECK(stub.reply("P" + hex(65 + 0x7c0) + "=01000000") == "E01");  // no such CSR
+    CHECK(stub.reply("P40=01000000") == "E01");  // 64: an FP register, none here
+    CHECK(stub.reply("P" + hex(65 + 4096) + "=01000000") == "E01");
+
+    // g and G still carry x0-x31 and pc only.
+    hart.set_reg(5, 0xdeadbeef);
+    const std::string g = stub.reply("g");
+    CHECK(g.size() == 33 * 8);
+    CHECK(g.substr(5 * 8, 8) == "efbeadde");
 }

@@ -203,7 +203,7 @@ TEST_CASE("firmware trains a link through CONTROL.ENABLE, retrains it through CO
     CHECK_FALSE(l.irq.level());
 }
 
-TEST_CASE("a UALink-style switch: 200 Gb/s lanes, 640-B flits, 150 ns port to port") {
+TEST_CASE("a UALink-style switch: 200 Gb/s lanes, 640-B flits, 100 ns port to port, less than the PCIe switches") {
     {
         pcie_switch sw("sw72", switch_config{"ualink-72"}.fabric());
         CHECK(sw.port_count() == 72);
@@ -214,8 +214,8 @@ TEST_CASE("a UALink-style switch: 200 Gb/s lanes, 640-B flits, 150 ns port to po
     link_config cfg;
     cfg.gen = generation::ualink;
     cfg.lanes = 4;
-    // One 640-B flit at 4 x 25 GB/s = 6.4 ns, + 5 + 2 per link; 150 ns in the switch.
-    CHECK(one_hop(cfg, "ualink-72") == sc_time(2 * (6.4 + 5 + 2) + 150, SC_NS));
+    // One 640-B flit at 4 x 25 GB/s = 6.4 ns, + 5 + 2 per link; 100 ns in the switch.
+    CHECK(one_hop(cfg, "ualink-72") == sc_time(2 * (6.4 + 5 + 2) + 100, SC_NS));
 }
 
 TEST_CASE("a retrain under a TLP stream: every TLP arrives exactly once and in the order it was sent") {

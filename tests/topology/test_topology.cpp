@@ -2,6 +2,9 @@
 // every chip pair reachable, and the published hop counts.
 #include <catch2/catch.hpp>
 
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+
 #include "trn3/topology/topology.h"
 
 using namespace trn3::topology;
@@ -170,7 +173,9 @@ TEST_CASE("counts of every SKU and generation: switches, cables, NICs, and the w
         INFO(e.sku << " gen " << e.gen);
         CHECK(t.count(node_kind::scaleup_switch) == e.switches);
         CHECK(t.backplane_cables() == e.cables);
-        CHECK(t.count(node_kind::nic) == t.count(node_kind::chip));
+        // NIC option 1 (the default): one Nitro-v6 per two chips, plus each host's own.
+        CHECK(t.chip_nics() == t.count(node_kind::chip) / 2);
+        CHECK(t.count(node_kind::nic) == t.count(node_kind::chip) / 2 + t.count(node_kind::host));
         bool reachable = false;
         CHECK(max_hops(t, reachable) == int(e.worst));
         CHECK(reachable);
@@ -188,4 +193,77 @@ TEST_CASE("the tray composition is a param: NL72x2 with 4 x 64-lane tray switche
     check_examples(t);  // the published hops do not depend on it
     set_param(p, "tray_switches", "3");
     CHECK_THROWS_WITH(build(p), "tray_switches 3: 1, 2, 4 or 8");
+}
+
+TEST_CASE("NIC options: one 400G Nitro-v6 per two chips (the default) or per chip, and every host's own") {
+    for (const char* sku : {"nl72x2", "nl32x2"}) {
+        topology_params p;
+        set_param(p, "sku", sku);
+        const topology one = build(p);
+        set_param(p, "nic_option", "2");
+        const topology two = build(p);
+        INFO(sku);
+        const unsigned chips = one.count(node_kind::chip), hosts = one.count(node_kind::host);
+        CHECK(one.chip_nics() == chips / 2);
+        CHECK(two.chip_nics() == chips);
+        CHECK(one.count(node_kind::nic) == chips / 2 + hosts);  // NL72x2: 72 + 36; NL32x2: 32 + 4
+        CHECK(two.count(node_kind::nic) == chips + hosts);
+        CHECK_THAT(report(one), Catch::Contains(fmt::format("{} Nitro-v6 x 400 Gb/s for the chips (option 1: 200 Gb/s "
+                                                            "per chip) + {} on the hosts",
+                                                            chips / 2, hosts)));
+        CHECK_THAT(report(two), Catch::Contains("(option 2: 400 Gb/s per chip)"));
+        set_param(p, "nic_option", "3");
+        CHECK_THROWS_WITH(build(p), "nic_option 3: 1 (a 400G NIC per two chips) or 2 (one per chip)");
+    }
+}
+
+TEST_CASE("host links: NL32x2's JBOG cables are PCIe 6.0 x16 split x8 per chip, NL72x2's run Gen5 x16 through the "
+          "converters") {
+    for (const char* sku : {"nl32x2", "nl72x2"}) {
+        topology_params p;
+        set_param(p, "sku", sku);
+        const topology t = build(p);
+        const bool nl32 = std::string(sku) == "nl32x2";
+        unsigned host_links = 0;
+        for (const edge& e : t.edges)
+            if (e.m == medium::host_link) {
+                ++host_links;
+                CHECK(e.lanes == (nl32 ? 8u : 16u));
+                CHECK(e.lane_bytes_per_s == Approx(nl32 ? 8e9 : 32e9 * 128 / 130 / 8));
+            }
+        CHECK(host_links == t.count(node_kind::chip));
+        // Per JBOG tray (two chips): 2 x 8 lanes x 8 GB/s = 128 GB/s per direction, the cable's.
+        if (nl32) CHECK(2 * 8 * 8e9 == 128e9);
+    }
+}
+
+TEST_CASE("the system's published aggregates: NL72x2 362 PFLOP/s dense MXFP8, 20.7 TB of HBM at 706 TB/s") {
+    const topology t = make("nl72x2", 1);
+    const std::string text = report(t);
+    CHECK_THAT(text, Catch::Contains("system              362.4 PFLOP/s dense MXFP8 (1449.6 sparse), 90.6 PFLOP/s "
+                                     "BF16, 20736 GiB of HBM (published as 20.7 TB: binary GB), 705.6 TB/s"));
+    const auto j = nlohmann::json::parse(to_json(t));
+    CHECK(j["system"]["dense_mxfp8_pflops"].get<double>() == Approx(362.39).epsilon(1e-4));
+    CHECK(j["system"]["hbm_gib"].get<double>() == 20736);
+    CHECK(j["system"]["hbm_tbytes_per_s"].get<double>() == Approx(705.6));
+    CHECK(j["counts"]["chip_nics"] == 72);
+}
+
+TEST_CASE("Gen1 switch model: the PEX90144 (18 x8) fits NL72x2's planes and NL32x2 with five switch trays only") {
+    topology_params p;
+    set_param(p, "sku", "nl72x2");
+    set_param(p, "switch_model", "pex90144");
+    const topology t = build(p);
+    unsigned pex = 0;
+    for (const node& n : t.nodes)
+        if (n.model == "pex144-x8") ++pex;
+    CHECK(pex == 80);
+    check_examples(t);  // the same planes, the same hops
+    set_param(p, "sku", "nl32x2");
+    CHECK_THROWS_WITH(build(p), "switch r0.p0.sw0 (pex144-x8) would carry 160 lanes, more than its 144 "
+                                "(NL32x2 with 144-lane switches needs switch_trays=5)");
+    set_param(p, "switch_trays", "5");
+    CHECK(build(p).count(node_kind::scaleup_switch) == 40);
+    set_param(p, "switch_model", "pex144");
+    CHECK_THROWS_WITH(build(p), "switch_model 'pex144': scorpio-x or pex90144");
 }

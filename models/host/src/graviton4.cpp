@@ -7,8 +7,8 @@
 
 namespace trn3::host {
 
-graviton4::graviton4(const sc_core::sc_module_name& name, unsigned root_ports)
-    : component(name, frequency{2.8e9}), rc("rc", root_ports),
+graviton4::graviton4(const sc_core::sc_module_name& name, unsigned root_ports, pcie::generation root_generation)
+    : component(name, frequency{2.8e9}), rc("rc", root_ports, root_generation),
       interrupts_(this, "interrupts", "MSI-X messages dispatched to a handler"),
       unclaimed_(this, "unclaimed_interrupts", "MSI-X messages no handler claimed"),
       irq_track_(timeline::instance().track_of(*this, ".interrupts")) {

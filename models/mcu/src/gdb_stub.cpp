@@ -27,7 +27,70 @@ std::uint32_t parse_hex32_le(const std::string& s, std::size_t at) {
         v |= static_cast<std::uint32_t>(std::stoul(s.substr(at + 2 * i, 2), nullptr, 16)) << (8 * i);
     return v;
 }
-constexpr unsigned pc_regnum = 32, csr_regbase = 65;  // GDB's RISC-V numbering
+constexpr unsigned pc_regnum = 32, csr_regbase = 65;  // GDB's RISC-V numbering: CSR n is register 65 + n
+
+// The CSRs the hart implements (rv32_hart.h), as the target description
+// names them; a test checks the list against the hart's csr_read.
+struct described_csr {
+    const char* name;
+    std::uint16_t number;
+};
+constexpr described_csr described_csrs[] = {
+    {"mstatus", csr_mstatus},     {"misa", csr_misa},           {"mie", csr_mie},
+    {"mtvec", csr_mtvec},         {"mscratch", csr_mscratch},   {"mepc", csr_mepc},
+    {"mcause", csr_mcause},       {"mtval", csr_mtval},         {"mip", csr_mip},
+    {"mcycle", csr_mcycle},       {"minstret", csr_minstret},   {"mcycleh", csr_mcycleh},
+    {"minstreth", csr_minstreth}, {"cycle", csr_cycle},         {"time", csr_time},
+    {"instret", csr_instret},     {"cycleh", csr_cycleh},       {"timeh", csr_timeh},
+    {"instreth", csr_instreth},   {"mvendorid", csr_mvendorid}, {"marchid", csr_marchid},
+    {"mimpid", csr_mimpid},       {"mhartid", csr_mhartid},
+};
+
+// The target description GDB reads with qXfer:features:read:target.xml: the
+// architecture, the core registers (x0-x31 and pc, numbered 0-32 as in the g
+// packet) and the CSRs (numbered csr_regbase + their CSR number), all 32 bits.
+// CSRs are not saved and restored around calls GDB makes (counters, read-only ones).
+std::string make_target_xml() {
+    std::string x = "<?xml version=\"1.0\"?>\n<!DOCTYPE target SYSTEM \"gdb-target.dtd\">\n"
+                    "<target version=\"1.0\">\n  <architecture>riscv:rv32</architecture>\n"
+                    "  <feature name=\"org.gnu.gdb.riscv.cpu\">\n";
+    for (unsigned i = 0; i < 32; ++i)
+        x += fmt::format("    <reg name=\"x{}\" bitsize=\"32\" regnum=\"{}\" type=\"{}\"/>\n", i, i,
+                         i == 1   ? "code_ptr"
+                         : i == 2 ? "data_ptr"
+                                  : "int");
+    x += fmt::format("    <reg name=\"pc\" bitsize=\"32\" regnum=\"{}\" type=\"code_ptr\"/>\n", pc_regnum);
+    x += "  </feature>\n  <feature name=\"org.gnu.gdb.riscv.csr\">\n";
+    for (const auto& c : described_csrs)
+        x += fmt::format(
+            "    <reg name=\"{}\" bitsize=\"32\" regnum=\"{}\" type=\"int\" group=\"csr\" save-restore=\"no\"/>\n",
+            c.name, csr_regbase + c.number);
+    return x + "  </feature>\n</target>\n";
+}
+
+// qXfer:features:read:<annex>:<offset>,<length>: the part of the document
+// from offset, at most length bytes as sent (binary-escaped), 'm' before
+// more, 'l' before the last part.
+std::string read_features(const std::string& request) {
+    static const std::string target_xml = make_target_xml();
+    const std::string args = request.substr(std::strlen("qXfer:features:read:"));
+    const auto colon = args.rfind(':'), comma = args.rfind(',');
+    if (colon == std::string::npos || comma == std::string::npos || comma < colon) return "E01";
+    if (args.substr(0, colon) != "target.xml") return "E00";  // no such annex
+    const std::size_t offset = std::stoul(args.substr(colon + 1, comma - colon - 1), nullptr, 16);
+    const std::size_t length = std::stoul(args.substr(comma + 1), nullptr, 16);
+    if (offset > target_xml.size()) return "E01";
+    std::string part;
+    std::size_t at = offset;
+    for (; at < target_xml.size(); ++at) {
+        const char c = target_xml[at];
+        const bool escaped = c == '$' || c == '#' || c == '}' || c == '*';
+        if (part.size() + (escaped ? 2 : 1) > length) break;
+        if (escaped) part += {'}', static_cast<char>(c ^ 0x20)};
+        else part += c;
+    }
+    return (at < target_xml.size() ? "m" : "l") + part;
+}
 }  // namespace
 
 gdb_stub::gdb_stub(rv32_hart& hart, std::uint16_t port) : hart_(hart), port_(port) {
@@ -118,18 +181,28 @@ gdb_stub::action gdb_stub::serve() {
     while (read_packet(packet)) {
         action act = action::resume;
         bool done = false;
-        std::string reply;
-        try {
-            reply = handle(packet, act, done);
-        } catch (const std::exception&) {  // a malformed packet: an error reply, never the end of the simulation
-            reply = "E01";
-        }
+        const std::string reply = answer(packet, act, done);
+        if (done && act == action::detach) send(reply);
         if (done && (act == action::detach || act == action::kill)) disconnect();
         if (done) return act;
         send(reply);
     }
     disconnect();
     return action::detach;  // the connection closed
+}
+
+std::string gdb_stub::reply(const std::string& packet) {
+    action act = action::resume;
+    bool done = false;
+    return answer(packet, act, done);
+}
+
+std::string gdb_stub::answer(const std::string& packet, action& act, bool& done) {
+    try {
+        return handle(packet, act, done);
+    } catch (const std::exception&) {  // a malformed packet: an error reply, never the end of the simulation
+        return "E01";
+    }
 }
 
 std::string gdb_stub::handle(const std::string& p, action& act, bool& done) {
@@ -151,8 +224,10 @@ std::string gdb_stub::handle(const std::string& p, action& act, bool& done) {
         const unsigned n = static_cast<unsigned>(std::stoul(p.substr(1), nullptr, 16));
         if (n < 32) return hex32(hart_.reg(n));
         if (n == pc_regnum) return hex32(hart_.pc());
-        if (n >= csr_regbase && n < csr_regbase + 4096)
-            return hex32(hart_.csr(static_cast<std::uint16_t>(n - csr_regbase)));
+        std::uint32_t v;
+        if (n >= csr_regbase && n < csr_regbase + 4096 &&
+            hart_.csr_read(static_cast<std::uint16_t>(n - csr_regbase), v))
+            return hex32(v);
         return "E01";
     }
     case 'P': {
@@ -161,7 +236,9 @@ std::string gdb_stub::handle(const std::string& p, action& act, bool& done) {
         const std::uint32_t v = parse_hex32_le(p, eq + 1);
         if (n < 32) hart_.set_reg(n, v);
         else if (n == pc_regnum) hart_.set_pc(v);
-        else return "E01";
+        else if (n < csr_regbase || n >= csr_regbase + 4096 ||
+                 !hart_.csr_write(static_cast<std::uint16_t>(n - csr_regbase), v))
+            return "E01";  // no such register, or a read-only CSR
         return "OK";
     }
     case 'm': {
@@ -211,12 +288,12 @@ std::string gdb_stub::handle(const std::string& p, action& act, bool& done) {
         done = true;
         return "";
     case 'D':
-        send("OK");
         act = action::detach;
         done = true;
-        return "";
+        return "OK";
     case 'q':
-        if (p.rfind("qSupported", 0) == 0) return "PacketSize=4000";
+        if (p.rfind("qSupported", 0) == 0) return "PacketSize=4000;qXfer:features:read+";
+        if (p.rfind("qXfer:features:read:", 0) == 0) return read_features(p);
         if (p == "qAttached") return "1";
         if (p == "qC") return "QC1";
         if (p == "qfThreadInfo") return "m1";

@@ -49,10 +49,7 @@ unsigned link_end::width() const { return link_->width(); }
 link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint64_t port_id_a, std::uint64_t port_id_b,
            const link_config& d)
     : reg_block(name, frequency{1e9}),
-      generation_name(this, "generation",
-                      d.gen == generation::gen5   ? "gen5"
-                      : d.gen == generation::gen6 ? "gen6"
-                                                  : "ualink",
+      generation_name(this, "generation", generation_text(d.gen),
                       "gen5 (32 GT/s), gen6 (64 GT/s PAM4, flit mode) or ualink (200 Gb/s lanes)",
                       generation_choices()),
       lanes(this, "lanes", d.lanes, "active width: the lanes the link runs on when all are healthy",

@@ -22,7 +22,7 @@ struct preset_info {
 
 const preset_info presets[] = {
     {"gen1-160", 20, 8, "gen6", 120},  {"gen2-320", 40, 8, "gen6", 120},  {"tray-32", 4, 8, "gen6", 120},
-    {"pex144-x8", 18, 8, "gen6", 120}, {"pex144-x4", 36, 4, "gen6", 120}, {"ualink-72", 72, 4, "ualink", 150},
+    {"pex144-x8", 18, 8, "gen6", 120}, {"pex144-x4", 36, 4, "gen6", 120}, {"ualink-72", 72, 4, "ualink", 100},
     {"tray-64", 4, 16, "gen6", 120},   {"tray-128", 4, 32, "gen6", 120},  {"tray-256", 4, 64, "gen6", 120},
 };
 

@@ -29,6 +29,10 @@ generation parse_generation(const std::string& text, const std::string& what) {
     throw config_error(fmt::format("{}: unknown link generation '{}' (gen5, gen6, ualink)", what, text));
 }
 
+const char* generation_text(generation g) {
+    return g == generation::gen5 ? "gen5" : g == generation::gen6 ? "gen6" : "ualink";
+}
+
 one_of<std::string> generation_choices() { return {{"gen5", "gen6", "ualink"}}; }
 
 std::set<unsigned> parse_lanes(const std::string& text, unsigned lane_count, const std::string& what) {

@@ -20,10 +20,12 @@ namespace {
 constexpr std::uint16_t root_bdf = 0;  // the root complex's own requester id (00:00.0 is root port 0's too)
 }  // namespace
 
-root_complex::root_complex(const sc_core::sc_module_name& name, unsigned default_root_ports)
+root_complex::root_complex(const sc_core::sc_module_name& name, unsigned default_root_ports,
+                           generation default_generation)
     : component(name, frequency{2.8e9}), root_ports(this, "root_ports", default_root_ports,
                                                     "root ports on bus 0 (devices 0 ..)", range<std::uint64_t>{1, 32}),
-      generation_name(this, "generation", "gen5", "the root ports' generation (Graviton4: gen5)", generation_choices()),
+      generation_name(this, "generation", generation_text(default_generation),
+                      "the root ports' generation (Graviton4: gen5)", generation_choices()),
       lanes(this, "lanes", 16, "lanes per root port", range<std::uint64_t>{1, 32}),
       mmio_base(this, "mmio_base", 0,
                 "PCIe address of the mmio socket's offset 0 (0: the socket carries PCIe addresses)", address_range()),

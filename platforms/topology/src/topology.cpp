@@ -13,6 +13,7 @@ namespace {
 
 constexpr double pcie_gen6_lane = 8e9;  // bytes per second per lane per direction
 constexpr double ualink_lane = 25e9;
+constexpr double pcie_gen5_lane = 32e9 * 128 / 130 / 8;  // 128b/130b
 constexpr unsigned backplane_lanes = 80, pcb_lanes = 64, cross_rack_lanes = 16;
 
 struct builder {
@@ -42,6 +43,33 @@ void need(bool ok, const std::string& what) {
     if (!ok) throw std::invalid_argument(what);
 }
 
+// The lanes of each switch model (models/pcie's presets of the same names).
+unsigned switch_lanes(const std::string& model) {
+    if (model == "gen1-160") return 160;
+    if (model == "pex144-x8") return 144;
+    if (model == "gen2-320") return 320;
+    if (model == "ualink-72") return 72 * 4;
+    if (model.rfind("tray-", 0) == 0) return static_cast<unsigned>(std::stoul(model.substr(5)));
+    return 0;
+}
+
+// Every switch carries no more lanes (spares included) than its model has.
+void check_switch_lanes(const topology& t) {
+    std::vector<unsigned> used(t.nodes.size(), 0);
+    for (const edge& e : t.edges)
+        for (int n : {e.a, e.b})
+            if (t.nodes[std::size_t(n)].kind == node_kind::scaleup_switch) used[std::size_t(n)] += e.lanes;
+    for (std::size_t i = 0; i < t.nodes.size(); ++i) {
+        const node& n = t.nodes[i];
+        if (n.kind != node_kind::scaleup_switch) continue;
+        need(used[i] <= switch_lanes(n.model), fmt::format("switch {} ({}) would carry {} lanes, more than its {}{}",
+                                                           n.name, n.model, used[i], switch_lanes(n.model),
+                                                           t.params.sku == "nl32x2" && n.model == "pex144-x8"
+                                                               ? " (NL32x2 with 144-lane switches needs switch_trays=5)"
+                                                               : ""));
+    }
+}
+
 void build_switched(builder& b, const topology_params& p, unsigned slots) {
     const bool nl32 = slots == 2;
     const unsigned trays = p.trays;
@@ -54,18 +82,22 @@ void build_switched(builder& b, const topology_params& p, unsigned slots) {
     // Hosts and the board-level counts.
     for (unsigned r = 0; r < p.racks; ++r) {
         if (nl32) {
-            // A CPU tray per 8 JBOG trays; each JBOG tray's x16 cable splits into x8 per chip.
+            // A CPU tray per 8 JBOG trays; each JBOG tray's PCIe 6.0 x16 cable
+            // (128 GB/s per direction) bifurcates into x8 per chip.
             for (unsigned h = 0; h < (trays + 7) / 8; ++h) {
                 const int host = b.add(node_kind::host, fmt::format("r{}.host{}", r, h), int(r), int(h), -1);
                 for (unsigned t = 8 * h; t < std::min(trays, 8 * h + 8); ++t)
-                    for (unsigned s = 0; s < slots; ++s) b.link(host, chip[r][t][s], medium::host_link, 8);
+                    for (unsigned s = 0; s < slots; ++s)
+                        b.link(host, chip[r][t][s], medium::host_link, 8, 0, pcie_gen6_lane);
             }
             b.t.retimers += (p.retimers_per_tray ? p.retimers_per_tray : 4) * trays;
         } else {
-            // A Graviton4 on each compute tray, x16 to each of its chips through the converters.
+            // A Graviton4 on each compute tray, x16 to each of its chips through
+            // the Gen6-to-Gen5 converters: the link runs at Gen5.
             for (unsigned t = 0; t < trays; ++t) {
                 const int host = b.add(node_kind::host, fmt::format("r{}.t{}.host", r, t), int(r), int(t), -1);
-                for (unsigned s = 0; s < slots; ++s) b.link(host, chip[r][t][s], medium::host_link, 16);
+                for (unsigned s = 0; s < slots; ++s)
+                    b.link(host, chip[r][t][s], medium::host_link, 16, 0, pcie_gen5_lane);
             }
             b.t.retimers += (p.retimers_per_tray ? p.retimers_per_tray : 6) * trays;
             b.t.converters += 2 * trays;
@@ -113,8 +145,9 @@ void build_switched(builder& b, const topology_params& p, unsigned slots) {
         if (p.switch_gen == 1) {
             // One plane per chip position: chip s of every tray on plane s.
             const unsigned per_plane = nl32 ? (p.switch_trays == 5 ? 10 : 8) : 10;
+            const char* model = p.switch_model == "pex90144" ? "pex144-x8" : "gen1-160";
             for (unsigned s = 0; s < slots; ++s) {
-                const auto sw = make(per_plane, int(s), "gen1-160", 0);
+                const auto sw = make(per_plane, int(s), model, 0);
                 if (per_plane == 8)
                     b.fan(chips_of({s}), sw, backplane_lanes / 8, 0, pcie_gen6_lane);  // 8 active + 2 spare each
                 else b.fan(chips_of({s}), sw, 8, 2, pcie_gen6_lane);  // the last two switches carry the spares
@@ -162,7 +195,7 @@ void build_torus(builder& b, const topology_params& p, unsigned dims) {
     // A host per four chips.
     for (std::size_t i = 0; i < chips.size(); i += 4) {
         const int host = b.add(node_kind::host, fmt::format("host{}", i / 4), 0, int(i / 4), -1);
-        for (std::size_t k = i; k < i + 4; ++k) b.link(host, chips[k], medium::host_link, 16);
+        for (std::size_t k = i; k < i + 4; ++k) b.link(host, chips[k], medium::host_link, 16, 0, pcie_gen5_lane);
     }
     (void)p;
 }
@@ -201,13 +234,14 @@ void set_param(topology_params& p, const std::string& key_in, const std::string&
     else if (key == "racks") p.racks = number();
     else if (key == "trays") p.trays = number();
     else if (key == "switch_trays") p.switch_trays = number();
-    else if (key == "nic_gbps") p.nic_gbps = number();
+    else if (key == "nic_option") p.nic_option = number();
+    else if (key == "switch_model") p.switch_model = value;
     else if (key == "retimers_per_tray") p.retimers_per_tray = number();
     else if (key == "tray_switches") p.tray_switches = number();
     else
         throw std::invalid_argument(
             fmt::format("unknown topology param '{}' (sku, switch_gen, racks, trays, switch_trays, "
-                        "nic_gbps, retimers_per_tray, tray_switches)",
+                        "nic_option, switch_model, retimers_per_tray, tray_switches)",
                         key_in));
 }
 
@@ -217,17 +251,28 @@ topology build(const topology_params& in) {
     const bool switched = p.sku == "nl32x2" || p.sku == "nl72x2";
     need(switched || p.sku == "nl16-torus2d" || p.sku == "nl32x2-torus3d",
          fmt::format("unknown SKU '{}' (nl32x2, nl72x2, nl16-torus2d, nl32x2-torus3d)", p.sku));
-    need(p.nic_gbps == 200 || p.nic_gbps == 400, fmt::format("nic_gbps {}: 200 or 400", p.nic_gbps));
+    need(p.nic_option == 1 || p.nic_option == 2,
+         fmt::format("nic_option {}: 1 (a 400G NIC per two chips) or 2 (one per chip)", p.nic_option));
+    need(p.switch_model == "scorpio-x" || p.switch_model == "pex90144",
+         fmt::format("switch_model '{}': scorpio-x or pex90144", p.switch_model));
     auto add_nics = [&] {
-        // A NIC per chip (scale-out, nic_gbps), on the PCIe of the chip's host:
-        // placeholders until the NIC model lands.
-        std::vector<std::pair<int, int>> host_of_chip;  // (chip, host)
+        // Nitro-v6 NICs (placeholders until the NIC model lands) on the PCIe
+        // of the chips' host: one per two chips (option 1) or per chip
+        // (option 2), named after the first chip they serve; and each host's
+        // own front-end NIC.
+        std::map<int, std::vector<int>> chips_of_host;
         for (const edge& e : b.t.edges)
-            if (e.m == medium::host_link) host_of_chip.emplace_back(e.b, e.a);
-        for (const auto& [c, h] : host_of_chip) {
-            const node& cn = b.t.nodes[std::size_t(c)];
-            const int nic = b.add(node_kind::nic, cn.name + ".nic", cn.rack, cn.tray, cn.slot);
-            b.link(h, nic, medium::nic_link, 16, 0, 32e9 * 128 / 130 / 8);
+            if (e.m == medium::host_link) chips_of_host[e.a].push_back(e.b);
+        const unsigned per_nic = p.nic_option == 1 ? 2 : 1;
+        for (const auto& [h, cs] : chips_of_host) {
+            for (std::size_t i = 0; i < cs.size(); i += per_nic) {
+                const node& cn = b.t.nodes[std::size_t(cs[i])];
+                const int nic = b.add(node_kind::nic, cn.name + ".nic", cn.rack, cn.tray, cn.slot);
+                b.link(h, nic, medium::nic_link, 16, 0, pcie_gen5_lane);
+            }
+            const node& hn = b.t.nodes[std::size_t(h)];
+            const int own = b.add(node_kind::nic, hn.name + ".nic", hn.rack, hn.tray, -1);
+            b.link(h, own, medium::nic_link, 16, 0, pcie_gen5_lane);
         }
     };
     if (switched) {
@@ -242,12 +287,18 @@ topology build(const topology_params& in) {
              fmt::format("switch_trays {}: 4, or 5 with the hot-swap tray", p.switch_trays));
         b.t.params = p;
         build_switched(b, p, p.sku == "nl32x2" ? 2 : 4);
+        check_switch_lanes(b.t);
     } else {
         b.t.params = p;
         build_torus(b, p, p.sku == "nl16-torus2d" ? 2 : 3);
     }
     add_nics();
     return std::move(b.t);
+}
+
+unsigned topology::chip_nics() const {
+    return static_cast<unsigned>(std::count_if(nodes.begin(), nodes.end(),
+                                               [](const node& n) { return n.kind == node_kind::nic && n.slot >= 0; }));
 }
 
 unsigned topology::count(node_kind k) const {
@@ -405,8 +456,20 @@ std::string report(const topology& t) {
     s += switched ? fmt::format("{}, switch generation {}\n", p.sku, p.switch_gen) : fmt::format("{}\n", p.sku);
     s += fmt::format("  chips               {}\n", t.count(node_kind::chip));
     s += fmt::format("  hosts               {}\n", t.count(node_kind::host));
-    s += fmt::format("  NICs                {} x {} Gb/s: {:.1f} Tb/s of scale-out (placeholders on the hosts' PCIe)\n",
-                     t.count(node_kind::nic), p.nic_gbps, t.count(node_kind::nic) * p.nic_gbps / 1000.0);
+    const unsigned chips = t.count(node_kind::chip), chip_nics = t.chip_nics(),
+                   host_nics = t.count(node_kind::nic) - chip_nics;
+    s += fmt::format(
+        "  NICs                {} Nitro-v6 x 400 Gb/s for the chips (option {}: {} Gb/s per chip) + {} on the "
+        "hosts: {:.1f} Tb/s of chip scale-out (placeholders on the hosts' PCIe)\n",
+        chip_nics, p.nic_option, chips ? chip_nics * 400 / chips : 0, host_nics, chip_nics * 0.4);
+    s += fmt::format("  per chip            {:.1f} TFLOP/s dense MXFP8 and MXFP4 ({:.1f} with 4:8 or 4:16 sparsity), "
+                     "{:.1f} TFLOP/s BF16, {:.0f} GiB of HBM at {:.1f} TB/s\n",
+                     p.chip_mxfp8_tflops, 4 * p.chip_mxfp8_tflops, p.chip_bf16_tflops, p.chip_hbm_gib, p.chip_hbm_tbps);
+    s += fmt::format(
+        "  system              {:.1f} PFLOP/s dense MXFP8 ({:.1f} sparse), {:.1f} PFLOP/s BF16, {:.0f} GiB "
+        "of HBM (published as {:.1f} TB: binary GB), {:.1f} TB/s\n",
+        chips * p.chip_mxfp8_tflops / 1000, chips * 4 * p.chip_mxfp8_tflops / 1000, chips * p.chip_bf16_tflops / 1000,
+        chips * p.chip_hbm_gib, chips * p.chip_hbm_gib / 1000, chips * p.chip_hbm_tbps);
     std::map<std::string, unsigned> models;
     for (const node& n : t.nodes)
         if (n.kind == node_kind::scaleup_switch) ++models[n.model];
@@ -462,9 +525,17 @@ std::string to_json(const topology& t) {
     nlohmann::json j;
     j["sku"] = t.params.sku;
     j["switch_gen"] = t.params.switch_gen;
+    j["nic_option"] = t.params.nic_option;
+    const double chips = t.count(node_kind::chip);
+    j["system"] = {{"dense_mxfp8_pflops", chips * t.params.chip_mxfp8_tflops / 1000},
+                   {"sparse_mxfp8_pflops", chips * 4 * t.params.chip_mxfp8_tflops / 1000},
+                   {"bf16_pflops", chips * t.params.chip_bf16_tflops / 1000},
+                   {"hbm_gib", chips * t.params.chip_hbm_gib},
+                   {"hbm_tbytes_per_s", chips * t.params.chip_hbm_tbps}};
     j["counts"] = {{"chips", t.count(node_kind::chip)},
                    {"hosts", t.count(node_kind::host)},
                    {"nics", t.count(node_kind::nic)},
+                   {"chip_nics", t.chip_nics()},
                    {"scaleup_switches", t.count(node_kind::scaleup_switch)},
                    {"retimers", t.retimers},
                    {"converters", t.converters},

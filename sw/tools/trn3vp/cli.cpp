@@ -188,7 +188,9 @@ int cli_main(int argc, char** argv) {
     std::string topo_sku = "nl72x2", topo_format = "text";
     std::vector<std::string> topo_params;
     topo->add_option("--platform", topo_sku, "nl32x2, nl72x2, nl16-torus2d or nl32x2-torus3d")->capture_default_str();
-    topo->add_option("-p,--param", topo_params, "switch_gen=1|2|3, racks, trays, switch_trays=4|5, nic_gbps=200|400");
+    topo->add_option(
+        "-p,--param", topo_params,
+        "switch_gen=1|2|3, racks, trays, switch_trays=4|5, nic_option=1|2, switch_model=scorpio-x|pex90144");
     topo->add_option("--format", topo_format, "text, json or dot (Graphviz)")
         ->check(CLI::IsMember({"text", "json", "dot"}))
         ->capture_default_str();

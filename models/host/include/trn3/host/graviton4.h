@@ -40,7 +40,10 @@ public:
     iommu iommu0{"iommu"};
     ddr5_memory ddr{"ddr"};
 
-    explicit graviton4(const sc_core::sc_module_name& name, unsigned root_ports = 1);
+    // root_generation: the root ports' (Graviton4's own are Gen5; a CPU tray
+    // that terminates Gen6 cables without converters has Gen6 ones).
+    explicit graviton4(const sc_core::sc_module_name& name, unsigned root_ports = 1,
+                       pcie::generation root_generation = pcie::generation::gen5);
 
     // A software context: `body` runs in its own thread from time 0.
     void run(const std::string& name, std::function<void()> body);

@@ -4,8 +4,16 @@
 // a trap; `stepi` runs one instruction.
 //
 // Packets: ? g G p P m M c s Z0/z0 Z1/z1 (both software breakpoints kept by
-// the hart), qSupported qAttached qC qfThreadInfo qsThreadInfo H k D; others
-// get the empty reply (unsupported), as the protocol says.
+// the hart), qSupported qXfer:features:read qAttached qC qfThreadInfo
+// qsThreadInfo H k D; others get the empty reply (unsupported), as the
+// protocol says.
+//
+// Registers: g and G carry x0-x31 and pc (GDB's numbers 0-32); p and P reach
+// those and the CSRs, CSR n as register 65 + n (GDB's RISC-V numbering),
+// through the hart's csr_read and csr_write (a write to a read-only CSR is
+// refused with E01). The target description (qXfer:features:read, annex
+// target.xml) names them: org.gnu.gdb.riscv.cpu and org.gnu.gdb.riscv.csr
+// with every CSR the hart implements, so GDB knows `$mstatus`, `$mcause`...
 #pragma once
 
 #include <cstdint>
@@ -17,6 +25,7 @@ namespace trn3::mcu {
 
 class gdb_stub {
 public:
+    // Listens on localhost:port (0: any free port).
     gdb_stub(rv32_hart& hart, std::uint16_t port);
     ~gdb_stub();
     gdb_stub(const gdb_stub&) = delete;
@@ -34,11 +43,16 @@ public:
     // While the hart runs: true if GDB sent an interrupt (Ctrl-C).
     bool interrupted();
     bool connected() const { return client_ >= 0; }
+    // The reply serve() would send to one packet (its payload, unframed):
+    // the protocol without a socket, for tests. Meant for packets that do
+    // not resume, step, detach or kill.
+    std::string reply(const std::string& packet);
 
 private:
     bool read_packet(std::string& packet);
     void disconnect();
     void send(const std::string& payload);
+    std::string answer(const std::string& packet, action& act, bool& done);  // handle(), errors as E01
     std::string handle(const std::string& packet, action& act, bool& done);
 
     rv32_hart& hart_;

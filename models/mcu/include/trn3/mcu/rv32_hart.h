@@ -114,7 +114,12 @@ public:
     // Instructions retired since reset, as the platform times them (software
     // writes to minstret change what it reads, not this).
     std::uint64_t instret() const { return instret_; }
-    std::uint32_t csr(std::uint16_t number) const;
+    std::uint32_t csr(std::uint16_t number) const;  // 0 for a CSR this hart lacks
+    // The CSRs as csrr and csrw see them (the debugger's way in too): false for
+    // a CSR this hart lacks, and for a write, a read-only one (0xc00-0xfff).
+    // A debugger's write to a counter is not an instruction: no increment to replace.
+    bool csr_read(std::uint16_t number, std::uint32_t& value) const;
+    bool csr_write(std::uint16_t number, std::uint32_t value);
     // Debugger memory access: fast regions directly, else the bus; false on a fault.
     bool debug_read(std::uint32_t address, std::uint8_t& value);
     bool debug_write(std::uint32_t address, std::uint8_t value);
@@ -160,8 +165,6 @@ private:
     bool store(std::uint32_t address, unsigned bytes, std::uint32_t value);
     void trap(std::uint32_t cause, std::uint32_t tval);
     bool take_interrupt();
-    bool csr_read(std::uint16_t number, std::uint32_t& value) const;
-    bool csr_write(std::uint16_t number, std::uint32_t value);
 
     std::array<std::uint32_t, 33> x_{};  // x_[32]: writes to x0 land here
     std::uint32_t pc_ = 0;

@@ -11,7 +11,7 @@
 //   tray-64/128/256  4 x16/x32/x64        its alternatives (4, 2 or 1 per tray)
 //   pex144-x8   18 x8, PCIe 6.0, 120 ns   the 144-lane Gen1 backup, as x8 ports
 //   pex144-x4   36 x4, PCIe 6.0, 120 ns   ... as x4 ports
-//   ualink-72   72 x4, UALink 200G, 150 ns  Gen3
+//   ualink-72   72 x4, UALink 200G, 100 ns  Gen3 (no public figure: "lower than the PCIe switches")
 //
 // Hierarchy. Port `upstream_port` is the switch's upstream port (a PCI-PCI
 // bridge, device 0 on the bus above); every other port is a downstream

@@ -35,6 +35,7 @@ struct phy_spec {
 const phy_spec& spec_of(generation g);
 // "gen5", "gen6", "ualink"; throws config_error naming `what` otherwise.
 generation parse_generation(const std::string& text, const std::string& what);
+const char* generation_text(generation g);  // "gen5", "gen6", "ualink"
 // The generation params' choices: gen5, gen6, ualink.
 one_of<std::string> generation_choices();
 

@@ -64,7 +64,8 @@ public:
 
     std::function<void(std::uint32_t data, std::uint16_t requester)> msi;
 
-    explicit root_complex(const sc_core::sc_module_name& name, unsigned default_root_ports = 1);
+    explicit root_complex(const sc_core::sc_module_name& name, unsigned default_root_ports = 1,
+                          generation default_generation = generation::gen5);
 
     void attach(unsigned root_port, link_end& end);
     config_space& root_port(unsigned r) { return ports_[r].config; }

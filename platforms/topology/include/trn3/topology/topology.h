@@ -48,14 +48,23 @@ struct topology_params {
     unsigned racks = 2;
     unsigned trays = 0;  // compute/JBOG trays per rack (0: the SKU's: 16 or 18)
     unsigned switch_trays = 4;  // NL32x2 Gen1: 4, or 5 with the hot-swap tray
-    unsigned nic_gbps = 400;  // per chip (200 or 400); NICs are placeholders here
+    unsigned nic_option =
+        1;  // Nitro-v6 NICs (2 x 200G = 400 Gb/s each): 1 one per two chips (most racks), 2 one per chip;
+    // plus one per host (the CPU tray's front-end NIC)
+    std::string switch_model =
+        "scorpio-x";  // Gen1 switches: scorpio-x (160 lanes, 20 x8) or pex90144 (144 lanes, 18 x8)
+    // Per chip (the facts sheet's figures; the models' defaults give the same):
+    double chip_mxfp8_tflops = 2516.6;  // 8 cores x 128 x 128 x 2 x 2.4 GHz x 4 (MX runs 4 values per PE)
+    double chip_bf16_tflops = 629.1;  // 8 cores x 128 x 128 x 2 x 2.4 GHz (the facts sheet quotes 671)
+    double chip_hbm_gib = 144;  // 4 stacks x 36 GiB (HBM's "36 GB" is 12 x 24 Gbit dies: binary)
+    double chip_hbm_tbps = 4.9;  // TB/s
     unsigned retimers_per_tray = 0;  // 0: the SKU's (NL32x2 JBOG 4, NL72x2 compute tray 6)
     unsigned tray_switches =
         8;  // NL72x2: 32-lane switches per compute tray (1, 2, 4 or 8; 64 PCB lanes split over them)
 };
 
 // Applies "key=value" (keys: sku, switch_gen, racks, trays, switch_trays,
-// nic_gbps, retimers_per_tray, tray_switches, with or without a "<sku>."
+// nic_option, switch_model, retimers_per_tray, tray_switches, with or without a "<sku>."
 // prefix); throws std::invalid_argument with a one-line message naming the key.
 void set_param(topology_params& p, const std::string& key, const std::string& value);
 
@@ -67,6 +76,7 @@ struct topology {
     unsigned converters = 0;  // Gen6-to-Gen5, beside the hosts
 
     unsigned count(node_kind k) const;
+    unsigned chip_nics() const;  // NICs for the chips' scale-out (the rest are the hosts' own)
     int chip(int rack, int tray, int slot) const;  // node index, -1 if absent
     std::vector<int> chips() const;
     // Adjacency over forwarding nodes (chips and switches), over the edges

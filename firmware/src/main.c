@@ -49,11 +49,21 @@ static uint32_t us_since(uint64_t t0) {
     return (uint32_t)((mtime() - t0) * 1000000u / freq);
 }
 
-/* Waits until (reg & mask) == want, at most timeout_us; 1 when it came. */
+static void wake_in(uint32_t ticks);
+
+/* Waits until (reg & mask) == want, at most timeout_us; 1 when it came.
+ * Between reads the hart sleeps for a microsecond (wfi, woken by the timer:
+ * mie.MTIE without mstatus.MIE, so no trap) instead of spinning: a wait of
+ * a millisecond costs a thousand reads, not a million instructions. */
 static int poll(uint32_t off, uint32_t mask, uint32_t want, uint32_t timeout_us) {
+    const uint32_t ticks_per_us = REG(TRN3_MCU_TIMER_BASE, TRN3_MCU_TIMER_FREQ) / 1000000u;
     const uint64_t t0 = mtime();
-    while ((CHIP(off) & mask) != want)
+    __asm__ volatile("csrs mie, %0" ::"r"(1u << 7));
+    while ((CHIP(off) & mask) != want) {
         if (us_since(t0) > timeout_us) return 0;
+        wake_in(ticks_per_us ? ticks_per_us : 1);
+        __asm__ volatile("wfi");
+    }
     return 1;
 }
 

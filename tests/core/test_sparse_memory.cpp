@@ -5,6 +5,7 @@
 
 #include "../common/test_initiator.h"
 #include "trn3/core/sparse_memory.h"
+#include "trn3/core/sparse_store.h"
 
 using namespace trn3;
 
@@ -86,4 +87,27 @@ TEST_CASE("DMI covers the whole memory and shows the same bytes") {
 TEST_CASE("a reservation the host refuses is a clear error, not a crash") {
     // 2^62 bytes exceeds the 47-bit user address space even with NORESERVE.
     CHECK_THROWS_WITH(sparse_memory("huge", byte_count{1ull << 62}), Catch::StartsWith("huge: cannot reserve"));
+}
+
+TEST_CASE("zero clears a range: partial pages byte by byte, whole pages given back to the host") {
+    trn3::sparse_store s("zero-test", 64 << 10);
+    std::memset(s.data(), 0xa5, 64 << 10);
+    REQUIRE(s.resident_pages() == 16);
+    s.zero(100, 3 * 4096 + 50);  // the rest of page 0, pages 1-2 whole, 150 bytes of page 3
+    CHECK(s.resident_pages() == 14);  // pages 1 and 2 went back
+
+    for (std::size_t i = 0; i < (64u << 10); ++i) {
+        const bool cleared = i >= 100 && i < 100 + 3 * 4096 + 50;
+        if (s.data()[i] != (cleared ? 0 : 0xa5)) FAIL("byte " << i << " is " << int(s.data()[i]));
+    }
+
+    s.zero(5, 10);  // within one page
+    CHECK(s.data()[4] == 0xa5);
+    CHECK(s.data()[5] == 0);
+    CHECK(s.data()[14] == 0);
+    CHECK(s.data()[15] == 0xa5);
+    s.zero(0, 64 << 10);
+    CHECK(s.resident_pages() == 0);
+    CHECK(s.data()[70] == 0);
+    CHECK_THROWS_AS(s.zero(60 << 10, 8 << 10), std::out_of_range);
 }

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstring>
 #include <fstream>
+#include <stdexcept>
 #include <vector>
 
 #include <fmt/format.h>
@@ -51,6 +52,22 @@ sparse_store::sparse_store(const std::string& owner, std::uint64_t bytes) : byte
 
 sparse_store::~sparse_store() {
     if (base_) munmap(base_, mapped_);
+}
+
+void sparse_store::zero(std::uint64_t offset, std::uint64_t bytes) {
+    if (offset > bytes_ || bytes > bytes_ - offset)
+        throw std::out_of_range(fmt::format("sparse_store::zero: {} bytes at {} past {}", bytes, offset, bytes_));
+    const std::uint64_t end = offset + bytes;
+    const std::uint64_t first = (offset + page_bytes - 1) / page_bytes * page_bytes,
+                        last = end / page_bytes * page_bytes;
+    if (first >= last) {  // within one page, or across one boundary without a whole page
+        std::memset(base_ + offset, 0, bytes);
+        return;
+    }
+    std::memset(base_ + offset, 0, first - offset);
+    std::memset(base_ + last, 0, end - last);
+    // A private anonymous mapping reads zero-filled pages after MADV_DONTNEED.
+    if (madvise(base_ + first, last - first, MADV_DONTNEED) != 0) std::memset(base_ + first, 0, last - first);
 }
 
 std::uint64_t sparse_store::resident_pages() const {

@@ -3,6 +3,9 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <type_traits>
+
+#include <fmt/format.h>
 
 #include "rv32_ops.h"
 
@@ -20,13 +23,20 @@ void rv32_hart::reset(std::uint32_t pc) {
     mstatus_ = mstatus_mpp;  // machine mode only: MPP reads 3
     mie_ = mip_ = 0;
     mtvec_ = mscratch_ = mepc_ = mcause_ = mtval_ = 0;
-    for (auto& r : regions_) std::fill(r.cache.begin(), r.cache.end(), decoded{});
+    for (auto& r : regions_) {
+        r.cache.clear();
+        r.code_lo = ~0u;
+        r.code_hi = 0;
+    }
 }
 
 void rv32_hart::add_region(const region& r) {
     code_region cr;
     cr.mem = r;
-    cr.cache.resize(r.size / 2 + 1);  // + a sentinel: running off the end goes to the slow path
+    static_assert(std::is_trivially_copyable<decoded>::value && op_none == 0, "zero bytes are a never-decoded entry");
+    cr.cache.entries = r.size / 2 + 1;  // + a sentinel: running off the end goes to the slow path
+    cr.cache.store = std::make_unique<sparse_store>(fmt::format("decode cache at {:#x}", r.base),
+                                                    cr.cache.entries * sizeof(decoded));
     regions_.push_back(std::move(cr));
     last_data_ = nullptr;  // the vector may have moved
 }

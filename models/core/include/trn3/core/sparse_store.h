@@ -22,6 +22,10 @@ public:
 
     unsigned char* data() const { return base_; }
     std::uint64_t size() const { return bytes_; }
+    // Makes [offset, offset + bytes) read as zero again: whole pages go back
+    // to the host (untouched, they cost nothing), partial ones are cleared.
+    // Throws std::out_of_range past the end.
+    void zero(std::uint64_t offset, std::uint64_t bytes);
     // 4 KiB pages the host has made resident (mincore over the mapping).
     std::uint64_t resident_pages() const;
 

@@ -31,6 +31,9 @@ public:
     explicit ddr5_memory(const sc_core::sc_module_name& name);
 
     unsigned char* data() { return store_.data(); }
+    // Clears a range without touching untouched pages (see sparse_store::zero).
+    void zero(std::uint64_t offset, std::uint64_t bytes) { store_.zero(offset, bytes); }
+
     double bytes_per_second() const { return double(channels.get()) * double(transfer_rate.get()) * 1e6 * 8; }
 
 private:

@@ -18,7 +18,10 @@
 #include <array>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <vector>
+
+#include "trn3/core/sparse_store.h"
 
 namespace trn3::mcu {
 
@@ -145,9 +148,21 @@ private:
         std::int32_t imm = 0;
         const void* handler = nullptr;  // the interpreter's code for op (set when it first runs)
     };
+    // One entry per halfword of a region, and a never-decoded sentinel past
+    // the end, in pages the host maps when an instruction there is first
+    // decoded: a region costs what its code touches, not 16 bytes per
+    // halfword up front. Zero bytes are a never-decoded entry (op_none).
+    struct decode_cache {
+        std::unique_ptr<sparse_store> store;
+        std::size_t entries = 0;
+        decoded* data() const { return reinterpret_cast<decoded*>(store->data()); }
+        std::size_t size() const { return entries; }
+        decoded& operator[](std::size_t i) const { return data()[i]; }
+        void clear() const { store->zero(0, store->size()); }  // gives the pages back
+    };
     struct code_region {
         region mem;
-        std::vector<decoded> cache;  // one per halfword, and one never-decoded sentinel past the end
+        decode_cache cache;
         // Byte offsets [code_lo, code_hi) hold every decoded instruction: a
         // store outside them cannot change code.
         std::uint32_t code_lo = ~0u, code_hi = 0;

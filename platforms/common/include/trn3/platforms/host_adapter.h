@@ -44,7 +44,7 @@ public:
         h_.step();
         const std::uint64_t pa = h_.alloc(bytes);
         if (pa == host::graviton4::no_memory) return {};
-        std::memset(h_.memory(pa), 0, bytes);
+        h_.ddr.zero(pa, bytes);  // zeroed as the driver expects, without making the pages resident
         return {pa, h_.memory(pa), bytes};
     }
     void request_irq(std::uint32_t data, std::function<void()> handler) override {

@@ -6,6 +6,7 @@ find_package(fmt REQUIRED)
 find_package(spdlog REQUIRED)
 find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
+find_package(OpenSSL 3 REQUIRED)  # libcrypto: the MCU's SHA-256 engine
 find_package(verilator 5.006 REQUIRED)
 
 # SystemC's headers are not warning-clean: mark them as system headers so that

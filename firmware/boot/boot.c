@@ -1,13 +1,14 @@
 /* The boot ROM: checks the firmware image in SRAM against the SHA-256 the
- * chip was provisioned with (the fuse digest in the system-control page) and
- * jumps to it, or refuses it and stays in a safe state: interrupts off,
- * waiting, with TRN3_BOOT_REFUSED in the boot status register. */
+ * chip was provisioned with (the fuse digest in the system-control page),
+ * hashing it with the MCU's SHA-256 engine, and jumps to it, or refuses it
+ * and stays in a safe state: interrupts off, waiting, with TRN3_BOOT_REFUSED
+ * in the boot status register. */
 #include <stdint.h>
 
-#include "sha256.h"
 #include "trn3/spec/mcu.h"
 
 #define SYSCTL(off) (*(volatile uint32_t*)(TRN3_MCU_SYSCTL_BASE + (off)))
+#define HASH(off) (*(volatile uint32_t*)(TRN3_MCU_HASH_BASE + (off)))
 #define UART_TX (*(volatile uint32_t*)(TRN3_MCU_UART_BASE + TRN3_MCU_UART_TX))
 
 static void say(const char* s) {
@@ -17,13 +18,14 @@ static void say(const char* s) {
 void boot_main(void) {
     SYSCTL(TRN3_MCU_SYSCTL_BOOT_STATUS) = TRN3_BOOT_CHECKING;
     const uint32_t base = SYSCTL(TRN3_MCU_SYSCTL_FW_BASE), size = SYSCTL(TRN3_MCU_SYSCTL_FW_SIZE);
-    uint8_t digest[32];
-    sha256((const uint8_t*)base, size, digest);
-    unsigned same = 1;
-    for (unsigned i = 0; i < TRN3_MCU_SYSCTL_DIGEST_WORDS; ++i) {
-        const uint32_t fuse = SYSCTL(TRN3_MCU_SYSCTL_DIGEST + 4 * i);
-        for (unsigned j = 0; j < 4; ++j) same &= digest[4 * i + j] == (uint8_t)(fuse >> (8 * j));
-    }
+    HASH(TRN3_MCU_HASH_SRC) = base;
+    HASH(TRN3_MCU_HASH_LEN) = size;
+    HASH(TRN3_MCU_HASH_CTRL) = TRN3_MCU_HASH_CTRL_START;
+    uint32_t status;
+    while ((status = HASH(TRN3_MCU_HASH_STATUS)) & TRN3_MCU_HASH_STATUS_BUSY) {}
+    unsigned same = status == TRN3_MCU_HASH_STATUS_DONE;
+    for (unsigned i = 0; i < TRN3_MCU_SYSCTL_DIGEST_WORDS; ++i)
+        same &= HASH(TRN3_MCU_HASH_DIGEST + 4 * i) == SYSCTL(TRN3_MCU_SYSCTL_DIGEST + 4 * i);
     if (!same || size == 0) {
         SYSCTL(TRN3_MCU_SYSCTL_BOOT_STATUS) = TRN3_BOOT_REFUSED;
         say("boot: firmware image refused (SHA-256 differs from the provisioned digest)\n");

@@ -554,7 +554,7 @@ TEST_CASE(
     CHECK_THAT(spared.out, Catch::Contains("nl0: up x64 of x64, 16 failed lanes, 16 spares in use, 1 trainings\n"));
     const result degraded =
         trn3vp("run --platform trn3-dev -p trn3dev.nl0.failed_lanes=0-16 -p trn3dev.nl1.failed_lanes=5 "
-               "-p trn3dev.nl1.fault_time=1500us");
+               "-p trn3dev.nl1.fault_time=350us");
     INFO(degraded.out << degraded.err);
     CHECK(degraded.code == 0);
     CHECK_THAT(degraded.out,

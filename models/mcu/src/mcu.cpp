@@ -37,7 +37,17 @@ mcu::mcu(const sc_core::sc_module_name& name, const images& defaults)
       gdb_port(this, "gdb_port", 0, "TCP port on localhost for a GDB remote stub (0: none)",
                range<std::uint64_t>{0, 65535}),
       uart0("uart"), timer0("timer"), intc0("intc"), sysctl0("sysctl"), mailbox0("mailbox"),
-      watchdog0("watchdog", timer0), mmio_("mmio"), rom_(TRN3_MCU_ROM_SIZE), sram_(TRN3_MCU_SRAM_SIZE),
+      watchdog0("watchdog", timer0),
+      hash0("hash",
+            [this](std::uint32_t address, std::uint32_t bytes) -> const std::uint8_t* {
+                for (auto* m : {&rom_, &sram_}) {
+                    const std::uint32_t base = m == &rom_ ? TRN3_MCU_ROM_BASE : TRN3_MCU_SRAM_BASE;
+                    if (address - base < m->size() && bytes <= m->size() - (address - base))
+                        return m->data() + (address - base);
+                }
+                return nullptr;
+            }),
+      mmio_("mmio"), rom_(TRN3_MCU_ROM_SIZE), sram_(TRN3_MCU_SRAM_SIZE),
       instructions_(this, "instructions", "instructions retired"),
       mmio_accesses_(this, "mmio_accesses", "loads and stores outside ROM and SRAM"),
       wfi_waits_(this, "wfi_waits", "times the hart waited in wfi"),
@@ -50,6 +60,7 @@ mcu::mcu(const sc_core::sc_module_name& name, const images& defaults)
     bus_.map(mailbox0.in, TRN3_MCU_MAILBOX_BASE, TRN3_MCU_BLOCK_SIZE, "mailbox");
     mailbox0.mcu_irq.on_change([this](bool level) { intc0.line(TRN3_MCU_IRQ_MAILBOX).set(level); });
     bus_.map(watchdog0.in, TRN3_MCU_WDT_BASE, TRN3_MCU_BLOCK_SIZE, "watchdog");
+    bus_.map(hash0.in, TRN3_MCU_HASH_BASE, TRN3_MCU_BLOCK_SIZE, "hash");
     watchdog0.warning.on_change([this](bool level) { intc0.line(TRN3_MCU_IRQ_WATCHDOG).set(level); });
     watchdog0.reset_request = [this] {
         log().warn("watchdog reset");
@@ -112,6 +123,7 @@ void mcu::reset() {
     // A warm reset: the hart restarts at its entry; SRAM keeps the image.
     hart_.reset(entry_);
     sysctl0.reset();
+    hash0.reset();
     batch_start_ = hart_.instret() + hart_.traps();
     state_ = state::running;
     restart_.notify(sc_core::SC_ZERO_TIME);
@@ -166,6 +178,7 @@ void mcu::run() {
             reset_pending_ = false;
             hart_.reset(entry_);
             sysctl0.reset();
+            hash0.reset();
             batch_start_ = hart_.instret() + hart_.traps();
             state_ = state::running;
         }

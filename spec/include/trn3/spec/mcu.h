@@ -76,6 +76,23 @@
 #define TRN3_MCU_WDT_CTRL_ENABLE 0x1u
 #define TRN3_MCU_WDT_STATUS_WARNING 0x1u
 
+/* SHA-256 engine (FIPS 180-4): hashes LEN bytes of the MCU's ROM or SRAM
+ * from SRC, as the boot ROM's image check does. Writing CTRL.START reads the
+ * data and starts; STATUS says BUSY until the engine's time for LEN bytes has
+ * passed, then DONE with the digest; a range outside ROM and SRAM, or a start
+ * while busy, sets ERROR and hashes nothing. */
+#define TRN3_MCU_HASH_BASE 0x10006000u
+#define TRN3_MCU_HASH_SRC 0x00u /* RW: MCU address of the data */
+#define TRN3_MCU_HASH_LEN 0x04u /* RW: bytes */
+#define TRN3_MCU_HASH_CTRL 0x08u /* W: bit 0 start */
+#define TRN3_MCU_HASH_STATUS 0x0cu /* R: bit 0 busy, bit 1 done, bit 2 error */
+#define TRN3_MCU_HASH_DIGEST 0x20u /* R: 32 bytes; DIGEST + 4i: bytes 4i..4i+3, little-endian (as SYSCTL_DIGEST) */
+#define TRN3_MCU_HASH_DIGEST_WORDS 8u
+#define TRN3_MCU_HASH_CTRL_START 0x1u
+#define TRN3_MCU_HASH_STATUS_BUSY 0x1u
+#define TRN3_MCU_HASH_STATUS_DONE 0x2u
+#define TRN3_MCU_HASH_STATUS_ERROR 0x4u
+
 /* Window onto the chip's address space (HBM, blocks' registers) through the MCU's bus port. */
 #define TRN3_MCU_CHIP_BASE 0x40000000u
 

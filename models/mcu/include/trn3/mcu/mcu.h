@@ -1,7 +1,7 @@
 // The chip's management controller: an RV32IMC hart (rv32_hart.h) with its
 // boot ROM and SRAM (direct access), and MMIO through TLM to its UART,
-// timer, interrupt controller and system control page (spec/mcu.h has the
-// map). Addresses from TRN3_MCU_CHIP_BASE up leave through the `chip`
+// timer, interrupt controller, system control page, mailbox, watchdog and
+// SHA-256 engine (spec/mcu.h has the map). Addresses from TRN3_MCU_CHIP_BASE up leave through the `chip`
 // socket (offset from that base) to the rest of the chip.
 //
 // Time: the hart runs in batches of instructions; each instruction costs one
@@ -32,6 +32,7 @@
 #include "trn3/core/stats.h"
 #include "trn3/mcu/elf_image.h"
 #include "trn3/mcu/gdb_stub.h"
+#include "trn3/mcu/hash_engine.h"
 #include "trn3/mcu/intc.h"
 #include "trn3/mcu/mailbox.h"
 #include "trn3/mcu/rv32_hart.h"
@@ -58,6 +59,7 @@ public:
     sysctl sysctl0;
     mailbox mailbox0;  // its `host` socket and `host_irq` face the host
     watchdog watchdog0;
+    hash_engine hash0;  // SHA-256 over ROM or SRAM: the boot ROM's image check
 
     struct images {
         std::string firmware, boot_rom, fuse_digest;

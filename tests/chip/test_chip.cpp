@@ -9,6 +9,9 @@
 #include <cstddef>
 #include <cstring>
 
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include <systemc>
+
 #include "../common/pattern.h"
 #include "rig.h"
 #include "trn3/kernels/builder.h"
@@ -325,7 +328,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "a write to this chip's own fabric address lands in its HBM, a fabric read is an error, a write without a route is refused") {
+    "a write to this chip's own fabric address lands in its HBM and reads back, an access without a route is refused") {
     chip_rig r;
     r.boot();
     r.wr(TRN3_CHIP_FABRIC_ID, 5 | TRN3_FABRIC_ENABLE);
@@ -333,8 +336,11 @@ TEST_CASE(
     const std::uint64_t at = TRN3_DEV_HBM_BASE(1) + 0x4000;
     CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(5, at), &v, 8) == tlm::TLM_OK_RESPONSE);
     CHECK(std::memcmp(r.chip.device_memory(at, 8), &v, 8) == 0);
-    CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_FABRIC_ADDR(5, at), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    std::uint64_t back = 0;
+    CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_FABRIC_ADDR(5, at), &back, 8) == tlm::TLM_OK_RESPONSE);
+    CHECK(back == v);
     CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(6, at), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_FABRIC_ADDR(6, at), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
     r.wr(TRN3_CHIP_ROUTE(6), 2);  // a port with no link
     CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(6, at), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
 }
@@ -365,6 +371,52 @@ TEST_CASE(
         joined.insert(joined.end(), t.data.begin(), t.data.end());
     }
     CHECK(joined == data);
+}
+
+TEST_CASE("a read of another chip's memory leaves as read requests and takes their completions back, and "
+          "without completions it fails after the completion timeout") {
+    delivery_queue queue("queue");
+    pcie::link nl3("nl3", queue, 1, 2, pcie::link_config{pcie::generation::gen6, 8});
+    const std::uint64_t at = TRN3_FABRIC_ADDR(9, TRN3_DEV_HBM_BASE(2) + 0x80);  // not 512-byte aligned
+    const auto far = test::pattern(1000, 5);  // chip 9's memory at `at`
+    std::vector<pcie::tlp> requests;
+    bool answer = true;
+    nl3.b().on_receive([&](pcie::tlp& t) {  // chip 9, one hop away
+        requests.push_back(t);
+        if (!answer) return;
+        const auto from = far.begin() + static_cast<std::ptrdiff_t>(t.address - at);
+        const std::vector<std::uint8_t> data(from, from + static_cast<std::ptrdiff_t>(t.total_bytes()));
+        for (pcie::tlp& c : pcie::data_completions(t, data, 256, 9))
+            nl3.b().forward(std::move(c), sc_time(10, sc_core::SC_NS));
+    });
+    chip_rig r([&](chip::trn3_chip& c) { c.attach_neuronlink(3, nl3); });
+    r.wr(TRN3_CHIP_ROUTE(9), 3);
+    r.wr(TRN3_CHIP_FABRIC_ID, 1 | TRN3_FABRIC_ENABLE);
+    std::vector<std::uint8_t> got(1000), lost(64);
+    tlm::tlm_response_status answered = tlm::TLM_INCOMPLETE_RESPONSE, unanswered = tlm::TLM_INCOMPLETE_RESPONSE;
+    sc_time unanswered_after;
+    sc_core::sc_spawn([&] {
+        answered = r.noc.access(tlm::TLM_READ_COMMAND, at, got.data(), 1000);  // a thread: reads wait
+        answer = false;
+        const sc_time t0 = sc_core::sc_time_stamp();
+        unanswered = r.noc.access(tlm::TLM_READ_COMMAND, at, lost.data(), 64);
+        unanswered_after = sc_core::sc_time_stamp() - t0;
+    });
+    sc_core::sc_start(sc_time(300, SC_US));
+    CHECK(answered == tlm::TLM_OK_RESPONSE);
+    CHECK(got == far);
+    // Requests of 512 bytes that cross no 512-byte boundary: 384, 512, 104; then the unanswered 64.
+    REQUIRE(requests.size() == 4);
+    CHECK((requests[0].address == at && requests[0].length == 384));
+    CHECK((requests[1].address == at + 384 && requests[1].length == 512));
+    CHECK((requests[2].address == at + 896 && requests[2].length == 104));
+    for (const auto& t : requests) {
+        CHECK(t.type == pcie::tlp_type::mem_read);
+        CHECK(t.requester == 1);  // completions come back to this chip's fabric id
+    }
+    CHECK(unanswered == tlm::TLM_GENERIC_ERROR_RESPONSE);
+    CHECK(unanswered_after >= sc_time(50, SC_US));  // chip0.fabric_read_timeout
+    CHECK(unanswered_after < sc_time(60, SC_US));
 }
 
 TEST_CASE(

@@ -40,6 +40,11 @@ trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images
     // Other chips' memory, over NeuronLink; and the way in for writes that arrive.
     noc.map(fabric_out, TRN3_FABRIC_ADDR(0, 0), std::uint64_t(TRN3_FABRIC_CHIPS) << TRN3_FABRIC_SHIFT, "fabric");
     fabric_out.register_b_transport(this, &trn3_chip::fabric_transport);
+    if (fabric_read_request.get() & (fabric_read_request.get() - 1))
+        throw config_error(
+            fmt::format("param {} = {}: a power of two", fabric_read_request.name(), fabric_read_request.get()));
+    fabric_reads_ =
+        std::make_unique<pcie::requester>(static_cast<unsigned>(fabric_read_tags.get()), fabric_read_timeout.get());
     connect(fabric_in, noc.in);
 
     // The register space: behind BAR0 for the host, the MCU's chip window for the firmware.
@@ -110,12 +115,8 @@ void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time&
     const unsigned dest = TRN3_FABRIC_ID(address);
     const std::uint64_t bytes = tx.get_data_length();
     tx.set_response_status(tlm::TLM_OK_RESPONSE);
-    if (!tx.is_write()) {
-        tx.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);  // remote reads: not modelled yet
-        return;
-    }
     // Off the fabric (the host has not enabled it) or without a route: the
-    // write is refused, and the DMA descriptor that made it fails.
+    // access is refused, and the DMA descriptor that made it fails.
     const unsigned port = control->route(dest);
     const bool local = dest == control->fabric_id();
     if (!control->fabric_enabled() || (!local && (port >= TRN3_NEURONLINK_PORTS || !nl_[port]))) {
@@ -123,21 +124,25 @@ void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time&
         tx.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
     }
+    if (!tx.is_write()) {
+        if (!local) return fabric_read(tx, delay, port);
+        tx.set_address(TRN3_FABRIC_OFFSET(address));  // this chip's own memory, without leaving the chip
+        fabric_in->b_transport(tx, delay);
+        tx.set_address(address - TRN3_FABRIC_ADDR(0, 0));
+        return;
+    }
     // TLPs of fabric_mps bytes, equal ones as one aggregate (docs/pcie.md).
-    const std::uint64_t mps = fabric_mps.get();
     const unsigned char* data = tx.get_data_ptr();
     const sc_core::sc_time when = sc_core::sc_time_stamp() + delay;
-    for (std::uint64_t off = 0; off < bytes;) {
+    for (const pcie::tlp_piece& p : pcie::split_access(address, bytes, static_cast<unsigned>(fabric_mps.get()), true)) {
         pcie::tlp t;
         t.type = pcie::tlp_type::mem_write;
         t.requester = static_cast<std::uint16_t>(control->fabric_id());
-        t.address = address + off;
-        const std::uint64_t to_boundary = mps - (t.address % mps);
-        t.length = static_cast<std::uint32_t>(std::min(to_boundary, bytes - off));
-        t.count = t.length == mps ? static_cast<std::uint32_t>((bytes - off) / mps) : 1;
-        t.data.reserve(std::uint64_t(t.length) * t.count + 64);
-        t.data.assign(data + off, data + off + std::uint64_t(t.length) * t.count);
-        off += std::uint64_t(t.length) * t.count;
+        t.address = p.address;
+        t.length = p.length;
+        t.count = p.count;
+        t.data.reserve(t.total_bytes() + 64);
+        t.data.assign(data + p.offset, data + p.offset + t.total_bytes());
         fabric_sent_ += t.count;
         if (local) deliver_local(t);
         else nl_[port]->send(std::move(t), when);
@@ -146,6 +151,55 @@ void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time&
         const sc_core::sc_time free = nl_[port]->wire_free(), now = sc_core::sc_time_stamp();
         if (free > now + delay) delay = free - now;  // posted: back-pressure from the wire
     }
+}
+
+// A read of another chip's memory: requests of fabric_read_request bytes
+// (as tags allow), then their completions, which come back by the route
+// tables to this chip's fabric id. The initiator's thread waits for them.
+void trn3_chip::fabric_read(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay, unsigned port) {
+    if (sc_core::sc_get_current_process_handle().proc_kind() != sc_core::SC_THREAD_PROC_) {
+        ++fabric_read_errors_;  // a method cannot wait for completions: a model error, refused
+        tx.set_response_status(tlm::TLM_COMMAND_ERROR_RESPONSE);
+        return;
+    }
+    sc_core::wait(delay);
+    delay = sc_core::SC_ZERO_TIME;
+    const std::uint16_t me = static_cast<std::uint16_t>(control->fabric_id());
+    struct open_read {
+        std::uint16_t tag;
+        std::uint64_t offset, bytes;
+    };
+    std::vector<open_read> open;
+    std::size_t collected = 0;
+    bool unsupported = false, failed = false;
+    auto collect = [&] {
+        const open_read& o = open[collected++];
+        pcie::requester::result r = fabric_reads_->wait(o.tag);
+        if (!r.ok()) {
+            ++fabric_read_errors_;
+            (r.status != pcie::cpl_status::success ? unsupported : failed) = true;
+            return;
+        }
+        std::memcpy(tx.get_data_ptr() + o.offset, r.data.data(), o.bytes);
+    };
+    const std::uint64_t address = tx.get_address() + TRN3_FABRIC_ADDR(0, 0);
+    for (const pcie::tlp_piece& p :
+         pcie::split_access(address, tx.get_data_length(), static_cast<unsigned>(fabric_read_request.get()), true)) {
+        if (fabric_reads_->outstanding() == fabric_read_tags.get() && collected < open.size()) collect();
+        pcie::tlp t;
+        t.type = pcie::tlp_type::mem_read;
+        t.requester = me;
+        t.address = p.address;
+        t.length = p.length;
+        t.count = p.count;
+        t.tag = fabric_reads_->open(t.total_bytes(), me);
+        open.push_back({t.tag, p.offset, t.total_bytes()});
+        fabric_read_requests_ += t.count;
+        nl_[port]->send(std::move(t), sc_core::sc_time_stamp());
+    }
+    while (collected < open.size()) collect();
+    if (unsupported) tx.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    else if (failed) tx.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
 }
 
 void trn3_chip::deliver_local(pcie::tlp& t) {
@@ -162,6 +216,27 @@ void trn3_chip::deliver_local(pcie::tlp& t) {
     }
 }
 
+// A read request for this chip: its memory, read now, goes back to the
+// requester as completions of fabric_mps bytes (an unsupported-request
+// completion when the read fails).
+void trn3_chip::answer_read(pcie::tlp& t) {
+    const std::uint16_t me = static_cast<std::uint16_t>(control->fabric_id());
+    std::vector<std::uint8_t> data(t.total_bytes());
+    tlm::tlm_generic_payload tx;
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    set_access(tx, tlm::TLM_READ_COMMAND, TRN3_FABRIC_OFFSET(t.address), data.data(),
+               static_cast<unsigned>(data.size()));
+    fabric_in->b_transport(tx, delay);
+    const unsigned port = control->route(t.requester);
+    if (port >= TRN3_NEURONLINK_PORTS || !nl_[port]) return drop();  // no way back: the requester times out
+    ++fabric_reads_answered_;
+    std::vector<pcie::tlp> cpls;
+    if (tx.get_response_status() == tlm::TLM_OK_RESPONSE)
+        cpls = pcie::data_completions(t, data, static_cast<unsigned>(fabric_mps.get()), me);
+    else cpls.push_back(pcie::completion_for(t, pcie::cpl_status::unsupported, me));
+    for (pcie::tlp& c : cpls) nl_[port]->forward(std::move(c), delay + forward_latency.get());
+}
+
 // A fabric TLP this chip cannot take or pass on: posted, so nobody waits for
 // it; it is counted, and the chip's host hears of it (ERR_STATUS.FABRIC).
 void trn3_chip::drop() {
@@ -169,17 +244,31 @@ void trn3_chip::drop() {
     control->fabric_dropped();
 }
 
-void trn3_chip::fabric_receive(unsigned, pcie::tlp& t) {
-    // A chip its host has not put on the fabric takes nothing: before its id
-    // is programmed it must not mistake another chip's write for its own.
-    if (t.type != pcie::tlp_type::mem_write || t.address < TRN3_FABRIC_ADDR(0, 0) || !control->fabric_enabled())
-        return drop();
-    const unsigned dest = TRN3_FABRIC_ID(t.address);
-    if (dest == control->fabric_id()) return deliver_local(t);
+void trn3_chip::pass_on(unsigned dest, pcie::tlp& t) {
     const unsigned port = control->route(dest);
     if (port >= TRN3_NEURONLINK_PORTS || !nl_[port]) return drop();
     fabric_forwarded_ += t.count;
     nl_[port]->forward(std::move(t), forward_latency.get());
+}
+
+void trn3_chip::fabric_receive(unsigned, pcie::tlp& t) {
+    // A chip its host has not put on the fabric takes nothing: before its id
+    // is programmed it must not mistake another chip's write for its own.
+    if (!control->fabric_enabled()) return drop();
+    const unsigned me = control->fabric_id();
+    if (t.type == pcie::tlp_type::completion || t.type == pcie::tlp_type::completion_data) {
+        // Completions go back to their requester, a chip's fabric id.
+        if (t.requester != me) return pass_on(t.requester, t);
+        if (!fabric_reads_->complete(t)) drop();  // no read waits for it (timed out)
+        return;
+    }
+    if ((t.type != pcie::tlp_type::mem_write && t.type != pcie::tlp_type::mem_read) ||
+        t.address < TRN3_FABRIC_ADDR(0, 0))
+        return drop();
+    const unsigned dest = TRN3_FABRIC_ID(t.address);
+    if (dest != me) return pass_on(dest, t);
+    if (t.type == pcie::tlp_type::mem_write) deliver_local(t);
+    else answer_read(t);
 }
 
 unsigned char* trn3_chip::device_memory(std::uint64_t address, std::uint64_t bytes) {

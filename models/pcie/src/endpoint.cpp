@@ -248,24 +248,6 @@ void endpoint::send_msix(unsigned v) {
     end_->send(std::move(t), sc_core::sc_time_stamp() + latency.get());
 }
 
-std::vector<endpoint::piece> endpoint::split(std::uint64_t address, std::uint64_t bytes, unsigned unit) const {
-    std::vector<piece> out;
-    std::uint64_t offset = 0;
-    while (offset < bytes) {
-        const std::uint64_t a = address + offset;
-        const std::uint64_t to_boundary = unit - (a % unit);  // unit divides 4 KiB: never crosses it
-        const std::uint64_t len = std::min<std::uint64_t>(to_boundary, bytes - offset);
-        piece p{a, offset, static_cast<std::uint32_t>(len), 1};
-        if (len == unit && aggregate.get()) {
-            const std::uint64_t full = (bytes - offset) / unit;
-            p.count = static_cast<std::uint32_t>(std::min<std::uint64_t>(full, 1u << 20));
-        }
-        offset += std::uint64_t(p.length) * p.count;
-        out.push_back(p);
-    }
-    return out;
-}
-
 void endpoint::dma_transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
     const std::uint64_t bytes = tx.get_data_length();
     tx.set_response_status(tlm::TLM_OK_RESPONSE);
@@ -278,7 +260,7 @@ void endpoint::dma_transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
     unsigned char* data = tx.get_data_ptr();
     if (tx.is_write()) {
         const sc_time when = sc_core::sc_time_stamp() + delay + latency.get();
-        for (const piece& p : split(tx.get_address(), bytes, static_cast<unsigned>(max_payload.get()))) {
+        for (const tlp_piece& p : split(tx.get_address(), bytes, static_cast<unsigned>(max_payload.get()))) {
             tlp t;
             t.type = tlp_type::mem_write;
             t.requester = bdf_;
@@ -324,7 +306,7 @@ void endpoint::dma_transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
         }
     };
     std::size_t next_to_collect = 0;
-    for (const piece& p : split(tx.get_address(), bytes, static_cast<unsigned>(max_read_request.get()))) {
+    for (const tlp_piece& p : split(tx.get_address(), bytes, static_cast<unsigned>(max_read_request.get()))) {
         // Out of tags: collect our oldest read first (another thread may hold
         // the rest; then open() waits for one of theirs).
         if (requests_.outstanding() == tags.get() && next_to_collect < open.size()) collect(open[next_to_collect++]);

@@ -250,6 +250,15 @@ void pcie_switch::route_memory(unsigned in, tlp& t) {
 }
 
 void pcie_switch::route_completion(unsigned in, tlp& t) {
+    if (up_ < 0 && !fabric_routes_.empty()) {
+        // A fabric switch: a completion goes back to its requester, a chip's fabric id.
+        const int out = t.requester < fabric_routes_.size() ? fabric_routes_[t.requester] : -1;
+        if (out >= 0 && ports_[static_cast<unsigned>(out)].end)
+            return send_out(static_cast<unsigned>(out), std::move(t));
+        unexpected_ += t.count;
+        return;
+    }
+
     const int j = downstream_for_bus(TRN3_PCI_BDF_BUS(t.requester));
     if (j >= 0 && static_cast<unsigned>(j) != in && ports_[static_cast<unsigned>(j)].end) {
         const std::uint64_t acs = ports_[in].config.get(TRN3_PCI_ACS_CAP + TRN3_ACS_CONTROL, 2);

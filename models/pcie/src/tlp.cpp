@@ -1,5 +1,6 @@
 #include "trn3/pcie/tlp.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include <fmt/format.h>
@@ -25,6 +26,21 @@ tlp completion_for(const tlp& request, cpl_status status, std::uint16_t complete
     c.traffic_class = request.traffic_class;
     c.status = status;
     return c;
+}
+
+std::vector<tlp_piece> split_access(std::uint64_t address, std::uint64_t bytes, unsigned unit, bool aggregate) {
+    std::vector<tlp_piece> out;
+    std::uint64_t offset = 0;
+    while (offset < bytes) {
+        const std::uint64_t a = address + offset;
+        const std::uint64_t len = std::min<std::uint64_t>(unit - (a % unit), bytes - offset);
+        tlp_piece p{a, offset, static_cast<std::uint32_t>(len), 1};
+        if (len == unit && aggregate)
+            p.count = static_cast<std::uint32_t>(std::min<std::uint64_t>((bytes - offset) / unit, 1u << 20));
+        offset += std::uint64_t(p.length) * p.count;
+        out.push_back(p);
+    }
+    return out;
 }
 
 std::vector<tlp> data_completions(const tlp& request, const std::vector<std::uint8_t>& data, unsigned max_payload,

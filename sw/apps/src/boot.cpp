@@ -42,7 +42,8 @@ namespace {
 // Where the fabric check keeps its data in each chip's HBM (stack 0, far
 // from what the runtime allocates first): the pattern a chip sends, and the
 // inbox where chip k's write lands at slot k.
-constexpr std::uint64_t fabric_scratch = 32ull << 30, fabric_inbox = 33ull << 30, fabric_slot = 4096;
+constexpr std::uint64_t fabric_scratch = 32ull << 30, fabric_inbox = 33ull << 30, fabric_readback = 34ull << 30,
+                        fabric_slot = 4096;
 
 class boot final : public host_program {
 public:
@@ -102,18 +103,19 @@ public:
         os << fmt::format("chips up: {} of {}; kernels verified: {} of {}; NIC placeholders enumerated: {} of {}\n",
                           chips_up, chips, kernels_ok, kernels_run, nics, expected_nics);
         if (fabric_check.get() != "off") {
-            unsigned sent = 0, ok = 0;
+            unsigned sent = 0, ok = 0, read_ok = 0;
             std::uint64_t dropped = 0;
             for (const auto& r : results_) {
                 sent += r.fabric_sent;
                 ok += r.fabric_ok;
+                read_ok += r.fabric_read_ok;
                 dropped += r.fabric_dropped;
             }
             std::uint64_t forwarded = 0;
             for (const counter* c : sys_.fabric_forwarded) forwarded += c->value();
-            os << fmt::format("fabric: {} of {} chip-to-chip writes over NeuronLink verified ({} pairs), {} TLPs "
-                              "forwarded by chips, {} dropped\n",
-                              ok, sent, fabric_check.get(), forwarded, dropped);
+            os << fmt::format("fabric: {} of {} chip-to-chip writes over NeuronLink verified ({} pairs), {} of {} read "
+                              "back by their writers, {} TLPs forwarded by chips, {} dropped\n",
+                              ok, sent, fabric_check.get(), read_ok, sent, forwarded, dropped);
         }
     }
 
@@ -124,7 +126,8 @@ public:
 
 private:
     struct host_result {
-        unsigned chips_up = 0, kernels_ok = 0, kernels_run = 0, fabric_sent = 0, fabric_ok = 0, nics = 0;
+        unsigned chips_up = 0, kernels_ok = 0, kernels_run = 0, fabric_sent = 0, fabric_ok = 0, fabric_read_ok = 0,
+                 nics = 0;
         std::uint64_t fabric_dropped = 0;
         double link_up = 0, enumerated = 0, firmware = 0, done = 0;
         std::vector<std::string> failures;
@@ -267,6 +270,26 @@ private:
             }
             r.fabric_dropped += dropped;
         }
+        // Once every host has checked its inboxes, every writer reads its
+        // block back from each target (remote reads: the completions return
+        // through the same switches and forwarding chips) and compares.
+        ++hosts_checked_fabric_;
+        hi.ops->wait_until([this] { return hosts_checked_fabric_ == sys_.hosts.size(); }, 100'000'000, 10'000);
+        for (std::size_t i = 0; i < devices.size(); ++i) {
+            if (hi.chips[i].fabric_id < 0) continue;
+            const auto k = static_cast<unsigned>(hi.chips[i].fabric_id);
+            for (unsigned d : targets(k)) {
+                std::vector<std::uint8_t> got(fabric_slot);
+                if (devices[i]->device_copy(TRN3_FABRIC_ADDR(d, fabric_inbox + k * fabric_slot), fabric_readback,
+                                            fabric_slot) == driver::status::ok &&
+                    devices[i]->read(got.data(), fabric_readback, fabric_slot) == driver::status::ok &&
+                    got == pattern_of(k))
+                    ++r.fabric_read_ok;
+                else
+                    r.failures.push_back(
+                        fmt::format("fabric: chip {} could not read its write back from chip {}", k, d));
+            }
+        }
     }
 
     void run_kernel(driver::trn3_device& d, host_result& r, std::uint64_t seed) {
@@ -315,7 +338,7 @@ private:
     host_system& sys_;
     std::vector<host_result> results_;
     std::vector<phase_track> tracks_;
-    std::size_t hosts_done_ = 0, hosts_on_fabric_ = 0;
+    std::size_t hosts_done_ = 0, hosts_on_fabric_ = 0, hosts_checked_fabric_ = 0;
     std::array<std::size_t, 4> phase_hosts_{};
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };

@@ -32,6 +32,7 @@
 #include "trn3/neuroncore/neuroncore.h"
 #include "trn3/pcie/endpoint.h"
 #include "trn3/pcie/link.h"
+#include "trn3/pcie/requester.h"
 
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
@@ -66,26 +67,44 @@ public:
     // NeuronLink TLPs this chip forwarded for other chips (a typed handle for reports).
     const counter& fabric_forwarded() const { return fabric_forwarded_; }
 
-    // NeuronLink data path (auto-forwarding): writes to fabric addresses
+    // NeuronLink data path (auto-forwarding): accesses to fabric addresses
     // (spec/device.h TRN3_FABRIC_ADDR) from the chip's initiators leave on the
-    // port its route table names; a write arriving for another chip is
-    // forwarded the same way; one for this chip lands in its HBM.
+    // port its route table names, writes as posted TLPs of fabric_mps bytes,
+    // reads as requests of fabric_read_request bytes whose completions come
+    // back to the requester (its fabric id) by the same route tables; a TLP
+    // for another chip is forwarded the same way; one for this chip lands in
+    // (or reads from) its HBM. Reads wait (initiators' threads only).
     param<sc_core::sc_time> forward_latency{this, "forward_latency", sc_core::sc_time(40, sc_core::SC_NS),
                                             "NeuronLink port to port inside the chip (auto-forwarding)"};
-    param<std::uint64_t> fabric_mps{this, "fabric_mps", 256, "bytes per NeuronLink write TLP",
+    param<std::uint64_t> fabric_mps{this, "fabric_mps", 256, "bytes per NeuronLink write TLP and completion",
                                     range<std::uint64_t>{64, 4096}};
+    param<std::uint64_t> fabric_read_request{this, "fabric_read_request", 512,
+                                             "bytes per NeuronLink read request (a power of two)",
+                                             range<std::uint64_t>{64, 4096}};
+    param<std::uint64_t> fabric_read_tags{this, "fabric_read_tags", 256, "NeuronLink reads a chip may have outstanding",
+                                          range<std::uint64_t>{1, 4096}};
+    param<sc_core::sc_time> fabric_read_timeout{this, "fabric_read_timeout", sc_core::sc_time(50, sc_core::SC_US),
+                                                "completion timeout of a NeuronLink read"};
 
 private:
     void attach_port(unsigned port, pcie::link_end& end);
     void fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay);
     void fabric_receive(unsigned port, pcie::tlp& t);
+    void fabric_read(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay, unsigned port);
     void deliver_local(pcie::tlp& t);
+    void answer_read(pcie::tlp& t);
+    void pass_on(unsigned dest, pcie::tlp& t);  // towards chip `dest`, or dropped without a route
     void drop();
     tlm_utils::simple_target_socket<trn3_chip> fabric_out{"fabric_out"};
     tlm_utils::simple_initiator_socket<trn3_chip> fabric_in{"fabric_in"};
     std::array<pcie::link_end*, TRN3_NEURONLINK_PORTS> nl_{};
     counter hbm_errors_;
+    std::unique_ptr<pcie::requester> fabric_reads_;  // tags and timeout from the params
     counter fabric_sent_{this, "fabric_sent", "NeuronLink write TLPs this chip originated"};
+    counter fabric_read_requests_{this, "fabric_read_requests", "NeuronLink read requests this chip originated"};
+    counter fabric_reads_answered_{this, "fabric_reads_answered", "NeuronLink read requests this chip answered"};
+    counter fabric_read_errors_{this, "fabric_read_errors",
+                                "NeuronLink reads that failed (unsupported request, timeout, poisoned)"};
     counter fabric_received_{this, "fabric_received", "NeuronLink write TLPs that landed in this chip"};
     counter fabric_forwarded_{this, "fabric_forwarded", "NeuronLink TLPs forwarded for other chips"};
     counter fabric_unroutable_{this, "fabric_unroutable",

@@ -96,11 +96,9 @@ private:
                const sc_core::sc_time& delay);
     // Splits [address, address + bytes) into TLP pieces of at most `unit`
     // without crossing a 4 KiB boundary; with `aggregate` equal pieces merge.
-    struct piece {
-        std::uint64_t address, offset;
-        std::uint32_t length, count;
-    };
-    std::vector<piece> split(std::uint64_t address, std::uint64_t bytes, unsigned unit) const;
+    std::vector<tlp_piece> split(std::uint64_t address, std::uint64_t bytes, unsigned unit) const {
+        return split_access(address, bytes, unit, aggregate.get());
+    }
 
     config_space config_;
     link_end* end_ = nullptr;

@@ -82,6 +82,16 @@ tlp completion_for(const tlp& request, cpl_status status, std::uint16_t complete
 std::vector<tlp> data_completions(const tlp& request, const std::vector<std::uint8_t>& data, unsigned max_payload,
                                   std::uint16_t completer);
 
+// An access of `bytes` at `address` cut into TLPs of at most `unit` bytes
+// (a power of two dividing 4 KiB) that never cross a `unit` boundary; with
+// `aggregate`, equal full-size ones merge into trains (count, at most 2^20).
+// `offset` is each piece's first byte in the access.
+struct tlp_piece {
+    std::uint64_t address, offset;
+    std::uint32_t length, count;
+};
+std::vector<tlp_piece> split_access(std::uint64_t address, std::uint64_t bytes, unsigned unit, bool aggregate);
+
 // The envelope goes after the data, so a TLP's data moves from hop to hop
 // without being copied (pass rvalues).
 std::vector<std::uint8_t> encode(tlp t);

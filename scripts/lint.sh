@@ -7,7 +7,7 @@
 #                                   with build/release's compile commands (slow: minutes per dozen files)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-files() { git ls-files '*.c' '*.h' '*.cpp' | grep -v '^tests/mcu/programs/'; }
+files() { git ls-files --cached --others --exclude-standard '*.c' '*.h' '*.cpp' | grep -v '^tests/mcu/programs/'; }
 case "${1:-}" in
   --fix)
     files | xargs clang-format -i

@@ -14,6 +14,7 @@
 
 #include "../common/pattern.h"
 #include "rig.h"
+#include "trn3/dma/reduce_extension.h"
 #include "trn3/kernels/builder.h"
 #include "trn3/spec/link.h"
 #include "trn3/spec/mailbox.h"
@@ -591,4 +592,51 @@ TEST_CASE(
     CHECK((r.rd(TRN3_CHIP_ERR_STATUS) & TRN3_ERR_FABRIC) != 0);
     std::uint64_t v = 1;
     CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(0, at), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+}
+
+TEST_CASE("a reducing write leaves with its reduction in each TLP, and one arriving for this chip reduces into HBM "
+          "as it lands") {
+    delivery_queue queue("queue");
+    pcie::link nl3("nl3", queue, 1, 2, pcie::link_config{pcie::generation::gen6, 8});
+    std::vector<pcie::tlp> out;
+    nl3.b().on_receive([&](pcie::tlp& t) { out.push_back(t); });
+    chip_rig r([&](chip::trn3_chip& c) { c.attach_neuronlink(3, nl3); });
+    r.boot();
+    r.wr(TRN3_CHIP_ROUTE(9), 3);
+    r.wr(TRN3_CHIP_FABRIC_ID, 1 | TRN3_FABRIC_ENABLE);
+    sc_core::sc_start(sc_time(50, SC_US));  // the link is up
+    const numerics::reduction sum_fp32{numerics::reduce_op::sum, numerics::reduce_type::fp32};
+
+    // Leaving: the DMA engine's reducing write, as the noc passes it on.
+    std::vector<float> v(128, 0.5f);  // 512 bytes: two 256-byte TLPs, as one aggregate
+    tlm::tlm_generic_payload tx;
+    set_access(tx, tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(9, TRN3_DEV_HBM_BASE(1)), v.data(), 512);
+    dma::reduce_extension ext(sum_fp32);
+    tx.set_extension(&ext);
+    sc_time delay;
+    r.noc.out->b_transport(tx, delay);
+    tx.clear_extension(&ext);
+    CHECK(tx.get_response_status() == tlm::TLM_OK_RESPONSE);
+    sc_core::sc_start(sc_time(10, SC_US));
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].count == 2);
+    CHECK(out[0].reduce == dma::tlp_code(sum_fp32));
+
+    // Arriving for this chip (id 1): the memory's values plus the data's.
+    const std::uint64_t at = TRN3_DEV_HBM_BASE(2) + 0x100;
+    const std::vector<float> held = {1.0f, 2.0f, -3.0f, 8.0f}, data = {0.5f, 0.25f, 3.0f, -0.125f};
+    std::memcpy(r.chip.device_memory(at, 16), held.data(), 16);
+    pcie::tlp t;
+    t.type = pcie::tlp_type::mem_write;
+    t.requester = 9;
+    t.address = TRN3_FABRIC_ADDR(1, at);
+    t.length = 16;
+    t.data.resize(16);
+    std::memcpy(t.data.data(), data.data(), 16);
+    t.reduce = dma::tlp_code(sum_fp32);
+    nl3.b().send(std::move(t), sc_core::sc_time_stamp());
+    sc_core::sc_start(sc_time(10, SC_US));
+    std::vector<float> now(4);
+    std::memcpy(now.data(), r.chip.device_memory(at, 16), 16);
+    CHECK(now == std::vector<float>{1.5f, 2.25f, 0.0f, 7.875f});
 }

@@ -225,3 +225,70 @@ TEST_CASE("the torus SKUs boot the same way: nl16-torus2d with every pair of chi
     CHECK_THAT(r.out, Catch::Contains("fabric: 240 of 240 chip-to-chip writes over NeuronLink verified (all pairs)"));
     CHECK_THAT(r.out, Catch::Contains("links torus              32 up of 32, 0 degraded, 0 failed (32 Gen6 x36)"));
 }
+
+namespace {
+// The table rows of a collectives run (the lines that start with spaces and a size).
+std::vector<std::string> table_rows(const std::string& out) {
+    std::vector<std::string> rows;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+        if (line.size() > 12 && line.compare(0, 2, "  ") == 0) {
+            std::istringstream fields(line);
+            std::string size;
+            fields >> size;
+            if (size.find_first_not_of("0123456789") == std::string::npos) rows.push_back(line);
+        }
+    return rows;
+}
+}  // namespace
+
+TEST_CASE("collectives: nccl-tests tables with exact results for every op on reduced nl32x2, the same run to run") {
+    const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
+                             "-p collectives.min_bytes=64 -p collectives.max_bytes=8192 -p collectives.factor=4 ";
+    for (const char* args : {"-p collectives.op=all_reduce -p collectives.dtype=fp32",
+                             "-p collectives.op=all_reduce -p collectives.dtype=bf16 -p collectives.redop=max",
+                             "-p collectives.op=reduce_scatter -p collectives.dtype=fp16",
+                             "-p collectives.op=all_gather -p collectives.dtype=e4m3",
+                             "-p collectives.op=all_reduce -p collectives.dtype=int32 -p collectives.redop=min"}) {
+        const result r = trn3vp(base + args);
+        INFO(args << "\n" << r.out << r.err);
+        CHECK(r.code == 0);
+        CHECK_THAT(r.out, Catch::Contains("# nl32x2: 8 ranks"));
+        CHECK_THAT(r.out, Catch::Contains("#       size        count     type  redop   root       time   algbw   busbw "
+                                          "#wrong       time   algbw   busbw #wrong"));
+        const auto rows = table_rows(r.out);
+        CHECK(rows.size() == 4);  // 64, 256, 1024, 4096
+        for (const auto& row : rows) CHECK_THAT(row, Catch::EndsWith("      0"));  // #wrong, in place
+        CHECK_THAT(r.out, Catch::Contains("# Out of bounds values : 0 OK"));
+        CHECK_THAT(r.out, Catch::Contains("platform nl32x2: PASSED"));
+        CHECK(table_rows(trn3vp(base + args).out) == rows);  // deterministic: times and all
+    }
+}
+
+TEST_CASE("collectives run on reduced nl72x2 and on the 2D torus too") {
+    for (const char* platform :
+         {"nl72x2 -p nl72x2.trays=1 -p nl72x2.app=collectives", "nl16-torus2d -p nl16_torus2d.app=collectives"}) {
+        const result r = trn3vp(std::string("run --platform ") + platform +
+                                " -p collectives.min_bytes=1024 -p collectives.max_bytes=4096");
+        INFO(r.out << r.err);
+        CHECK(r.code == 0);
+        CHECK(table_rows(r.out).size() == 3);
+        CHECK_THAT(r.out, Catch::Contains("# Out of bounds values : 0 OK"));
+    }
+}
+
+TEST_CASE("collectives: sizes and platforms the program cannot run are one-line errors") {
+    expect_user_error("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives -p collectives.min_bytes=6 "
+                      "-p collectives.max_bytes=6",
+                      "collectives: size 6 B is not a whole number of 4-byte elements");
+    expect_user_error("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
+                      "-p collectives.op=reduce_scatter -p collectives.min_bytes=16 -p collectives.max_bytes=16",
+                      "reduce_scatter: size 16 B is not 8 chunks of whole elements");
+    expect_user_error("run --platform nl32x2 -p nl32x2.app=collectives -p collectives.min_bytes=64 "
+                      "-p collectives.max_bytes=8",
+                      "param collectives.min_bytes = 64 is above collectives.max_bytes = 8");
+    expect_user_error("run --platform nl32x2 -p nl32x2.app=collectives -p collectives.dtype=fp64",
+                      "must be one of fp32, bf16, fp16, e4m3, e5m2, int32");
+    expect_user_error("run --platform trn3-dev -p trn3dev.app=collectives",
+                      "program collectives needs at least two chips on a NeuronLink fabric");
+}

@@ -5,6 +5,8 @@
 #include "trn3/core/error.h"
 #include "trn3/core/payload.h"
 #include "trn3/core/protocol_checker.h"
+#include "trn3/dma/reduce_extension.h"
+#include "trn3/numerics/reduce.h"
 #include "trn3/spec/link.h"
 #include "trn3/spec/mailbox.h"
 #include "trn3/spec/mcu.h"
@@ -68,6 +70,7 @@ trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images
     control->raise_msix = [this](unsigned v) { ep.raise_msix(v); };
     dma0.raise_msix = [this](unsigned v) { ep.raise_msix(v); };
     dma0.queue_error = [this](unsigned q) { control->report_error(TRN3_ERR_DMA(q)); };
+    dma0.fabric_rx_bytes = [this] { return control->fabric_rx_bytes(); };
     mailbox_track_ = timeline::instance().track_of(*this, ".mailbox");
     mcu0.mailbox0.mcu_irq.on_change([this](bool level) {
         if (level) timeline::instance().instant(mailbox_track_, "request (host rang)", sc_core::sc_time_stamp());
@@ -131,8 +134,10 @@ void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time&
         tx.set_address(address - TRN3_FABRIC_ADDR(0, 0));
         return;
     }
-    // TLPs of fabric_mps bytes, equal ones as one aggregate (docs/pcie.md).
+    // TLPs of fabric_mps bytes, equal ones as one aggregate (docs/pcie.md);
+    // a reducing write (the DMA engine's TRN3_DESC_REDUCE) says so in each.
     const unsigned char* data = tx.get_data_ptr();
+    const auto* reduce = tx.get_extension<dma::reduce_extension>();
     const sc_core::sc_time when = sc_core::sc_time_stamp() + delay;
     for (const pcie::tlp_piece& p : pcie::split_access(address, bytes, static_cast<unsigned>(fabric_mps.get()), true)) {
         pcie::tlp t;
@@ -141,6 +146,7 @@ void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time&
         t.address = p.address;
         t.length = p.length;
         t.count = p.count;
+        t.reduce = reduce ? dma::tlp_code(reduce->reduction) : 0;
         t.data.reserve(t.total_bytes() + 64);
         t.data.assign(data + p.offset, data + p.offset + t.total_bytes());
         fabric_sent_ += t.count;
@@ -205,12 +211,25 @@ void trn3_chip::fabric_read(tlm::tlm_generic_payload& tx, sc_core::sc_time& dela
 void trn3_chip::deliver_local(pcie::tlp& t) {
     tlm::tlm_generic_payload tx;
     sc_core::sc_time delay = t.train_span;
+    if (t.reduce) {
+        // Near-memory reduction: the memory's bytes, reduced with the data, written back.
+        std::vector<std::uint8_t> current(t.data.size());
+        set_access(tx, tlm::TLM_READ_COMMAND, TRN3_FABRIC_OFFSET(t.address), current.data(),
+                   static_cast<unsigned>(current.size()));
+        fabric_in->b_transport(tx, delay);
+        if (tx.get_response_status() != tlm::TLM_OK_RESPONSE ||
+            !numerics::reduce_into(dma::reduction_of_tlp_code(t.reduce), current.data(), t.data.data(), current.size()))
+            return drop();
+        t.data.swap(current);
+        ++fabric_reduced_;
+    }
     set_access(tx, tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_OFFSET(t.address), t.data.data(),
                static_cast<unsigned>(t.data.size()));
     fabric_in->b_transport(tx, delay);
     if (tx.get_response_status() == tlm::TLM_OK_RESPONSE) {
         fabric_received_ += t.count;
         control->fabric_landed(t.data.size());
+        dma0.fabric_progress();  // a queue may wait for these bytes
     } else {
         drop();
     }

@@ -1,11 +1,13 @@
 #include "trn3/dma/dma_engine.h"
 
 #include <cstring>
+#include <optional>
 
 #include <fmt/format.h>
 
 #include "trn3/core/log.h"
 #include "trn3/core/payload.h"
+#include "trn3/dma/reduce_extension.h"
 
 namespace trn3::dma {
 
@@ -17,7 +19,8 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name)
             range<byte_count>{byte_count{4096}, byte_count{1ull << 30}}),
       descriptor_cost(this, "descriptor_cost", sc_time(20, sc_core::SC_NS), "engine time per descriptor"),
       descriptors_(this, "descriptors", "descriptors completed"), bytes_(this, "bytes", "bytes moved"),
-      errors_(this, "errors", "queues stopped on an error") {
+      errors_(this, "errors", "queues stopped on an error"),
+      reduced_bytes_(this, "reduced_bytes", "bytes reduced into their destination (TRN3_DESC_REDUCE)") {
     for (unsigned q = 0; q < TRN3_DMA_QUEUES; ++q) {
         const std::uint64_t b = std::uint64_t(TRN3_DMA_QUEUE_BLOCK_SIZE) * q;
         auto add = [&](const char* leaf, std::uint64_t off, unsigned width, trn3::access a, const char* d) {
@@ -68,13 +71,25 @@ void dma_engine::run() {
 }
 
 bool dma_engine::transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data,
-                          std::uint64_t n) {
+                          std::uint64_t n, const numerics::reduction* reduce) {
     tlm::tlm_generic_payload tx;
     sc_time delay;
     set_access(tx, cmd, address, data, static_cast<unsigned>(n));
+    reduce_extension ext(reduce ? *reduce : numerics::reduction{});
+    if (reduce) tx.set_extension(&ext);
     (host_side ? host : device)->b_transport(tx, delay);
+    if (reduce) tx.clear_extension(&ext);
     wait(delay);
     return tx.get_response_status() == tlm::TLM_OK_RESPONSE;
+}
+
+bool dma_engine::reduce_to(std::uint64_t address, std::uint8_t* data, std::uint64_t n, const numerics::reduction& r) {
+    reduced_bytes_ += n;
+    if (address >= TRN3_FABRIC_ADDR(0, 0)) return transfer(false, tlm::TLM_WRITE_COMMAND, address, data, n, &r);
+    std::vector<std::uint8_t> current(n);
+    if (!transfer(false, tlm::TLM_READ_COMMAND, address, current.data(), n)) return false;
+    numerics::reduce_into(r, current.data(), data, n);
+    return transfer(false, tlm::TLM_WRITE_COMMAND, address, current.data(), n);
 }
 
 void dma_engine::fail(unsigned q, std::uint32_t cause) {
@@ -96,6 +111,8 @@ bool dma_engine::serve(unsigned q) {
         fail(q, TRN3_DMA_ERR_DESCRIPTOR);
         return false;
     }
+    if (qu.waiting && qu.waiting_at == head && fabric_rx_bytes && fabric_rx_bytes() < qu.waiting_for) return false;
+    qu.waiting = false;
     qu.status->set(TRN3_DMA_STATE_RUNNING);
     const sc_time start = sc_core::sc_time_stamp();
     const bool ring_on_host = !(qu.control->value() & TRN3_DMA_CONTROL_DEVICE_RING);
@@ -106,16 +123,35 @@ bool dma_engine::serve(unsigned q) {
         fail(q, ring_on_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE);
         return false;
     }
+    if (d.flags & TRN3_DESC_WAIT_FABRIC) {
+        // Not yet: leave the queue as it is; a landing fabric write rings the engine again.
+        if (!fabric_rx_bytes || fabric_rx_bytes() < d.src) {
+            qu.status->set(TRN3_DMA_STATE_IDLE);
+            qu.waiting = true;
+            qu.waiting_at = head;
+            qu.waiting_for = d.src;
+            return false;
+        }
+        d.length = 0;  // nothing to move: the descriptor completes
+    }
     wait(descriptor_cost.get());
     const bool src_host = d.flags & TRN3_DESC_SRC_HOST, dst_host = d.flags & TRN3_DESC_DST_HOST;
     std::uint32_t status = 0;
+    std::optional<numerics::reduction> reduce;
+    if (d.flags & TRN3_DESC_REDUCE) {
+        reduce = numerics::reduction_of(TRN3_DESC_REDUCE_OP(d.flags), TRN3_DESC_REDUCE_TYPE(d.flags));
+        if (!reduce || dst_host || d.length % numerics::element_bytes(reduce->type) != 0 ||
+            chunk.get().bytes % numerics::element_bytes(reduce->type) != 0)
+            status = TRN3_DMA_ERR_DESCRIPTOR;
+    }
     std::vector<std::uint8_t> buffer;
     for (std::uint64_t off = 0; off < d.length && status == 0; off += chunk.get().bytes) {
         const std::uint64_t n = std::min<std::uint64_t>(chunk.get().bytes, d.length - off);
         buffer.resize(n);
         if (!transfer(src_host, tlm::TLM_READ_COMMAND, d.src + off, buffer.data(), n))
             status = src_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
-        else if (!transfer(dst_host, tlm::TLM_WRITE_COMMAND, d.dst + off, buffer.data(), n))
+        else if (!(reduce ? reduce_to(d.dst + off, buffer.data(), n, *reduce)
+                          : transfer(dst_host, tlm::TLM_WRITE_COMMAND, d.dst + off, buffer.data(), n)))
             status = dst_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
     }
     trn3_dma_completion c{status, d.length, d.user};

@@ -24,8 +24,8 @@
 #include <fmt/format.h>
 #include <systemc>
 
+#include "bring_up.h"
 #include "phase_track.h"
-#include "root_port.h"
 #include "trn3/apps/host_program.h"
 #include "trn3/core/param.h"
 #include "trn3/driver/trn3_device.h"
@@ -132,60 +132,29 @@ private:
         double link_up = 0, enumerated = 0, firmware = 0, done = 0;
         std::vector<std::string> failures;
     };
-    using device_list = std::vector<std::unique_ptr<driver::trn3_device>>;
-
     static double now() { return sc_core::sc_time_stamp().to_seconds(); }
 
     void software(unsigned h) {
         const host_info& hi = sys_.hosts[h];
-        driver::host_ops& hw = *hi.ops;
         host_result& r = results_[h];
-        // Every root port's link up.
-        const auto link_ns = static_cast<std::uint64_t>(link_timeout.get().to_seconds() * 1e9);
-        for (unsigned p = 0; p < hi.root_ports; ++p)
-            if (!wait_root_port_link(hw, static_cast<std::uint16_t>(TRN3_PCI_BDF(0, p, 0)), link_ns)) {
-                r.failures.push_back(
-                    fmt::format("root port {}: link not up within {}", p, link_timeout.get().to_string()));
-                return finish();
-            }
-        r.link_up = now();
-        tracks_[h].mark("host links up");
-        milestone(0, "host links up");
-        std::vector<driver::pci_function> fns;
-        try {
-            fns = driver::enumerate(hw.config(), hi.pci_windows);
-        } catch (const std::exception& e) {
-            r.failures.push_back(std::string("enumeration: ") + e.what());
-            return finish();
-        }
-        r.enumerated = now();
-        tracks_[h].mark("enumerated");
-        milestone(1, "hosts enumerated their chips");
-        device_list devices;
-        for (const auto& f : fns)
-            if (f.vendor == TRN3_PCI_VENDOR_AMAZON && f.device == TRN3_PCI_DEVICE_TRN3) {
-                const auto index = static_cast<unsigned>(devices.size());
-                devices.push_back(std::make_unique<driver::trn3_device>(hw, driver::trn3_device::msi_data_of(index)));
-                if (devices.back()->probe(f) != driver::status::ok)
-                    r.failures.push_back("probe " + driver::bdf_name(f.bdf));
-            }
-        if (devices.size() != hi.chips.size())
-            r.failures.push_back(fmt::format("found {} chips, expected {}", devices.size(), hi.chips.size()));
-        for (const auto& f : fns)
-            if (f.vendor == TRN3_PCI_VENDOR_AMAZON && f.device == TRN3_PCI_DEVICE_NIC) ++r.nics;
-        for (std::size_t i = 0; i < devices.size(); ++i) {
-            driver::trn3_device& d = *devices[i];
-            const driver::status s = d.wait_boot(static_cast<std::uint64_t>(boot_timeout.get().to_seconds() * 1e9));
-            driver::firmware_info fw;
-            if (s == driver::status::ok && d.handshake(fw) == driver::status::ok) ++r.chips_up;
-            else r.failures.push_back(fmt::format("chip {}: {}", driver::bdf_name(d.bdf()), driver::status_name(s)));
-            const expected_chip& c = hi.chips.at(i);  // root port order = enumeration order
-            if (c.fabric_id >= 0 && d.program_fabric(unsigned(c.fabric_id), c.routes) != driver::status::ok)
-                r.failures.push_back("program the fabric routes of " + c.name);
-        }
-        r.firmware = now();
-        tracks_[h].mark("chips probed, firmware running, routes programmed");
-        milestone(2, "chips' firmware running (HBM and NeuronLink trained), routes programmed");
+        static const char* const phases[] = {"host links up", "enumerated",
+                                             "chips probed, firmware running, routes programmed"};
+        static const char* const milestones[] = {
+            "host links up", "hosts enumerated their chips",
+            "chips' firmware running (HBM and NeuronLink trained), routes programmed"};
+        brought_up b;
+        const bool went_on = bring_up(hi, {link_timeout.get(), boot_timeout.get()}, b, [&](unsigned phase) {
+            tracks_[h].mark(phases[phase]);
+            milestone(phase, milestones[phase]);
+        });
+        r.chips_up = b.chips_up;
+        r.nics = b.nics;
+        r.link_up = b.link_up;
+        r.enumerated = b.enumerated;
+        r.firmware = b.firmware;
+        r.failures = b.failures;
+        if (!went_on) return finish();
+        device_list& devices = b.devices;
         if (kernels.get())
             for (std::size_t i = 0; i < devices.size(); ++i) run_kernel(*devices[i], r, h * 1000 + i);
         r.done = now();

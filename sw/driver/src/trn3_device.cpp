@@ -323,6 +323,56 @@ status trn3_device::fabric_counters(std::uint64_t& rx_bytes, std::uint32_t& drop
     return status::ok;
 }
 
+status trn3_device::load_device_queue(unsigned q, std::uint64_t ring_address,
+                                      const std::vector<trn3_dma_descriptor>& descriptors) {
+    if (!probed_) return status::no_device;
+    if (q == 0 || q >= TRN3_DMA_QUEUES || descriptors.empty() || descriptors.size() > (1u << 20))
+        return status::bad_argument;
+    std::uint32_t entries = 2;
+    while (entries < descriptors.size()) entries *= 2;
+    // HEAD runs free: the ring's entries start where the queue stands.
+    const std::uint32_t head = rd(TRN3_BAR0_DMA(q) + TRN3_DMA_HEAD);
+    std::vector<trn3_dma_descriptor> ring(entries);
+    for (std::size_t i = 0; i < descriptors.size(); ++i) ring[(head + i) & (entries - 1)] = descriptors[i];
+    const std::uint64_t records = ring_address + std::uint64_t(entries) * sizeof(trn3_dma_descriptor);
+    const status s = write(ring_address, ring.data(), ring.size() * sizeof(trn3_dma_descriptor));
+    if (s != status::ok) return s;
+    wr(TRN3_BAR0_DMA(q) + TRN3_DMA_CONTROL, 0);
+    wr64(TRN3_BAR0_DMA(q) + TRN3_DMA_RING_BASE, ring_address);
+    wr(TRN3_BAR0_DMA(q) + TRN3_DMA_RING_SIZE, entries);
+    wr64(TRN3_BAR0_DMA(q) + TRN3_DMA_CPL_BASE, records);
+    wr(TRN3_BAR0_DMA(q) + TRN3_DMA_CONTROL, TRN3_DMA_CONTROL_ENABLE | TRN3_DMA_CONTROL_DEVICE_RING);
+    device_queue_tail_[q] = head + static_cast<std::uint32_t>(descriptors.size());
+    return status::ok;
+}
+
+status trn3_device::start_device_queue(unsigned q) {
+    if (!probed_) return status::no_device;
+    if (q == 0 || q >= TRN3_DMA_QUEUES) return status::bad_argument;
+    wr(TRN3_BAR0_DMA(q) + TRN3_DMA_TAIL, device_queue_tail_[q]);
+    return status::ok;
+}
+
+status trn3_device::queue_finished(unsigned q, std::uint64_t timeout_ns, std::uint64_t poll_ns) {
+    if (!probed_) return status::no_device;
+    if (q == 0 || q >= TRN3_DMA_QUEUES) return status::bad_argument;
+    bool failed = false;
+    const bool done = host_.wait_until(
+        [&] {
+            failed = TRN3_DMA_STATUS_STATE(rd(TRN3_BAR0_DMA(q) + TRN3_DMA_STATUS)) == TRN3_DMA_STATE_ERROR;
+            return failed || rd(TRN3_BAR0_DMA(q) + TRN3_DMA_HEAD) == device_queue_tail_[q];
+        },
+        timeout_ns, poll_ns);
+    if (done && !failed) return status::ok;
+    // Stop the queue and drop what is left, so it can run again.
+    ++dma_errors_;
+    wr(TRN3_BAR0_DMA(q) + TRN3_DMA_CONTROL, 0);
+    device_queue_tail_[q] = rd(TRN3_BAR0_DMA(q) + TRN3_DMA_HEAD);
+    wr(TRN3_BAR0_DMA(q) + TRN3_DMA_TAIL, device_queue_tail_[q]);
+    wr(TRN3_CHIP_ERR_STATUS, TRN3_ERR_DMA(q));
+    return failed ? status::dma_error : status::timeout;
+}
+
 status trn3_device::launch(unsigned core, const std::array<std::uint64_t, 5>& pcs, unsigned mask) {
     if (!probed_) return status::no_device;
     if (core >= TRN3_DEV_CORES || mask == 0 || TRN3_LAUNCH_ENGINES(mask) != mask) return status::bad_argument;

@@ -150,6 +150,28 @@ struct trn3_dma_descriptor { /* 32 bytes */
 #define TRN3_DESC_SRC_HOST 0x1u /* src is a host bus address (else a device address) */
 #define TRN3_DESC_DST_HOST 0x2u
 #define TRN3_DESC_INTERRUPT 0x4u /* raise the queue's vector when done */
+/* Reduce: dst = dst op src, element by element, done at the destination's
+ * memory (a fabric destination reduces as the data lands: one transfer).
+ * dst must be a device address and length whole elements, else the
+ * descriptor is malformed. Rules: models/numerics/reduce.h. */
+#define TRN3_DESC_REDUCE 0x8u
+/* Wait: moves nothing; the queue holds here until this chip's
+ * FABRIC_RX_BYTES reaches src (a count of fabric bytes landed), then
+ * completes the descriptor. The other queues go on meanwhile. It orders a
+ * collective's steps: a step that forwards what a peer sent waits for it. */
+#define TRN3_DESC_WAIT_FABRIC 0x10u
+#define TRN3_DESC_REDUCE_OP(f) (((f) >> 8) & 0xFu) /* TRN3_REDUCE_SUM, _MAX, _MIN */
+#define TRN3_DESC_REDUCE_TYPE(f) (((f) >> 12) & 0xFu) /* TRN3_REDUCE_FP32 ... _INT32 */
+#define TRN3_DESC_REDUCE_WITH(op, type) (TRN3_DESC_REDUCE | ((uint32_t)(op) << 8) | ((uint32_t)(type) << 12))
+#define TRN3_REDUCE_SUM 0u
+#define TRN3_REDUCE_MAX 1u
+#define TRN3_REDUCE_MIN 2u
+#define TRN3_REDUCE_FP32 0u
+#define TRN3_REDUCE_BF16 1u
+#define TRN3_REDUCE_FP16 2u
+#define TRN3_REDUCE_E4M3 3u
+#define TRN3_REDUCE_E5M2 4u
+#define TRN3_REDUCE_INT32 5u
 
 struct trn3_dma_completion { /* 16 bytes */
     uint32_t status; /* 0 done, else TRN3_DMA_ERR_* */

@@ -50,6 +50,7 @@ public:
     unsigned fabric_id() const { return static_cast<unsigned>(fabric_id_.value() & TRN3_FABRIC_ID_MASK); }
     bool fabric_enabled() const { return (fabric_id_.value() & TRN3_FABRIC_ENABLE) != 0; }
     void fabric_landed(std::uint64_t bytes) { fabric_rx_bytes_.set(fabric_rx_bytes_.value() + bytes); }
+    std::uint64_t fabric_rx_bytes() const { return fabric_rx_bytes_.value(); }
     void fabric_dropped();
     unsigned route(unsigned dest) const {
         return dest < routes_.size() ? static_cast<unsigned>(routes_[dest]->value()) : TRN3_ROUTE_NONE;

@@ -106,6 +106,8 @@ private:
     counter fabric_read_errors_{this, "fabric_read_errors",
                                 "NeuronLink reads that failed (unsupported request, timeout, poisoned)"};
     counter fabric_received_{this, "fabric_received", "NeuronLink write TLPs that landed in this chip"};
+    counter fabric_reduced_{this, "fabric_reduced",
+                            "of those, reducing writes (reduced into the memory as they landed)"};
     counter fabric_forwarded_{this, "fabric_forwarded", "NeuronLink TLPs forwarded for other chips"};
     counter fabric_unroutable_{this, "fabric_unroutable",
                                "NeuronLink writes refused or dropped (off the fabric, no route)"};

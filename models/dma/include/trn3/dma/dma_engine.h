@@ -11,13 +11,20 @@
 // host memory, or device memory when CONTROL.DEVICE_RING is set), moves its bytes
 // in pieces of `chunk` (read all, then write), writes the completion record
 // at CPL_BASE + index x 16 and advances HEAD; a descriptor with INTERRUPT
-// raises the queue's MSI-X vector. A failed access or a malformed
+// raises the queue's MSI-X vector. A descriptor with REDUCE reduces its
+// bytes into the destination (dst = dst op src; numerics/reduce.h): in this
+// chip's memory by reading, reducing and writing back; to another chip's
+// memory as reducing writes that the destination chip applies as the data
+// lands (reduce_extension.h). A WAIT_FABRIC descriptor holds its queue
+// until the chip's FABRIC_RX_BYTES reaches the count in its src (the engine
+// fetches it again each time fabric bytes land), then completes without
+// moving anything; the other queues go on meanwhile. A failed access or a malformed
 // descriptor stops the queue with STATUS error and the error cause (the
 // chip reports it in ERR_STATUS); the engine goes on with the other queues.
 // Writing CONTROL (disable, then enable) restarts a stopped queue.
 //
 // params:  chunk, descriptor_cost
-// stats:   descriptors, bytes, errors
+// stats:   descriptors, bytes, errors, reduced_bytes
 // timeline: one slice per descriptor on the queue's track
 #pragma once
 
@@ -31,6 +38,7 @@
 #include "trn3/core/reg_block.h"
 #include "trn3/core/stats.h"
 #include "trn3/core/timeline.h"
+#include "trn3/numerics/reduce.h"
 #include "trn3/spec/device.h"
 
 namespace trn3::dma {
@@ -45,6 +53,10 @@ public:
 
     std::function<void(unsigned vector)> raise_msix;  // the chip wires it to its endpoint
     std::function<void(unsigned queue)> queue_error;  // the chip reports it in ERR_STATUS
+    // The chip's count of fabric bytes landed (WAIT_FABRIC descriptors);
+    // the chip calls fabric_progress() when it grows.
+    std::function<std::uint64_t()> fabric_rx_bytes;
+    void fabric_progress() { ring(); }
 
     explicit dma_engine(const sc_core::sc_module_name& name);
 
@@ -60,11 +72,21 @@ private:
         reg* cpl_base;
         reg* control;
         timeline::track track;
+        // A WAIT_FABRIC descriptor not yet satisfied: the head it sits at and
+        // its count, so the engine does not fetch it again until the count is reached.
+        bool waiting = false;
+        std::uint32_t waiting_at = 0;
+        std::uint64_t waiting_for = 0;
     };
     void run();
     void ring();  // a doorbell
     bool serve(unsigned q);  // one descriptor; false when the queue has none or stopped
-    bool transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data, std::uint64_t n);
+        // One access; a write with `reduce` carries it (a fabric destination reduces as the data lands).
+    bool transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data, std::uint64_t n,
+                  const numerics::reduction* reduce = nullptr);
+    // dst = dst op src at the destination: read, reduce and write back for
+    // this chip's memory; one reducing write for a fabric address.
+    bool reduce_to(std::uint64_t address, std::uint8_t* data, std::uint64_t n, const numerics::reduction& r);
     void fail(unsigned q, std::uint32_t cause);
 
     std::vector<std::unique_ptr<reg>> regs_owned_;
@@ -72,7 +94,7 @@ private:
     sc_core::sc_event doorbell_;
     bool doorbell_pending_ = false;
     unsigned next_ = 0;
-    counter descriptors_, bytes_, errors_;
+    counter descriptors_, bytes_, errors_, reduced_bytes_;
 };
 
 }  // namespace trn3::dma

@@ -28,6 +28,7 @@
 
 #include "trn3/driver/host_ops.h"
 #include "trn3/driver/pci_enum.h"
+#include "trn3/spec/device.h"
 #include "trn3/spec/mailbox.h"
 
 namespace trn3::driver {
@@ -102,6 +103,18 @@ public:
     // What the chip's fabric counters say: bytes of fabric writes landed in
     // its memory, TLPs it dropped.
     status fabric_counters(std::uint64_t& rx_bytes, std::uint32_t& dropped);
+    // A DMA queue (1 to TRN3_DMA_QUEUES - 1) run from device memory:
+    // load_device_queue puts the descriptors (copies, reductions, waits;
+    // spec/device.h) into a ring at `ring_address` in device memory, its
+    // completion records after it, and enables the queue with DEVICE_RING;
+    // start_device_queue rings its doorbell, and the chip runs them on its
+    // own (the collectives' engines). queue_finished waits until the queue
+    // has done them all: ok, dma_error if it stopped on an error (the queue
+    // is reset), timeout.
+    status load_device_queue(unsigned queue, std::uint64_t ring_address,
+                             const std::vector<trn3_dma_descriptor>& descriptors);
+    status start_device_queue(unsigned queue);
+    status queue_finished(unsigned queue, std::uint64_t timeout_ns, std::uint64_t poll_ns);
 
     status launch(unsigned core, const std::array<std::uint64_t, 5>& pcs, unsigned engine_mask);
     status wait_core(unsigned core, std::uint64_t timeout_ns, core_result& result);
@@ -117,6 +130,7 @@ private:
     std::uint32_t rd(std::uint32_t off) { return host_.mmio_read32(bar0_ + off); }
     void wr(std::uint32_t off, std::uint32_t v) { host_.mmio_write32(bar0_ + off, v); }
     void wr64(std::uint32_t off, std::uint64_t v) { host_.mmio_write64(bar0_ + off, v); }
+    std::array<std::uint32_t, TRN3_DMA_QUEUES> device_queue_tail_{};
     status mailbox(std::uint16_t command, const void* payload, std::uint16_t length, void* response,
                    std::uint16_t response_max, std::uint16_t& response_length);
     template <typename T>

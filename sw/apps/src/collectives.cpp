@@ -1,0 +1,391 @@
+// collectives: nccl-tests on the UltraServer. Every host brings its chips up
+// (as boot does), then the chips run a sweep of one collective over all of
+// them: for each size, out of place and then in place, every chip's DMA
+// engine runs its part of the schedule (sw/collectives) from a ring in its
+// own HBM, with no host in the loop; the hosts start them together and time
+// them, then check every element against a reference.
+//
+// The table is nccl-tests', column for column: size count type redop root,
+// then time algbw busbw #wrong out of place and in place; size is the whole
+// buffer (n chunks), algbw = size / time, busbw = algbw x 2(n-1)/n for
+// all_reduce and (n-1)/n for reduce_scatter and all_gather. Time runs from
+// the moment every host rings its chips' doorbells to the moment the last
+// host sees its chips' queues done (hosts poll every `poll`).
+//
+// Inputs make every partial result exact in every type: element e gets a
+// small integer from two ranks (e mod n and e + 1 mod n) and zero from the
+// rest, so #wrong is 0 unless something is wrong.
+//
+// params: collectives.op, .dtype, .redop, .min_bytes, .max_bytes, .factor,
+//         .poll, .timeout, .link_timeout, .boot_timeout
+#include <algorithm>
+#include <cstring>
+#include <map>
+
+#include <fmt/format.h>
+#include <systemc>
+
+#include "bring_up.h"
+#include "phase_track.h"
+#include "trn3/apps/host_program.h"
+#include "trn3/collectives/plan.h"
+#include "trn3/core/error.h"
+#include "trn3/core/param.h"
+#include "trn3/numerics/float_format.h"
+#include "trn3/numerics/reduce.h"
+#include "trn3/spec/device.h"
+
+namespace trn3::apps {
+namespace {
+
+// Where the collectives keep their buffers in each chip's HBM (stack 1).
+constexpr std::uint64_t buffer_base = TRN3_DEV_HBM_BASE(1), gib = 1ull << 30;
+constexpr collectives::buffers layout{buffer_base, buffer_base + 4 * gib, buffer_base + 8 * gib,
+                                      buffer_base + 12 * gib};
+constexpr std::uint64_t ring_at = buffer_base + 12 * gib + (1 << 20);
+constexpr unsigned queue = 1;  // the DMA queue the schedules run on
+
+struct dtype_info {
+    const char* param;  // our name
+    const char* nccl;  // nccl-tests' name
+    unsigned code;  // TRN3_REDUCE_*
+    numerics::reduce_type type;
+};
+constexpr dtype_info dtypes[] = {
+    {"fp32", "float", TRN3_REDUCE_FP32, numerics::reduce_type::fp32},
+    {"bf16", "bfloat16", TRN3_REDUCE_BF16, numerics::reduce_type::bf16},
+    {"fp16", "half", TRN3_REDUCE_FP16, numerics::reduce_type::fp16},
+    {"e4m3", "f8e4m3", TRN3_REDUCE_E4M3, numerics::reduce_type::e4m3fn},
+    {"e5m2", "f8e5m2", TRN3_REDUCE_E5M2, numerics::reduce_type::e5m2},
+    {"int32", "int32", TRN3_REDUCE_INT32, numerics::reduce_type::int32},
+};
+const dtype_info& dtype_of(const std::string& name) {
+    for (const auto& d : dtypes)
+        if (name == d.param) return d;
+    return dtypes[0];  // the param's choices are these names
+}
+
+// The code of a small integer in a type.
+void put_value(std::uint8_t* at, int v, numerics::reduce_type t) {
+    if (t == numerics::reduce_type::int32) {
+        const std::int32_t i = v;
+        std::memcpy(at, &i, 4);
+        return;
+    }
+    static const std::map<numerics::reduce_type, numerics::format> formats = {
+        {numerics::reduce_type::fp32, numerics::format::fp32},
+        {numerics::reduce_type::bf16, numerics::format::bf16},
+        {numerics::reduce_type::fp16, numerics::format::fp16},
+        {numerics::reduce_type::e4m3fn, numerics::format::e4m3fn},
+        {numerics::reduce_type::e5m2, numerics::format::e5m2}};
+    const std::uint32_t code = numerics::encode(static_cast<float>(v), formats.at(t));
+    std::memcpy(at, &code, numerics::element_bytes(t));
+}
+
+class collectives_program final : public host_program {
+public:
+    param<std::string> op{nullptr, "collectives.op", "all_reduce", "the collective",
+                          one_of<std::string>{{"all_reduce", "reduce_scatter", "all_gather"}}};
+    param<std::string> dtype{nullptr, "collectives.dtype", "fp32", "element type",
+                             one_of<std::string>{{"fp32", "bf16", "fp16", "e4m3", "e5m2", "int32"}}};
+    param<std::string> redop{nullptr, "collectives.redop", "sum", "reduction (all_reduce, reduce_scatter)",
+                             one_of<std::string>{{"sum", "max", "min"}}};
+    param<std::uint64_t> min_bytes{nullptr, "collectives.min_bytes", 8, "first size of the sweep (bytes)",
+                                   range<std::uint64_t>{1, 1ull << 30}};
+    param<std::uint64_t> max_bytes{nullptr, "collectives.max_bytes", 1 << 20, "last size of the sweep (bytes)",
+                                   range<std::uint64_t>{1, 1ull << 30}};
+    param<std::uint64_t> factor{nullptr, "collectives.factor", 2, "each size is the last times this",
+                                range<std::uint64_t>{2, 1024}};
+    param<sc_core::sc_time> poll{nullptr, "collectives.poll", sc_core::sc_time(100, sc_core::SC_NS),
+                                 "how often a host looks whether its chips are done",
+                                 range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_NS), {}}};
+    param<sc_core::sc_time> timeout{nullptr, "collectives.timeout", sc_core::sc_time(100, sc_core::SC_MS),
+                                    "longest one collective may take"};
+    param<sc_core::sc_time> link_timeout{nullptr, "collectives.link_timeout", sc_core::sc_time(10, sc_core::SC_MS),
+                                         "longest a host waits for each root port's link"};
+    param<sc_core::sc_time> boot_timeout{nullptr, "collectives.boot_timeout", sc_core::sc_time(50, sc_core::SC_MS),
+                                         "longest a host waits for a chip's firmware"};
+
+    explicit collectives_program(host_system& s) : sys_(s), hosts_(s.hosts.size()) {
+        for (std::size_t h = 0; h < s.hosts.size(); ++h)
+            tracks_.emplace_back(s.name, fmt::format("host{} software", h));
+        if (s.fabric_chips < 2)
+            throw config_error("program collectives needs at least two chips on a NeuronLink fabric (" + s.name +
+                               " has " + std::to_string(s.fabric_chips) + ")");
+        if (min_bytes.get() > max_bytes.get())
+            throw config_error(fmt::format("param collectives.min_bytes = {} is above collectives.max_bytes = {}",
+                                           min_bytes.get(), max_bytes.get()));
+        // Every size must be possible: whole elements, and n whole chunks where the op needs them.
+        for (std::uint64_t b = min_bytes.get(); b <= max_bytes.get(); b *= factor.get()) {
+            sizes_.push_back(b);
+            try {
+                collectives::plan_ring(request(b, false));
+            } catch (const std::invalid_argument& e) {
+                throw config_error(std::string("collectives: ") + e.what());
+            }
+            if (b > max_bytes.get() / factor.get()) break;
+        }
+        rows_.resize(sizes_.size());
+    }
+
+    void run(unsigned h) override { software(h); }
+
+    bool passed() const override {
+        if (hosts_done_ != sys_.hosts.size() || !finished_) return false;
+        for (const auto& r : rows_)
+            if (r.wrong[0] + r.wrong[1] != 0) return false;
+        for (const auto& h : hosts_)
+            if (!h.failures.empty()) return false;
+        return true;
+    }
+
+    void report(std::ostream& os) const override {
+        const dtype_info& t = dtype_of(dtype.get());
+        const unsigned n = sys_.fabric_chips;
+        os << fmt::format(
+            "# {}: {} ranks (every chip on the fabric, ring in fabric id order), {} {} {}, ring algorithm\n", sys_.name,
+            n, op.get(), t.nccl, reduces() ? redop.get() : "none");
+        os << "#\n";
+        os << fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>6}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}\n", "",
+                          "", "", "", "", "out-of-place", "", "", "", "in-place", "", "", "");
+        os << fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>6}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}\n",
+                          "size", "count", "type", "redop", "root", "time", "algbw", "busbw", "#wrong", "time", "algbw",
+                          "busbw", "#wrong");
+        os << fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>6}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}\n",
+                          "(B)", "(elements)", "", "", "", "(us)", "(GB/s)", "(GB/s)", "", "(us)", "(GB/s)", "(GB/s)",
+                          "");
+        double busbw_sum = 0;
+        unsigned measured = 0;
+        std::uint64_t wrong = 0;
+        for (std::size_t i = 0; i < sizes_.size(); ++i) {
+            const row& r = rows_[i];
+            if (!r.done) break;
+            std::string line = fmt::format("  {:>10} {:>12} {:>8} {:>6} {:>6}", sizes_[i], sizes_[i] / element_bytes(),
+                                           t.nccl, reduces() ? redop.get() : "none", -1);
+            for (unsigned k = 0; k < 2; ++k) {
+                const double us = r.seconds[k] * 1e6, algbw = sizes_[i] / r.seconds[k] / 1e9;
+                line += fmt::format("  {:>9.2f} {:>7.2f} {:>7.2f} {:>6}", us, algbw, algbw * bus_factor(), r.wrong[k]);
+                busbw_sum += algbw * bus_factor();
+                ++measured;
+                wrong += r.wrong[k];
+            }
+            os << line << "\n";
+        }
+        os << fmt::format("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
+        os << fmt::format("# Avg bus bandwidth    : {:.3f}\n", measured ? busbw_sum / measured : 0.0);
+    }
+
+    void report_failures(std::ostream& os) const override {
+        for (std::size_t h = 0; h < hosts_.size(); ++h)
+            for (const auto& f : hosts_[h].failures) os << "  FAILED: host " << h << ": " << f << "\n";
+    }
+
+private:
+    struct host_state {
+        brought_up chips;
+        std::vector<std::string> failures;
+    };
+    struct row {
+        bool done = false;
+        double seconds[2] = {0, 0};  // out of place, in place
+        std::uint64_t wrong[2] = {0, 0};
+    };
+
+    bool reduces() const { return op.get() != "all_gather"; }
+    unsigned element_bytes() const { return numerics::element_bytes(dtype_of(dtype.get()).type); }
+    double bus_factor() const {
+        const double n = sys_.fabric_chips;
+        return op.get() == "all_reduce" ? 2 * (n - 1) / n : (n - 1) / n;
+    }
+    collectives::op what() const {
+        return op.get() == "all_reduce"       ? collectives::op::all_reduce
+               : op.get() == "reduce_scatter" ? collectives::op::reduce_scatter
+                                              : collectives::op::all_gather;
+    }
+    unsigned redop_code() const {
+        return redop.get() == "sum" ? TRN3_REDUCE_SUM : redop.get() == "max" ? TRN3_REDUCE_MAX : TRN3_REDUCE_MIN;
+    }
+    collectives::request request(std::uint64_t bytes, bool in_place) const {
+        collectives::request r;
+        r.what = what();
+        for (unsigned c = 0; c < sys_.fabric_chips; ++c) r.ring.push_back(c);
+        r.bytes = bytes;
+        r.element_bytes = element_bytes();
+        r.reduce_op = redop_code();
+        r.reduce_type = dtype_of(dtype.get()).code;
+        r.in_place = in_place;
+        r.at = layout;
+        return r;
+    }
+    static std::uint64_t ns(const sc_core::sc_time& t) { return static_cast<std::uint64_t>(t.to_seconds() * 1e9); }
+
+    // Rank p's contribution to element e of the whole buffer (reducing ops),
+    // or its own part's element e (all_gather).
+    int value(unsigned p, std::uint64_t e) const {
+        const unsigned n = sys_.fabric_chips;
+        if (!reduces()) return static_cast<int>((p * 5 + e * 3) % 7) - 3;
+        if (p == e % n) return 1 + static_cast<int>((e / n) % 2);
+        if (p == (e + 1) % n) return static_cast<int>((e / n) % 3) - 1;
+        return 0;
+    }
+    // The expected buffer every rank (or rank p, reduce_scatter) ends with.
+    std::vector<std::uint8_t> expected(std::uint64_t bytes, unsigned p) const {
+        const unsigned n = sys_.fabric_chips, es = element_bytes();
+        const auto t = dtype_of(dtype.get()).type;
+        const std::uint64_t elements = bytes / es;
+        std::vector<std::uint8_t> out(bytes);
+        for (std::uint64_t e = 0; e < elements; ++e) {
+            if (!reduces()) {
+                const unsigned owner = static_cast<unsigned>(e / (elements / n));
+                put_value(out.data() + e * es, value(owner, e % (elements / n)), t);
+                continue;
+            }
+            put_value(out.data() + e * es, value(0, e), t);
+            std::uint8_t next[4];
+            for (unsigned r = 1; r < n; ++r) {
+                put_value(next, value(r, e), t);
+                numerics::reduce_into({static_cast<numerics::reduce_op>(redop_code()), t}, out.data() + e * es, next,
+                                      es);
+            }
+        }
+        if (what() == collectives::op::reduce_scatter) {
+            const std::uint64_t chunk = bytes / n;
+            return {out.begin() + static_cast<std::ptrdiff_t>(p * chunk),
+                    out.begin() + static_cast<std::ptrdiff_t>((p + 1) * chunk)};
+        }
+        return out;
+    }
+    std::vector<std::uint8_t> input(std::uint64_t bytes, unsigned p) const {
+        const unsigned n = sys_.fabric_chips, es = element_bytes();
+        const auto t = dtype_of(dtype.get()).type;
+        const std::uint64_t elements = reduces() ? bytes / es : bytes / es / n;
+        std::vector<std::uint8_t> in(elements * es);
+        for (std::uint64_t e = 0; e < elements; ++e) put_value(in.data() + e * es, value(p, e), t);
+        return in;
+    }
+
+    // Every host arrives; the last one releases the others (each sees it at
+    // its next poll) and records when.
+    bool barrier(unsigned h) {
+        const std::uint64_t generation = barrier_generation_;
+        if (++barrier_arrived_ == sys_.hosts.size()) {
+            barrier_arrived_ = 0;
+            released_at_ = sc_core::sc_time_stamp();
+            ++barrier_generation_;
+            return true;
+        }
+        return sys_.hosts[h].ops->wait_until([&] { return barrier_generation_ != generation; }, ns(timeout.get()),
+                                             ns(poll.get()));
+    }
+
+    void software(unsigned h) {
+        const host_info& hi = sys_.hosts[h];
+        host_state& me = hosts_[h];
+        static const char* const phases[] = {"host links up", "enumerated",
+                                             "chips probed, firmware running, routes programmed"};
+        if (!bring_up(hi, {link_timeout.get(), boot_timeout.get()}, me.chips,
+                      [&](unsigned phase) { tracks_[h].mark(phases[phase]); }) ||
+            !me.chips.failures.empty()) {
+            me.failures = me.chips.failures;
+            aborted_ = true;
+        }
+        if (!barrier(h) || aborted_) return finish(h, "a host could not bring its chips up");
+        tracks_[h].mark("every host up");
+        for (std::size_t i = 0; i < sizes_.size(); ++i) {
+            for (unsigned k = 0; k < 2; ++k)
+                if (!one(h, i, k == 1)) return finish(h, "");
+            if (h == 0) rows_[i].done = true;
+        }
+        if (h == 0) finished_ = true;
+        finish(h, "");
+    }
+
+    // One collective of sizes_[i], out of place or in place: inputs, plans,
+    // a start together, the wait, the check.
+    bool one(unsigned h, std::size_t i, bool in_place) {
+        const host_info& hi = sys_.hosts[h];
+        host_state& me = hosts_[h];
+        const std::uint64_t bytes = sizes_[i];
+        const auto plans = collectives::plan_ring(request(bytes, in_place));
+        const unsigned n = sys_.fabric_chips;
+        const std::uint64_t part = reduces() ? bytes : bytes / n;
+        auto fail = [&](const std::string& what) {
+            me.failures.push_back(fmt::format("{} B {}: {}", bytes, in_place ? "in place" : "out of place", what));
+            aborted_ = true;
+        };
+        for (std::size_t c = 0; c < hi.chips.size(); ++c) {
+            const int p = hi.chips[c].fabric_id;
+            if (p < 0) continue;
+            driver::trn3_device& d = *me.chips.devices[c];
+            // Inputs; the output buffer filled with a pattern no result has.
+            const auto in = input(bytes, unsigned(p));
+            const std::uint64_t in_at = !in_place || reduces() ? layout.send : layout.recv + part * unsigned(p);
+            const std::vector<std::uint8_t> stale(
+                reduces() && what() == collectives::op::reduce_scatter ? bytes / n : bytes, 0xA5);
+            if ((!in_place && d.write(layout.recv, stale.data(), stale.size()) != driver::status::ok) ||
+                d.write(in_at, in.data(), in.size()) != driver::status::ok)
+                fail("writing the inputs");
+            std::uint64_t rx = 0;
+            std::uint32_t dropped = 0;
+            auto descriptors = plans[unsigned(p)].descriptors;
+            if (d.fabric_counters(rx, dropped) != driver::status::ok) fail("reading the fabric counters");
+            collectives::offset_waits(descriptors, rx);
+            if (d.load_device_queue(queue, ring_at, descriptors) != driver::status::ok) fail("loading the schedule");
+        }
+        if (!barrier(h) || aborted_) return false;
+        const sc_core::sc_time start = released_at_;
+        for (std::size_t c = 0; c < hi.chips.size(); ++c)
+            if (hi.chips[c].fabric_id >= 0) me.chips.devices[c]->start_device_queue(queue);
+        for (std::size_t c = 0; c < hi.chips.size(); ++c)
+            if (hi.chips[c].fabric_id >= 0) {
+                const driver::status s = me.chips.devices[c]->queue_finished(queue, ns(timeout.get()), ns(poll.get()));
+                if (s != driver::status::ok) fail(fmt::format("chip {}: {}", hi.chips[c].name, driver::status_name(s)));
+            }
+        finished_at_ = std::max(finished_at_, sc_core::sc_time_stamp());
+        if (!barrier(h) || aborted_) return false;
+        if (h == 0) {
+            rows_[i].seconds[in_place ? 1 : 0] = (finished_at_ - start).to_seconds();
+            finished_at_ = sc_core::SC_ZERO_TIME;
+        }
+        // The check: every element of every rank's output.
+        for (std::size_t c = 0; c < hi.chips.size(); ++c) {
+            const int p = hi.chips[c].fabric_id;
+            if (p < 0) continue;
+            const auto want = expected(bytes, unsigned(p));
+            std::uint64_t out_at = layout.recv;
+            if (in_place && what() == collectives::op::all_reduce) out_at = layout.send;
+            if (in_place && what() == collectives::op::reduce_scatter) out_at = layout.send + want.size() * unsigned(p);
+            std::vector<std::uint8_t> got(want.size());
+            if (me.chips.devices[c]->read(got.data(), out_at, got.size()) != driver::status::ok) {
+                fail("reading the result");
+                continue;
+            }
+            const unsigned es = element_bytes();
+            for (std::size_t e = 0; e < got.size(); e += es)
+                if (std::memcmp(got.data() + e, want.data() + e, es) != 0) ++rows_[i].wrong[in_place ? 1 : 0];
+        }
+        return barrier(h) && !aborted_;
+    }
+
+    void finish(unsigned h, const std::string& why) {
+        if (!why.empty() && hosts_[h].failures.empty()) hosts_[h].failures.push_back(why);
+        if (++hosts_done_ == sys_.hosts.size()) sys_.stop();
+    }
+
+    host_system& sys_;
+    std::vector<host_state> hosts_;
+    std::vector<phase_track> tracks_;
+    std::vector<std::uint64_t> sizes_;
+    std::vector<row> rows_;
+    std::size_t hosts_done_ = 0, barrier_arrived_ = 0;
+    std::uint64_t barrier_generation_ = 0;
+    sc_core::sc_time released_at_, finished_at_;
+    bool aborted_ = false, finished_ = false;
+};
+
+const program_registration registration{
+    "collectives", "nccl-tests over every chip on the fabric: one collective, a sweep of sizes, out of and in place",
+    [](host_system& s) { return std::make_unique<collectives_program>(s); }};
+
+}  // namespace
+}  // namespace trn3::apps

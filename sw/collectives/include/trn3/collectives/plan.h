@@ -1,0 +1,76 @@
+// Collective schedules for the chips' DMA engines (no SystemC): each rank's
+// list of descriptors (spec/device.h) that its chip runs on its own from a
+// device-memory ring: local copies, reducing writes into a peer's memory
+// (the reduction happens where the data lands), plain writes, and waits on
+// the chip's count of fabric bytes landed, which order the steps.
+//
+// The ring algorithm (for now the only one): ranks in `ring` order, the
+// buffer in n chunks of whole elements (as even as the element count
+// allows). Reduce-scatter: at step s = 0..n-2, rank p reduces its chunk
+// (p - s - 1) mod n into its successor's same chunk, after waiting for the
+// chunk its predecessor sent at step s - 1 (the one it forwards); rank p
+// ends with chunk p reduced over all ranks. All-gather: at step s, rank p
+// writes chunk (p - s) mod n to its successor, after the chunk of step s - 1
+// has landed. All-reduce is the one, then the other. The reduction order is
+// fixed by the ring, so results are the same run to run.
+//
+// Out of place, each rank first copies its input to the buffer it works in
+// and then writes a 64-byte token to its predecessor: a reducing write must
+// not land before the copy it reduces into (the predecessor waits for it).
+// Every rank's list ends with a wait for every byte meant for it, so a
+// finished queue means a finished collective on that chip.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "trn3/spec/device.h"
+
+namespace trn3::collectives {
+
+enum class op { all_reduce, reduce_scatter, all_gather };
+
+// Device addresses, the same on every rank.
+struct buffers {
+    std::uint64_t send = 0, recv = 0;
+    std::uint64_t work = 0;  // reduce_scatter out of place: the whole buffer is reduced here
+    std::uint64_t token = 0;  // 128 bytes: the token sent (first 64) and the one received
+};
+
+struct request {
+    op what = op::all_reduce;
+    std::vector<unsigned> ring;  // fabric ids in ring order (at least two, no repeats)
+    std::uint64_t bytes = 0;  // the whole buffer (n chunks), as nccl-tests' "size"
+    unsigned element_bytes = 4;
+    unsigned reduce_op = TRN3_REDUCE_SUM, reduce_type = TRN3_REDUCE_FP32;  // spec codes
+    bool in_place = false;  // all_reduce: recv = send; reduce_scatter: recv = send + p x chunk; all_gather:
+        // send = recv + p x chunk
+    buffers at;
+};
+
+struct rank_plan {
+    unsigned fabric_id = 0;
+    std::vector<trn3_dma_descriptor> descriptors;  // waits count from 0: add the chip's count at the start
+    std::uint64_t rx_bytes = 0;  // fabric bytes that land on this rank
+};
+
+// The chunk c of a buffer of `elements`: its first element and its length.
+struct chunk {
+    std::uint64_t first = 0, count = 0;
+};
+chunk chunk_of(std::uint64_t elements, unsigned n, unsigned c);
+
+// One plan per rank, in ring order. Throws std::invalid_argument, one line,
+// for a request that cannot be planned (one rank, repeats, a size that is
+// not whole elements or, for reduce_scatter and all_gather, not n whole
+// chunks).
+std::vector<rank_plan> plan_ring(const request& r);
+
+// Adds `base` (the chip's FABRIC_RX_BYTES when the collective starts) to
+// every wait of a plan.
+void offset_waits(std::vector<trn3_dma_descriptor>& descriptors, std::uint64_t base);
+
+const char* name(op o);
+
+}  // namespace trn3::collectives

@@ -1,0 +1,113 @@
+#include "trn3/collectives/plan.h"
+
+#include <algorithm>
+#include <set>
+#include <stdexcept>
+
+namespace trn3::collectives {
+namespace {
+constexpr std::uint64_t token_bytes = 64;
+
+trn3_dma_descriptor copy(std::uint64_t src, std::uint64_t dst, std::uint64_t bytes, std::uint32_t flags = 0) {
+    return {src, dst, static_cast<std::uint32_t>(bytes), flags, 0};
+}
+trn3_dma_descriptor wait_for(std::uint64_t bytes) { return {bytes, 0, 0, TRN3_DESC_WAIT_FABRIC, 0}; }
+unsigned mod(long long a, unsigned n) { return static_cast<unsigned>(((a % n) + n) % n); }
+}  // namespace
+
+chunk chunk_of(std::uint64_t elements, unsigned n, unsigned c) {
+    const std::uint64_t base = elements / n, extra = elements % n;
+    return {c * base + std::min<std::uint64_t>(c, extra), base + (c < extra ? 1 : 0)};
+}
+
+const char* name(op o) {
+    switch (o) {
+    case op::all_reduce: return "all_reduce";
+    case op::reduce_scatter: return "reduce_scatter";
+    case op::all_gather: return "all_gather";
+    }
+    return "?";
+}
+
+std::vector<rank_plan> plan_ring(const request& r) {
+    const auto n = static_cast<unsigned>(r.ring.size());
+    if (n < 2) throw std::invalid_argument("a collective needs at least two chips");
+    if (std::set<unsigned>(r.ring.begin(), r.ring.end()).size() != n)
+        throw std::invalid_argument("a chip appears twice in the communicator");
+    const std::uint64_t es = r.element_bytes;
+    if (es == 0 || r.bytes % es != 0)
+        throw std::invalid_argument("size " + std::to_string(r.bytes) + " B is not a whole number of " +
+                                    std::to_string(es) + "-byte elements");
+    const std::uint64_t elements = r.bytes / es;
+    const bool even = r.what != op::all_reduce;
+    if (even && elements % n != 0)
+        throw std::invalid_argument(std::string(name(r.what)) + ": size " + std::to_string(r.bytes) + " B is not " +
+                                    std::to_string(n) + " chunks of whole elements");
+    const bool reduce = r.what != op::all_gather, gather = r.what != op::reduce_scatter;
+    const std::uint32_t reduce_flags = TRN3_DESC_REDUCE_WITH(r.reduce_op, r.reduce_type);
+
+    std::vector<rank_plan> plans(n);
+    for (unsigned p = 0; p < n; ++p) {
+        rank_plan& plan = plans[p];
+        plan.fabric_id = r.ring[p];
+        const unsigned succ = r.ring[(p + 1) % n], pred = r.ring[(p + n - 1) % n];
+        auto off = [&](unsigned c) { return chunk_of(elements, n, c).first * es; };
+        auto len = [&](unsigned c) { return chunk_of(elements, n, c).count * es; };
+        auto& d = plan.descriptors;
+        // The buffer this rank works in, and what goes there first.
+        std::uint64_t work = r.at.recv;
+        bool token = false;
+        if (r.what == op::all_reduce) {
+            work = r.in_place ? r.at.send : r.at.recv;
+            if (!r.in_place) {
+                d.push_back(copy(r.at.send, work, r.bytes));
+                token = true;
+            }
+        } else if (r.what == op::reduce_scatter) {
+            work = r.in_place ? r.at.send : r.at.work;
+            if (!r.in_place) {
+                d.push_back(copy(r.at.send, work, r.bytes));
+                token = true;
+            }
+        } else if (!r.in_place && len(p) > 0) {
+            d.push_back(copy(r.at.send, r.at.recv + off(p), len(p)));  // all_gather: this rank's part in place
+        }
+        std::uint64_t landed = 0;  // bytes this rank has waited for so far, in order
+        if (token) {
+            d.push_back(copy(r.at.token, TRN3_FABRIC_ADDR(pred, r.at.token + token_bytes), token_bytes));
+            landed += token_bytes;
+            d.push_back(wait_for(landed));  // the successor's copy is done
+        }
+        if (reduce)
+            for (unsigned s = 0; s + 1 < n; ++s) {
+                if (s > 0) {
+                    landed += len(mod(static_cast<long long>(p) - s - 1, n));  // what the predecessor sent at s - 1
+                    d.push_back(wait_for(landed));
+                }
+                const unsigned c = mod(static_cast<long long>(p) - s - 1, n);
+                if (len(c) > 0)
+                    d.push_back(copy(work + off(c), TRN3_FABRIC_ADDR(succ, work + off(c)), len(c), reduce_flags));
+            }
+        if (reduce && n > 1) landed += len(p);  // the last reduce-scatter step: chunk p, complete
+        if (gather)
+            for (unsigned s = 0; s + 1 < n; ++s) {
+                if (s > 0) landed += len(mod(static_cast<long long>(p) - s, n));  // chunk (p - s) from step s - 1
+                if (reduce || s > 0) d.push_back(wait_for(landed));
+                const unsigned c = mod(static_cast<long long>(p) - s, n);
+                if (len(c) > 0) d.push_back(copy(work + off(c), TRN3_FABRIC_ADDR(succ, work + off(c)), len(c)));
+            }
+        if (gather) landed += len(mod(static_cast<long long>(p) + 1, n));  // the last all-gather step: chunk p + 1
+        d.push_back(wait_for(landed));
+        if (r.what == op::reduce_scatter && !r.in_place && len(p) > 0)
+            d.push_back(copy(work + off(p), r.at.recv, len(p)));
+        plan.rx_bytes = landed;
+    }
+    return plans;
+}
+
+void offset_waits(std::vector<trn3_dma_descriptor>& descriptors, std::uint64_t base) {
+    for (auto& d : descriptors)
+        if (d.flags & TRN3_DESC_WAIT_FABRIC) d.src += base;
+}
+
+}  // namespace trn3::collectives

@@ -14,7 +14,7 @@
 
 #include "../common/pattern.h"
 #include "rig.h"
-#include "trn3/dma/reduce_extension.h"
+#include "trn3/dma/fabric_write.h"
 #include "trn3/kernels/builder.h"
 #include "trn3/spec/link.h"
 #include "trn3/spec/mailbox.h"
@@ -594,8 +594,8 @@ TEST_CASE(
     CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(0, at), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
 }
 
-TEST_CASE("a reducing write leaves with its reduction in each TLP, and one arriving for this chip reduces into HBM "
-          "as it lands") {
+TEST_CASE("a reducing write leaves with its reduction and channel in each TLP, and one arriving for this chip reduces "
+          "into HBM as it lands, counted on its channel") {
     delivery_queue queue("queue");
     pcie::link nl3("nl3", queue, 1, 2, pcie::link_config{pcie::generation::gen6, 8});
     std::vector<pcie::tlp> out;
@@ -611,7 +611,7 @@ TEST_CASE("a reducing write leaves with its reduction in each TLP, and one arriv
     std::vector<float> v(128, 0.5f);  // 512 bytes: two 256-byte TLPs, as one aggregate
     tlm::tlm_generic_payload tx;
     set_access(tx, tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(9, TRN3_DEV_HBM_BASE(1)), v.data(), 512);
-    dma::reduce_extension ext(sum_fp32);
+    dma::fabric_write ext(3, &sum_fp32);  // from queue 3, reducing
     tx.set_extension(&ext);
     sc_time delay;
     r.noc.out->b_transport(tx, delay);
@@ -621,6 +621,7 @@ TEST_CASE("a reducing write leaves with its reduction in each TLP, and one arriv
     REQUIRE(out.size() == 1);
     CHECK(out[0].count == 2);
     CHECK(out[0].reduce == dma::tlp_code(sum_fp32));
+    CHECK(out[0].channel == 3);
 
     // Arriving for this chip (id 1): the memory's values plus the data's.
     const std::uint64_t at = TRN3_DEV_HBM_BASE(2) + 0x100;
@@ -634,8 +635,14 @@ TEST_CASE("a reducing write leaves with its reduction in each TLP, and one arriv
     t.data.resize(16);
     std::memcpy(t.data.data(), data.data(), 16);
     t.reduce = dma::tlp_code(sum_fp32);
+    t.channel = 5;
     nl3.b().send(std::move(t), sc_core::sc_time_stamp());
     sc_core::sc_start(sc_time(10, SC_US));
+    std::uint64_t on_channel = 0, on_other = 0;
+    r.bar0.access(tlm::TLM_READ_COMMAND, TRN3_CHIP_FABRIC_RX_CHANNEL(5), &on_channel, 8);
+    r.bar0.access(tlm::TLM_READ_COMMAND, TRN3_CHIP_FABRIC_RX_CHANNEL(0), &on_other, 8);
+    CHECK(on_channel == 16);  // counted on the channel it came on
+    CHECK(on_other == 0);
     std::vector<float> now(4);
     std::memcpy(now.data(), r.chip.device_memory(at, 16), 16);
     CHECK(now == std::vector<float>{1.5f, 2.25f, 0.0f, 7.875f});

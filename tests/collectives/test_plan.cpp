@@ -10,6 +10,7 @@
 #include <map>
 #include <random>
 #include <stdexcept>
+#include <tuple>
 #include <vector>
 
 #include "trn3/collectives/plan.h"
@@ -40,16 +41,25 @@ struct write_in_flight {
     std::uint32_t flags;
 };
 
-// Runs the plans to the end; returns false on a deadlock.
-bool run(const std::vector<collectives::rank_plan>& plans, std::vector<memory>& mem, std::vector<std::uint64_t>& rx,
-         std::uint64_t seed) {
-    const std::size_t n = plans.size();
+// Runs the plans of every channel to the end, each channel on its own
+// queue and counter per rank; returns false on a deadlock. rx[channel][rank]:
+// the bytes that landed.
+bool run(const std::vector<std::vector<collectives::rank_plan>>& channels, const std::vector<unsigned>& ids,
+         std::vector<memory>& mem, std::vector<std::vector<std::uint64_t>>& rx, std::uint64_t seed) {
+    const std::size_t n = mem.size(), queues = channels.size() * n;
     std::mt19937_64 rng(seed);
-    std::vector<std::size_t> next(n, 0);
-    std::map<std::pair<std::size_t, std::size_t>, std::deque<write_in_flight>> wire;  // (from, to) -> in order
+    std::vector<std::size_t> next(queues, 0);
+    // (from, to, channel) -> writes in order
+    std::map<std::tuple<std::size_t, std::size_t, std::size_t>, std::deque<write_in_flight>> wire;
     std::map<unsigned, std::size_t> rank_of;
-    for (std::size_t p = 0; p < n; ++p) rank_of[plans[p].fabric_id] = p;
-    auto land = [&](std::size_t to, const write_in_flight& w) {
+    for (std::size_t p = 0; p < n; ++p) rank_of[ids[p]] = p;
+    auto plan_of = [&](std::size_t k) -> const collectives::rank_plan& {
+        const auto& ch = channels[k / n];
+        for (const auto& pl : ch)
+            if (rank_of.at(pl.fabric_id) == k % n) return pl;
+        throw std::logic_error("no plan");
+    };
+    auto land = [&](std::size_t to, std::size_t channel, const write_in_flight& w) {
         std::uint8_t* dst = mem[to].at(TRN3_FABRIC_OFFSET(w.address), w.data.size());
         if (w.flags & TRN3_DESC_REDUCE) {
             const auto r = numerics::reduction_of(TRN3_DESC_REDUCE_OP(w.flags), TRN3_DESC_REDUCE_TYPE(w.flags));
@@ -58,37 +68,39 @@ bool run(const std::vector<collectives::rank_plan>& plans, std::vector<memory>& 
         } else {
             std::memcpy(dst, w.data.data(), w.data.size());
         }
-        rx[to] += w.data.size();
+        rx[channel][to] += w.data.size();
     };
     for (;;) {
-        // What can move: a rank whose next descriptor is not a wait it cannot pass, or a wire with a write.
-        std::vector<std::size_t> ranks;
-        for (std::size_t p = 0; p < n; ++p)
-            if (next[p] < plans[p].descriptors.size()) {
-                const auto& d = plans[p].descriptors[next[p]];
-                if (!(d.flags & TRN3_DESC_WAIT_FABRIC) || rx[p] >= d.src) ranks.push_back(p);
+        // What can move: a queue whose next descriptor is not a wait it cannot pass, or a wire with a write.
+        std::vector<std::size_t> ready;
+        for (std::size_t k = 0; k < queues; ++k) {
+            const auto& pl = plan_of(k);
+            if (next[k] < pl.descriptors.size()) {
+                const auto& d = pl.descriptors[next[k]];
+                if (!(d.flags & TRN3_DESC_WAIT_FABRIC) || rx[k / n][k % n] >= d.src) ready.push_back(k);
             }
-        std::vector<std::pair<std::size_t, std::size_t>> wires;
+        }
+        std::vector<std::tuple<std::size_t, std::size_t, std::size_t>> wires;
         for (const auto& [k, q] : wire)
             if (!q.empty()) wires.push_back(k);
-        if (ranks.empty() && wires.empty()) {
-            for (std::size_t p = 0; p < n; ++p)
-                if (next[p] < plans[p].descriptors.size()) return false;  // stuck
+        if (ready.empty() && wires.empty()) {
+            for (std::size_t k = 0; k < queues; ++k)
+                if (next[k] < plan_of(k).descriptors.size()) return false;  // stuck
             return true;
         }
-        const std::size_t pick = rng() % (ranks.size() + wires.size());
-        if (pick >= ranks.size()) {
-            const auto k = wires[pick - ranks.size()];
-            land(k.second, wire[k].front());
+        const std::size_t pick = rng() % (ready.size() + wires.size());
+        if (pick >= ready.size()) {
+            const auto k = wires[pick - ready.size()];
+            land(std::get<1>(k), std::get<2>(k), wire[k].front());
             wire[k].pop_front();
             continue;
         }
-        const std::size_t p = ranks[pick];
-        const trn3_dma_descriptor d = plans[p].descriptors[next[p]++];
+        const std::size_t k = ready[pick], p = k % n;
+        const trn3_dma_descriptor d = plan_of(k).descriptors[next[k]++];
         if (d.flags & TRN3_DESC_WAIT_FABRIC) continue;
         std::vector<std::uint8_t> data(mem[p].at(d.src, d.length), mem[p].at(d.src, d.length) + d.length);
         if (d.dst >= TRN3_FABRIC_ADDR(0, 0)) {
-            wire[{p, rank_of.at(TRN3_FABRIC_ID(d.dst))}].push_back({d.dst, std::move(data), d.flags});
+            wire[{p, rank_of.at(TRN3_FABRIC_ID(d.dst)), k / n}].push_back({d.dst, std::move(data), d.flags});
         } else if (d.flags & TRN3_DESC_REDUCE) {
             FAIL("a local reduction in a ring plan");
         } else {
@@ -104,57 +116,71 @@ float f32(const std::uint8_t* p) {
 }
 }  // namespace
 
-TEST_CASE("ring all_reduce, reduce_scatter and all_gather give exact results under every timing, in and out of place") {
+TEST_CASE("ring all_reduce, reduce_scatter and all_gather give exact results under every timing, in and out of "
+          "place, on one channel or several rings") {
     for (const op what : {op::all_reduce, op::reduce_scatter, op::all_gather})
         for (const unsigned n : {2u, 3u, 5u, 8u})
             for (const std::uint64_t elements :
                  {std::uint64_t(n), std::uint64_t(7 * n), std::uint64_t(11), std::uint64_t(1)})
-                for (const bool in_place : {false, true}) {
-                    if (what != op::all_reduce && elements % n != 0) continue;
-                    collectives::request r;
-                    r.what = what;
-                    for (unsigned i = 0; i < n; ++i) r.ring.push_back((i * 3 + 1) % 16);  // any ids, any order
-                    r.bytes = elements * 4;
-                    r.in_place = in_place;
-                    r.at = at;
-                    const auto plans = collectives::plan_ring(r);
-                    REQUIRE(plans.size() == n);
-                    const std::uint64_t chunk = elements / n;
-                    for (std::uint64_t seed = 1; seed <= 12; ++seed) {
-                        INFO(collectives::name(what)
-                             << " n " << n << " elements " << elements << " in place " << in_place << " seed " << seed);
-                        std::vector<memory> mem(n);
-                        std::vector<std::uint64_t> rx(n, 0);
-                        // Rank p's input: element e is 1000 p + e (all_gather: its part).
-                        for (unsigned p = 0; p < n; ++p) {
-                            const std::uint64_t count = what == op::all_gather ? chunk : elements;
-                            const std::uint64_t in =
-                                what == op::all_gather && in_place ? at.recv + chunk * 4 * p : at.send;
-                            for (std::uint64_t e = 0; e < count; ++e) {
-                                const float v = float(1000 * p + e);
-                                std::memcpy(mem[p].at(in + e * 4, 4), &v, 4);
-                            }
+                for (const bool in_place : {false, true})
+                    for (const unsigned channels : {1u, 3u}) {
+                        if (what != op::all_reduce && elements % n != 0) continue;
+                        // Rank r is fabric id ids[r] (any ids); channel c's ring visits them in its own order.
+                        std::vector<unsigned> ids;
+                        for (unsigned i = 0; i < n; ++i) ids.push_back((i * 3 + 1) % 16);
+                        std::vector<std::vector<collectives::rank_plan>> plans;
+                        for (unsigned c = 0; c < channels; ++c) {
+                            collectives::request r;
+                            r.what = what;
+                            r.ranks = ids;
+                            for (unsigned i = 0; i < n; ++i) r.ring.push_back(ids[(c % 2 ? n - i : i + c) % n]);
+                            r.bytes = elements * 4;
+                            r.in_place = in_place;
+                            r.at = at;
+                            r.channels = channels;
+                            r.channel = c;
+                            plans.push_back(collectives::plan_ring(r));
+                            REQUIRE(plans.back().size() == n);
                         }
-                        REQUIRE(run(plans, mem, rx, seed));
-                        for (unsigned p = 0; p < n; ++p) {
-                            CHECK(rx[p] == plans[p].rx_bytes);
-                            if (what == op::all_reduce) {
-                                const std::uint64_t out = in_place ? at.send : at.recv;
-                                for (std::uint64_t e = 0; e < elements; ++e)
-                                    CHECK(f32(mem[p].at(out + e * 4, 4)) == float(1000 * n * (n - 1) / 2 + n * e));
-                            } else if (what == op::reduce_scatter) {
-                                const std::uint64_t out = in_place ? at.send + chunk * 4 * p : at.recv;
-                                for (std::uint64_t e = 0; e < chunk; ++e)
-                                    CHECK(f32(mem[p].at(out + e * 4, 4)) ==
-                                          float(1000 * n * (n - 1) / 2 + n * (chunk * p + e)));
-                            } else {
-                                for (unsigned q = 0; q < n; ++q)
+                        const std::uint64_t chunk = elements / n;
+                        for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+                            INFO(collectives::name(what) << " n " << n << " elements " << elements << " in place "
+                                                         << in_place << " channels " << channels << " seed " << seed);
+                            std::vector<memory> mem(n);  // by rank
+                            std::vector<std::vector<std::uint64_t>> rx(channels, std::vector<std::uint64_t>(n, 0));
+                            // Rank p's input: element e is 1000 p + e (all_gather: its part).
+                            for (unsigned p = 0; p < n; ++p) {
+                                const std::uint64_t count = what == op::all_gather ? chunk : elements;
+                                const std::uint64_t in =
+                                    what == op::all_gather && in_place ? at.recv + chunk * 4 * p : at.send;
+                                for (std::uint64_t e = 0; e < count; ++e) {
+                                    const float v = float(1000 * p + e);
+                                    std::memcpy(mem[p].at(in + e * 4, 4), &v, 4);
+                                }
+                            }
+                            REQUIRE(run(plans, ids, mem, rx, seed));
+                            for (unsigned p = 0; p < n; ++p) {
+                                for (unsigned c = 0; c < channels; ++c)
+                                    for (const auto& pl : plans[c])
+                                        if (pl.fabric_id == ids[p]) CHECK(rx[c][p] == pl.rx_bytes);
+                                if (what == op::all_reduce) {
+                                    const std::uint64_t out = in_place ? at.send : at.recv;
+                                    for (std::uint64_t e = 0; e < elements; ++e)
+                                        CHECK(f32(mem[p].at(out + e * 4, 4)) == float(1000 * n * (n - 1) / 2 + n * e));
+                                } else if (what == op::reduce_scatter) {
+                                    const std::uint64_t out = in_place ? at.send + chunk * 4 * p : at.recv;
                                     for (std::uint64_t e = 0; e < chunk; ++e)
-                                        CHECK(f32(mem[p].at(at.recv + (chunk * q + e) * 4, 4)) == float(1000 * q + e));
+                                        CHECK(f32(mem[p].at(out + e * 4, 4)) ==
+                                              float(1000 * n * (n - 1) / 2 + n * (chunk * p + e)));
+                                } else {
+                                    for (unsigned q = 0; q < n; ++q)
+                                        for (std::uint64_t e = 0; e < chunk; ++e)
+                                            CHECK(f32(mem[p].at(at.recv + (chunk * q + e) * 4, 4)) ==
+                                                  float(1000 * q + e));
+                                }
                             }
                         }
                     }
-                }
 }
 
 TEST_CASE("a plan that cannot be made is refused with one line") {
@@ -171,6 +197,13 @@ TEST_CASE("a plan that cannot be made is refused with one line") {
     r.what = op::reduce_scatter;
     r.bytes = 16;
     CHECK_THROWS_WITH(collectives::plan_ring(r), "reduce_scatter: size 16 B is not 3 chunks of whole elements");
+    r.bytes = 48;
+    r.ranks = {0, 1, 5};
+    CHECK_THROWS_WITH(collectives::plan_ring(r), "the ring is not an order of the communicator's chips");
+    r.ranks.clear();
+    r.channel = 2;
+    r.channels = 2;
+    CHECK_THROWS_WITH(collectives::plan_ring(r), "channel outside the channels");
 }
 
 TEST_CASE("chunks split the elements as evenly as they allow, the larger first") {

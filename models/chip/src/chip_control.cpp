@@ -14,6 +14,10 @@ chip_control::chip_control(const sc_core::sc_module_name& name,
     : reg_block(name, frequency{1.4e9}), cores_(cores), launches_(this, "launches", "kernels launched"),
       notifications_(this, "notifications", "notifications written"),
       track_(timeline::instance().track_of(*this, ".notify")) {
+    for (unsigned c = 0; c < TRN3_FABRIC_CHANNELS; ++c)
+        fabric_rx_channel_[c] =
+            std::make_unique<reg>(regs, fmt::format("fabric_rx_channel{}", c), TRN3_CHIP_FABRIC_RX_CHANNEL(c), 8, 0,
+                                  access::ro, "bytes of fabric writes of channel c landed");
     for (unsigned e = 0; e < isa::engine_count; ++e)
         launch_pc_[e] = std::make_unique<reg>(regs, fmt::format("launch_pc{}", e), TRN3_CHIP_LAUNCH_PC(e), 8, 0,
                                               access::rw, "start address of engine " + std::to_string(e));

@@ -5,7 +5,7 @@
 #include "trn3/core/error.h"
 #include "trn3/core/payload.h"
 #include "trn3/core/protocol_checker.h"
-#include "trn3/dma/reduce_extension.h"
+#include "trn3/dma/fabric_write.h"
 #include "trn3/numerics/reduce.h"
 #include "trn3/spec/link.h"
 #include "trn3/spec/mailbox.h"
@@ -25,7 +25,7 @@ std::array<neuroncore::neuroncore*, TRN3_DEV_CORES> raw(
 
 trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images& firmware)
     : component(name, frequency{1.4e9}), ep("ep", TRN3_PCI_DEVICE_TRN3, TRN3_BAR0_SIZE, TRN3_BAR2_SIZE),
-      mcu0("mcu0", firmware), dma0("dma0"), noc("noc"), regs("regs"), to_host("to_host"),
+      mcu0("mcu0", firmware), dma0("dma0", 4), noc("noc"), regs("regs"), to_host("to_host"),
       hbm_errors_(this, "hbm_uncorrectable", "uncorrectable HBM errors reported") {
     for (unsigned c = 0; c < TRN3_DEV_CORES; ++c)
         nc[c] = std::make_unique<neuroncore::neuroncore>(fmt::format("nc{}", c).c_str());
@@ -70,7 +70,7 @@ trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images
     control->raise_msix = [this](unsigned v) { ep.raise_msix(v); };
     dma0.raise_msix = [this](unsigned v) { ep.raise_msix(v); };
     dma0.queue_error = [this](unsigned q) { control->report_error(TRN3_ERR_DMA(q)); };
-    dma0.fabric_rx_bytes = [this] { return control->fabric_rx_bytes(); };
+    dma0.fabric_rx_bytes = [this](unsigned channel) { return control->fabric_rx_bytes(channel); };
     mailbox_track_ = timeline::instance().track_of(*this, ".mailbox");
     mcu0.mailbox0.mcu_irq.on_change([this](bool level) {
         if (level) timeline::instance().instant(mailbox_track_, "request (host rang)", sc_core::sc_time_stamp());
@@ -137,7 +137,7 @@ void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time&
     // TLPs of fabric_mps bytes, equal ones as one aggregate (docs/pcie.md);
     // a reducing write (the DMA engine's TRN3_DESC_REDUCE) says so in each.
     const unsigned char* data = tx.get_data_ptr();
-    const auto* reduce = tx.get_extension<dma::reduce_extension>();
+    const auto* tag = tx.get_extension<dma::fabric_write>();
     const sc_core::sc_time when = sc_core::sc_time_stamp() + delay;
     for (const pcie::tlp_piece& p : pcie::split_access(address, bytes, static_cast<unsigned>(fabric_mps.get()), true)) {
         pcie::tlp t;
@@ -146,7 +146,8 @@ void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time&
         t.address = p.address;
         t.length = p.length;
         t.count = p.count;
-        t.reduce = reduce ? dma::tlp_code(reduce->reduction) : 0;
+        t.reduce = tag && tag->reduce ? dma::tlp_code(tag->reduction) : 0;
+        t.channel = tag ? tag->channel : 0;
         t.data.reserve(t.total_bytes() + 64);
         t.data.assign(data + p.offset, data + p.offset + t.total_bytes());
         fabric_sent_ += t.count;
@@ -228,7 +229,7 @@ void trn3_chip::deliver_local(pcie::tlp& t) {
     fabric_in->b_transport(tx, delay);
     if (tx.get_response_status() == tlm::TLM_OK_RESPONSE) {
         fabric_received_ += t.count;
-        control->fabric_landed(t.data.size());
+        control->fabric_landed(t.data.size(), t.channel);
         dma0.fabric_progress();  // a queue may wait for these bytes
     } else {
         drop();

@@ -1,3 +1,5 @@
+// sc_spawn for the engines.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "trn3/dma/dma_engine.h"
 
 #include <cstring>
@@ -7,17 +9,20 @@
 
 #include "trn3/core/log.h"
 #include "trn3/core/payload.h"
-#include "trn3/dma/reduce_extension.h"
+#include "trn3/dma/fabric_write.h"
 
 namespace trn3::dma {
 
 using sc_core::sc_time;
 
-dma_engine::dma_engine(const sc_core::sc_module_name& name)
+dma_engine::dma_engine(const sc_core::sc_module_name& name, unsigned default_engines)
     : reg_block(name, frequency{1.4e9}),
       chunk(this, "chunk", byte_count{1 << 20}, "largest piece moved at once (read, then written)",
             range<byte_count>{byte_count{4096}, byte_count{1ull << 30}}),
       descriptor_cost(this, "descriptor_cost", sc_time(20, sc_core::SC_NS), "engine time per descriptor"),
+      engines(this, "engines", default_engines,
+              "engines serving the queues at once (each one descriptor of a different queue at a time)",
+              range<std::uint64_t>{1, TRN3_DMA_QUEUES}),
       descriptors_(this, "descriptors", "descriptors completed"), bytes_(this, "bytes", "bytes moved"),
       errors_(this, "errors", "queues stopped on an error"),
       reduced_bytes_(this, "reduced_bytes", "bytes reduced into their destination (TRN3_DESC_REDUCE)") {
@@ -45,51 +50,57 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name)
         });
         qu.track = timeline::instance().track_of(*this, fmt::format(".q{}", q));
     }
-    SC_HAS_PROCESS(dma_engine);
-    SC_THREAD(run);
+    for (std::uint64_t e = 0; e < engines.get(); ++e)
+        sc_core::sc_spawn([this] { run(); }, fmt::format("engine{}", e).c_str());
 }
 
 void dma_engine::ring() {
-    doorbell_pending_ = true;  // sticky: a doorbell while the engine is busy is not lost
+    ++doorbells_;  // an engine busy when it rings looks again before it sleeps
     doorbell_.notify(sc_core::SC_ZERO_TIME);
 }
 
 void dma_engine::run() {
     for (;;) {
-        doorbell_pending_ = false;
+        const std::uint64_t seen = doorbells_;
         bool any = false;
         for (unsigned i = 0; i < TRN3_DMA_QUEUES; ++i) {
             const unsigned q = (next_ + i) % TRN3_DMA_QUEUES;
-            if (serve(q)) {
+            if (queues_[q].busy) continue;
+            queues_[q].busy = true;
+            const bool served = serve(q);
+            queues_[q].busy = false;
+            if (served) {
                 any = true;
                 next_ = (q + 1) % TRN3_DMA_QUEUES;
                 break;
             }
         }
-        if (!any && !doorbell_pending_) wait(doorbell_);
+        if (!any && seen == doorbells_) wait(doorbell_);
     }
 }
 
 bool dma_engine::transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data,
-                          std::uint64_t n, const numerics::reduction* reduce) {
+                          std::uint64_t n, unsigned queue, const numerics::reduction* reduce) {
     tlm::tlm_generic_payload tx;
     sc_time delay;
     set_access(tx, cmd, address, data, static_cast<unsigned>(n));
-    reduce_extension ext(reduce ? *reduce : numerics::reduction{});
-    if (reduce) tx.set_extension(&ext);
+    fabric_write tag(static_cast<std::uint8_t>(queue), reduce);
+    const bool tagged = !host_side && cmd == tlm::TLM_WRITE_COMMAND;
+    if (tagged) tx.set_extension(&tag);
     (host_side ? host : device)->b_transport(tx, delay);
-    if (reduce) tx.clear_extension(&ext);
+    if (tagged) tx.clear_extension(&tag);
     wait(delay);
     return tx.get_response_status() == tlm::TLM_OK_RESPONSE;
 }
 
-bool dma_engine::reduce_to(std::uint64_t address, std::uint8_t* data, std::uint64_t n, const numerics::reduction& r) {
+bool dma_engine::reduce_to(std::uint64_t address, std::uint8_t* data, std::uint64_t n, unsigned queue,
+                           const numerics::reduction& r) {
     reduced_bytes_ += n;
-    if (address >= TRN3_FABRIC_ADDR(0, 0)) return transfer(false, tlm::TLM_WRITE_COMMAND, address, data, n, &r);
+    if (address >= TRN3_FABRIC_ADDR(0, 0)) return transfer(false, tlm::TLM_WRITE_COMMAND, address, data, n, queue, &r);
     std::vector<std::uint8_t> current(n);
-    if (!transfer(false, tlm::TLM_READ_COMMAND, address, current.data(), n)) return false;
+    if (!transfer(false, tlm::TLM_READ_COMMAND, address, current.data(), n, queue)) return false;
     numerics::reduce_into(r, current.data(), data, n);
-    return transfer(false, tlm::TLM_WRITE_COMMAND, address, current.data(), n);
+    return transfer(false, tlm::TLM_WRITE_COMMAND, address, current.data(), n, queue);
 }
 
 void dma_engine::fail(unsigned q, std::uint32_t cause) {
@@ -111,7 +122,7 @@ bool dma_engine::serve(unsigned q) {
         fail(q, TRN3_DMA_ERR_DESCRIPTOR);
         return false;
     }
-    if (qu.waiting && qu.waiting_at == head && fabric_rx_bytes && fabric_rx_bytes() < qu.waiting_for) return false;
+    if (qu.waiting && qu.waiting_at == head && fabric_rx_bytes && fabric_rx_bytes(q) < qu.waiting_for) return false;
     qu.waiting = false;
     qu.status->set(TRN3_DMA_STATE_RUNNING);
     const sc_time start = sc_core::sc_time_stamp();
@@ -119,13 +130,13 @@ bool dma_engine::serve(unsigned q) {
     const std::uint32_t index = head & (size - 1);
     trn3_dma_descriptor d{};
     if (!transfer(ring_on_host, tlm::TLM_READ_COMMAND, qu.ring_base->value() + sizeof d * index,
-                  reinterpret_cast<std::uint8_t*>(&d), sizeof d)) {
+                  reinterpret_cast<std::uint8_t*>(&d), sizeof d, q)) {
         fail(q, ring_on_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE);
         return false;
     }
     if (d.flags & TRN3_DESC_WAIT_FABRIC) {
         // Not yet: leave the queue as it is; a landing fabric write rings the engine again.
-        if (!fabric_rx_bytes || fabric_rx_bytes() < d.src) {
+        if (!fabric_rx_bytes || fabric_rx_bytes(q) < d.src) {
             qu.status->set(TRN3_DMA_STATE_IDLE);
             qu.waiting = true;
             qu.waiting_at = head;
@@ -148,15 +159,15 @@ bool dma_engine::serve(unsigned q) {
     for (std::uint64_t off = 0; off < d.length && status == 0; off += chunk.get().bytes) {
         const std::uint64_t n = std::min<std::uint64_t>(chunk.get().bytes, d.length - off);
         buffer.resize(n);
-        if (!transfer(src_host, tlm::TLM_READ_COMMAND, d.src + off, buffer.data(), n))
+        if (!transfer(src_host, tlm::TLM_READ_COMMAND, d.src + off, buffer.data(), n, q))
             status = src_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
-        else if (!(reduce ? reduce_to(d.dst + off, buffer.data(), n, *reduce)
-                          : transfer(dst_host, tlm::TLM_WRITE_COMMAND, d.dst + off, buffer.data(), n)))
+        else if (!(reduce ? reduce_to(d.dst + off, buffer.data(), n, q, *reduce)
+                          : transfer(dst_host, tlm::TLM_WRITE_COMMAND, d.dst + off, buffer.data(), n, q)))
             status = dst_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
     }
     trn3_dma_completion c{status, d.length, d.user};
     if (!transfer(ring_on_host, tlm::TLM_WRITE_COMMAND, qu.cpl_base->value() + sizeof c * index,
-                  reinterpret_cast<std::uint8_t*>(&c), sizeof c) &&
+                  reinterpret_cast<std::uint8_t*>(&c), sizeof c, q) &&
         status == 0)
         status = ring_on_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;  // the host would never see it done
     timeline::instance().slice(

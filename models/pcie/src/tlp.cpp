@@ -98,7 +98,7 @@ std::vector<std::uint8_t> encode(tlp t) {
     put<std::uint16_t>(p, t.completer);
     put<std::uint16_t>(p, t.tag);
     put<std::uint8_t>(p, t.reduce);
-    put<std::uint8_t>(p, 0);
+    put<std::uint8_t>(p, t.channel);
     put<std::uint32_t>(p, t.length);
     put<std::uint32_t>(p, t.count);
     put<std::uint32_t>(p, t.byte_count);
@@ -120,7 +120,7 @@ tlp decode(std::vector<std::uint8_t> bytes) {
     t.completer = get<std::uint16_t>(p);
     t.tag = get<std::uint16_t>(p);
     t.reduce = get<std::uint8_t>(p);
-    (void)get<std::uint8_t>(p);
+    t.channel = get<std::uint8_t>(p);
     t.length = get<std::uint32_t>(p);
     t.count = get<std::uint32_t>(p);
     t.byte_count = get<std::uint32_t>(p);

@@ -21,6 +21,7 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
+#include <numeric>
 
 #include <fmt/format.h>
 #include <systemc>
@@ -42,8 +43,8 @@ namespace {
 constexpr std::uint64_t buffer_base = TRN3_DEV_HBM_BASE(1), gib = 1ull << 30;
 constexpr collectives::buffers layout{buffer_base, buffer_base + 4 * gib, buffer_base + 8 * gib,
                                       buffer_base + 12 * gib};
-constexpr std::uint64_t ring_at = buffer_base + 12 * gib + (1 << 20);
-constexpr unsigned queue = 1;  // the DMA queue the schedules run on
+// Channel k's schedule runs on DMA queue 1 + k from a ring at ring_at + k x ring_stride.
+constexpr std::uint64_t ring_at = buffer_base + 12 * gib + (1 << 20), ring_stride = 16 << 20;
 
 struct dtype_info {
     const char* param;  // our name
@@ -96,6 +97,11 @@ public:
                                    range<std::uint64_t>{1, 1ull << 30}};
     param<std::uint64_t> factor{nullptr, "collectives.factor", 2, "each size is the last times this",
                                 range<std::uint64_t>{2, 1024}};
+    param<std::uint64_t> channels{nullptr, "collectives.channels", 2,
+                                  "rings run at once, each over a piece of every chunk on its own DMA queue and "
+                                  "engine: channel 0 in fabric id order, 1 the reverse (the links' other direction), "
+                                  "then strides coprime with the chip count",
+                                  range<std::uint64_t>{1, TRN3_DMA_QUEUES - 1}};
     param<sc_core::sc_time> poll{nullptr, "collectives.poll", sc_core::sc_time(100, sc_core::SC_NS),
                                  "how often a host looks whether its chips are done",
                                  range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_NS), {}}};
@@ -142,9 +148,9 @@ public:
     void report(std::ostream& os) const override {
         const dtype_info& t = dtype_of(dtype.get());
         const unsigned n = sys_.fabric_chips;
-        os << fmt::format(
-            "# {}: {} ranks (every chip on the fabric, ring in fabric id order), {} {} {}, ring algorithm\n", sys_.name,
-            n, op.get(), t.nccl, reduces() ? redop.get() : "none");
+        os << fmt::format("# {}: {} ranks (every chip on the fabric), {} {} {}, ring algorithm, {} channel{}\n",
+                          sys_.name, n, op.get(), t.nccl, reduces() ? redop.get() : "none", channels.get(),
+                          channels.get() == 1 ? "" : "s");
         os << "#\n";
         os << fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>6}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}\n", "",
                           "", "", "", "", "out-of-place", "", "", "", "in-place", "", "", "");
@@ -205,10 +211,27 @@ private:
     unsigned redop_code() const {
         return redop.get() == "sum" ? TRN3_REDUCE_SUM : redop.get() == "max" ? TRN3_REDUCE_MAX : TRN3_REDUCE_MIN;
     }
-    collectives::request request(std::uint64_t bytes, bool in_place) const {
+    // Channel k's ring over ranks 0..n-1 (rank = fabric id): stride 1, then
+    // n - 1 (the reverse), then 3, n - 3, 5... whichever are coprime with n.
+    std::vector<unsigned> ring_of(unsigned channel) const {
+        const unsigned n = sys_.fabric_chips;
+        std::vector<unsigned> strides;
+        for (unsigned s = 1; s < n && strides.size() <= channel; s += 2)
+            for (unsigned t : {s, n - s})
+                if (std::gcd(t, n) == 1 && std::find(strides.begin(), strides.end(), t) == strides.end())
+                    strides.push_back(t);
+        const unsigned stride = strides.empty() ? 1 : strides[channel % strides.size()];
+        std::vector<unsigned> ring;
+        for (unsigned i = 0; i < n; ++i) ring.push_back(static_cast<unsigned>((std::uint64_t(i) * stride) % n));
+        return ring;
+    }
+    collectives::request request(std::uint64_t bytes, bool in_place, unsigned channel = 0) const {
         collectives::request r;
         r.what = what();
-        for (unsigned c = 0; c < sys_.fabric_chips; ++c) r.ring.push_back(c);
+        r.ring = ring_of(channel);
+        for (unsigned c = 0; c < sys_.fabric_chips; ++c) r.ranks.push_back(c);
+        r.channels = static_cast<unsigned>(channels.get());
+        r.channel = channel;
         r.bytes = bytes;
         r.element_bytes = element_bytes();
         r.reduce_op = redop_code();
@@ -306,7 +329,11 @@ private:
         const host_info& hi = sys_.hosts[h];
         host_state& me = hosts_[h];
         const std::uint64_t bytes = sizes_[i];
-        const auto plans = collectives::plan_ring(request(bytes, in_place));
+        const auto k_channels = static_cast<unsigned>(channels.get());
+        std::vector<std::map<unsigned, std::vector<trn3_dma_descriptor>>> plans(k_channels);  // by fabric id
+        for (unsigned k = 0; k < k_channels; ++k)
+            for (auto& rank : collectives::plan_ring(request(bytes, in_place, k)))
+                plans[k][rank.fabric_id] = std::move(rank.descriptors);
         const unsigned n = sys_.fabric_chips;
         const std::uint64_t part = reduces() ? bytes : bytes / n;
         auto fail = [&](const std::string& what) {
@@ -325,22 +352,28 @@ private:
             if ((!in_place && d.write(layout.recv, stale.data(), stale.size()) != driver::status::ok) ||
                 d.write(in_at, in.data(), in.size()) != driver::status::ok)
                 fail("writing the inputs");
-            std::uint64_t rx = 0;
-            std::uint32_t dropped = 0;
-            auto descriptors = plans[unsigned(p)].descriptors;
-            if (d.fabric_counters(rx, dropped) != driver::status::ok) fail("reading the fabric counters");
-            collectives::offset_waits(descriptors, rx);
-            if (d.load_device_queue(queue, ring_at, descriptors) != driver::status::ok) fail("loading the schedule");
+            for (unsigned k = 0; k < k_channels; ++k) {
+                std::uint64_t rx = 0;
+                auto descriptors = plans[k].at(unsigned(p));
+                if (d.fabric_channel_bytes(1 + k, rx) != driver::status::ok) fail("reading the fabric counters");
+                collectives::offset_waits(descriptors, rx);
+                if (d.load_device_queue(1 + k, ring_at + k * ring_stride, descriptors) != driver::status::ok)
+                    fail("loading the schedule");
+            }
         }
         if (!barrier(h) || aborted_) return false;
         const sc_core::sc_time start = released_at_;
         for (std::size_t c = 0; c < hi.chips.size(); ++c)
-            if (hi.chips[c].fabric_id >= 0) me.chips.devices[c]->start_device_queue(queue);
+            if (hi.chips[c].fabric_id >= 0)
+                for (unsigned k = 0; k < k_channels; ++k) me.chips.devices[c]->start_device_queue(1 + k);
         for (std::size_t c = 0; c < hi.chips.size(); ++c)
-            if (hi.chips[c].fabric_id >= 0) {
-                const driver::status s = me.chips.devices[c]->queue_finished(queue, ns(timeout.get()), ns(poll.get()));
-                if (s != driver::status::ok) fail(fmt::format("chip {}: {}", hi.chips[c].name, driver::status_name(s)));
-            }
+            if (hi.chips[c].fabric_id >= 0)
+                for (unsigned k = 0; k < k_channels; ++k) {
+                    const driver::status s =
+                        me.chips.devices[c]->queue_finished(1 + k, ns(timeout.get()), ns(poll.get()));
+                    if (s != driver::status::ok)
+                        fail(fmt::format("chip {} channel {}: {}", hi.chips[c].name, k, driver::status_name(s)));
+                }
         finished_at_ = std::max(finished_at_, sc_core::sc_time_stamp());
         if (!barrier(h) || aborted_) return false;
         if (h == 0) {

@@ -1,6 +1,7 @@
 #include "trn3/collectives/plan.h"
 
 #include <algorithm>
+#include <map>
 #include <set>
 #include <stdexcept>
 
@@ -32,6 +33,7 @@ const char* name(op o) {
 std::vector<rank_plan> plan_ring(const request& r) {
     const auto n = static_cast<unsigned>(r.ring.size());
     if (n < 2) throw std::invalid_argument("a collective needs at least two chips");
+    if (r.channels == 0 || r.channel >= r.channels) throw std::invalid_argument("channel outside the channels");
     if (std::set<unsigned>(r.ring.begin(), r.ring.end()).size() != n)
         throw std::invalid_argument("a chip appears twice in the communicator");
     const std::uint64_t es = r.element_bytes;
@@ -44,6 +46,13 @@ std::vector<rank_plan> plan_ring(const request& r) {
         throw std::invalid_argument(std::string(name(r.what)) + ": size " + std::to_string(r.bytes) + " B is not " +
                                     std::to_string(n) + " chunks of whole elements");
     const bool reduce = r.what != op::all_gather, gather = r.what != op::reduce_scatter;
+    // The communicator's ranks (chunk c belongs to rank c): `ranks`, or the ring's order.
+    const std::vector<unsigned>& ranks = r.ranks.empty() ? r.ring : r.ranks;
+    std::map<unsigned, unsigned> rank_of;
+    for (unsigned i = 0; i < ranks.size(); ++i) rank_of[ranks[i]] = i;
+    if (ranks.size() != n || rank_of.size() != n ||
+        !std::all_of(r.ring.begin(), r.ring.end(), [&](unsigned id) { return rank_of.count(id) != 0; }))
+        throw std::invalid_argument("the ring is not an order of the communicator's chips");
     const std::uint32_t reduce_flags = TRN3_DESC_REDUCE_WITH(r.reduce_op, r.reduce_type);
 
     std::vector<rank_plan> plans(n);
@@ -51,55 +60,62 @@ std::vector<rank_plan> plan_ring(const request& r) {
         rank_plan& plan = plans[p];
         plan.fabric_id = r.ring[p];
         const unsigned succ = r.ring[(p + 1) % n], pred = r.ring[(p + n - 1) % n];
-        auto off = [&](unsigned c) { return chunk_of(elements, n, c).first * es; };
-        auto len = [&](unsigned c) { return chunk_of(elements, n, c).count * es; };
+        // This channel's piece of chunk c: where it starts and its bytes.
+        auto piece = [&](unsigned c) {
+            const chunk whole = chunk_of(elements, n, c), part = chunk_of(whole.count, r.channels, r.channel);
+            return chunk{(whole.first + part.first) * es, part.count * es};
+        };
+        auto off = [&](unsigned c) { return piece(c).first; };
+        auto off_whole = [&](unsigned c) { return chunk_of(elements, n, c).first * es; };
+        auto len = [&](unsigned c) { return piece(c).count; };
         auto& d = plan.descriptors;
+        // Chunks belong to ranks (the communicator's order), whatever the
+        // ring: ring position q forwards what ends at rank chunk_at(q).
+        auto chunk_at = [&](unsigned q) { return rank_of.at(r.ring[q]); };
+        const unsigned mine = chunk_at(p);
         // The buffer this rank works in, and what goes there first.
         std::uint64_t work = r.at.recv;
         bool token = false;
-        if (r.what == op::all_reduce) {
-            work = r.in_place ? r.at.send : r.at.recv;
+        if (r.what != op::all_gather) {
+            work = r.in_place ? r.at.send : r.what == op::all_reduce ? r.at.recv : r.at.work;
             if (!r.in_place) {
-                d.push_back(copy(r.at.send, work, r.bytes));
+                for (unsigned c = 0; c < n; ++c)  // this channel's pieces of the input
+                    if (len(c) > 0) d.push_back(copy(r.at.send + off(c), work + off(c), len(c)));
                 token = true;
             }
-        } else if (r.what == op::reduce_scatter) {
-            work = r.in_place ? r.at.send : r.at.work;
-            if (!r.in_place) {
-                d.push_back(copy(r.at.send, work, r.bytes));
-                token = true;
-            }
-        } else if (!r.in_place && len(p) > 0) {
-            d.push_back(copy(r.at.send, r.at.recv + off(p), len(p)));  // all_gather: this rank's part in place
+        } else if (!r.in_place && len(mine) > 0) {
+            // all_gather: this rank's part (its input starts at send) in its place
+            d.push_back(copy(r.at.send + off(mine) - off_whole(mine), r.at.recv + off(mine), len(mine)));
         }
         std::uint64_t landed = 0;  // bytes this rank has waited for so far, in order
         if (token) {
-            d.push_back(copy(r.at.token, TRN3_FABRIC_ADDR(pred, r.at.token + token_bytes), token_bytes));
+            const std::uint64_t slot = r.at.token + 2 * token_bytes * r.channel;
+            d.push_back(copy(slot, TRN3_FABRIC_ADDR(pred, slot + token_bytes), token_bytes));
             landed += token_bytes;
             d.push_back(wait_for(landed));  // the successor's copy is done
         }
         if (reduce)
             for (unsigned s = 0; s + 1 < n; ++s) {
                 if (s > 0) {
-                    landed += len(mod(static_cast<long long>(p) - s - 1, n));  // what the predecessor sent at s - 1
+                    landed += len(chunk_at(mod(static_cast<long long>(p) - s - 1, n)));  // the predecessor's, at s - 1
                     d.push_back(wait_for(landed));
                 }
-                const unsigned c = mod(static_cast<long long>(p) - s - 1, n);
+                const unsigned c = chunk_at(mod(static_cast<long long>(p) - s - 1, n));
                 if (len(c) > 0)
                     d.push_back(copy(work + off(c), TRN3_FABRIC_ADDR(succ, work + off(c)), len(c), reduce_flags));
             }
-        if (reduce && n > 1) landed += len(p);  // the last reduce-scatter step: chunk p, complete
+        if (reduce && n > 1) landed += len(mine);  // the last reduce-scatter step: this rank's chunk, complete
         if (gather)
             for (unsigned s = 0; s + 1 < n; ++s) {
-                if (s > 0) landed += len(mod(static_cast<long long>(p) - s, n));  // chunk (p - s) from step s - 1
+                if (s > 0) landed += len(chunk_at(mod(static_cast<long long>(p) - s, n)));  // from step s - 1
                 if (reduce || s > 0) d.push_back(wait_for(landed));
-                const unsigned c = mod(static_cast<long long>(p) - s, n);
+                const unsigned c = chunk_at(mod(static_cast<long long>(p) - s, n));
                 if (len(c) > 0) d.push_back(copy(work + off(c), TRN3_FABRIC_ADDR(succ, work + off(c)), len(c)));
             }
-        if (gather) landed += len(mod(static_cast<long long>(p) + 1, n));  // the last all-gather step: chunk p + 1
+        if (gather) landed += len(chunk_at(mod(static_cast<long long>(p) + 1, n)));  // the last all-gather step
         d.push_back(wait_for(landed));
-        if (r.what == op::reduce_scatter && !r.in_place && len(p) > 0)
-            d.push_back(copy(work + off(p), r.at.recv, len(p)));
+        if (r.what == op::reduce_scatter && !r.in_place && len(mine) > 0)
+            d.push_back(copy(work + off(mine), r.at.recv + off(mine) - off_whole(mine), len(mine)));
         plan.rx_bytes = landed;
     }
     return plans;

@@ -323,6 +323,13 @@ status trn3_device::fabric_counters(std::uint64_t& rx_bytes, std::uint32_t& drop
     return status::ok;
 }
 
+status trn3_device::fabric_channel_bytes(unsigned channel, std::uint64_t& rx_bytes) {
+    if (!probed_) return status::no_device;
+    if (channel >= TRN3_FABRIC_CHANNELS) return status::bad_argument;
+    host_.mmio_read(bar0_ + TRN3_CHIP_FABRIC_RX_CHANNEL(channel), &rx_bytes, 8);
+    return status::ok;
+}
+
 status trn3_device::load_device_queue(unsigned q, std::uint64_t ring_address,
                                       const std::vector<trn3_dma_descriptor>& descriptors) {
     if (!probed_) return status::no_device;

@@ -64,6 +64,9 @@
 #define TRN3_FABRIC_ENABLE 0x80000000u /* the chip sends, accepts and forwards fabric writes; program ROUTE first */
 #define TRN3_CHIP_FABRIC_RX_BYTES 0x30u /* RO 8: bytes of fabric writes that landed in this chip's memory */
 #define TRN3_CHIP_FABRIC_DROPPED 0x38u /* RO 4: fabric TLPs this chip dropped (fabric off, or no route): ERR_FABRIC */
+/* RO 8: bytes of fabric writes of channel c (the sending chip's DMA queue c) that landed */
+#define TRN3_CHIP_FABRIC_RX_CHANNEL(c) (0x80u + 8u * (c))
+#define TRN3_FABRIC_CHANNELS 16u /* = TRN3_DMA_QUEUES */
 #define TRN3_CHIP_ROUTE(d) (0x400u + 4u * (d)) /* RW: NeuronLink port towards chip d; 0xFF: no route */
 #define TRN3_ROUTE_NONE 0xFFu
 #define TRN3_CHIP_ID_VALUE 0x1D0F7364u
@@ -155,10 +158,12 @@ struct trn3_dma_descriptor { /* 32 bytes */
  * dst must be a device address and length whole elements, else the
  * descriptor is malformed. Rules: models/numerics/reduce.h. */
 #define TRN3_DESC_REDUCE 0x8u
-/* Wait: moves nothing; the queue holds here until this chip's
- * FABRIC_RX_BYTES reaches src (a count of fabric bytes landed), then
- * completes the descriptor. The other queues go on meanwhile. It orders a
- * collective's steps: a step that forwards what a peer sent waits for it. */
+/* Wait: moves nothing; queue q holds here until this chip's
+ * FABRIC_RX_CHANNEL(q) reaches src (the bytes landed from other chips'
+ * queue q), then completes the descriptor. The other queues go on
+ * meanwhile. It orders a collective's steps: a step that forwards what a
+ * peer sent waits for it; a collective on queue q of every chip counts only
+ * its own traffic. */
 #define TRN3_DESC_WAIT_FABRIC 0x10u
 #define TRN3_DESC_REDUCE_OP(f) (((f) >> 8) & 0xFu) /* TRN3_REDUCE_SUM, _MAX, _MIN */
 #define TRN3_DESC_REDUCE_TYPE(f) (((f) >> 12) & 0xFu) /* TRN3_REDUCE_FP32 ... _INT32 */

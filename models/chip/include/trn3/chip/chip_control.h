@@ -17,6 +17,7 @@
 
 #include <array>
 #include <functional>
+#include <memory>
 
 #include <tlm_utils/simple_initiator_socket.h>
 
@@ -49,8 +50,14 @@ public:
     // (counted and reported as an error cause).
     unsigned fabric_id() const { return static_cast<unsigned>(fabric_id_.value() & TRN3_FABRIC_ID_MASK); }
     bool fabric_enabled() const { return (fabric_id_.value() & TRN3_FABRIC_ENABLE) != 0; }
-    void fabric_landed(std::uint64_t bytes) { fabric_rx_bytes_.set(fabric_rx_bytes_.value() + bytes); }
-    std::uint64_t fabric_rx_bytes() const { return fabric_rx_bytes_.value(); }
+    void fabric_landed(std::uint64_t bytes, unsigned channel) {
+        fabric_rx_bytes_.set(fabric_rx_bytes_.value() + bytes);
+        reg& c = *fabric_rx_channel_[channel % TRN3_FABRIC_CHANNELS];
+        c.set(c.value() + bytes);
+    }
+    std::uint64_t fabric_rx_bytes(unsigned channel) const {
+        return fabric_rx_channel_[channel % TRN3_FABRIC_CHANNELS]->value();
+    }
     void fabric_dropped();
     unsigned route(unsigned dest) const {
         return dest < routes_.size() ? static_cast<unsigned>(routes_[dest]->value()) : TRN3_ROUTE_NONE;
@@ -85,6 +92,7 @@ private:
     reg fabric_id_{regs, "fabric_id", TRN3_CHIP_FABRIC_ID, 4, 0, access::rw, "bits 7:0 fabric id, bit 31 enable"};
     reg fabric_rx_bytes_{regs, "fabric_rx_bytes", TRN3_CHIP_FABRIC_RX_BYTES, 8, 0, access::ro, "fabric bytes landed"};
     reg fabric_dropped_{regs, "fabric_dropped", TRN3_CHIP_FABRIC_DROPPED, 4, 0, access::ro, "fabric TLPs dropped"};
+    std::array<std::unique_ptr<reg>, TRN3_FABRIC_CHANNELS> fabric_rx_channel_;  // TRN3_CHIP_FABRIC_RX_CHANNEL(c)
     std::vector<std::unique_ptr<reg>> routes_;
     reg notify_base_{regs, "notify_base", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_BASE, 8,
                      0,    access::rw,    "notification ring (host)"};

@@ -6,8 +6,10 @@
 //   host (initiator) ── PCIe endpoint dma: host bus addresses (through the host's IOMMU)
 //   device (initiator) ── chip network: device addresses
 //
-// A write to a queue's TAIL (the doorbell) wakes the engine. It serves the
-// queues round robin, one descriptor at a time: reads the descriptor (from
+// A write to a queue's TAIL (the doorbell) wakes the engines (`engines` of
+// them: the chip's collective engines). Each serves the queues round robin,
+// one descriptor at a time, never a queue another engine is serving (so a
+// queue's descriptors run in order): reads the descriptor (from
 // host memory, or device memory when CONTROL.DEVICE_RING is set), moves its bytes
 // in pieces of `chunk` (read all, then write), writes the completion record
 // at CPL_BASE + index x 16 and advances HEAD; a descriptor with INTERRUPT
@@ -23,7 +25,7 @@
 // chip reports it in ERR_STATUS); the engine goes on with the other queues.
 // Writing CONTROL (disable, then enable) restarts a stopped queue.
 //
-// params:  chunk, descriptor_cost
+// params:  chunk, descriptor_cost, engines
 // stats:   descriptors, bytes, errors, reduced_bytes
 // timeline: one slice per descriptor on the queue's track
 #pragma once
@@ -50,15 +52,17 @@ public:
 
     param<byte_count> chunk;
     param<sc_core::sc_time> descriptor_cost;
+    param<std::uint64_t> engines;  // descriptors served at once, each from a different queue
 
     std::function<void(unsigned vector)> raise_msix;  // the chip wires it to its endpoint
     std::function<void(unsigned queue)> queue_error;  // the chip reports it in ERR_STATUS
-    // The chip's count of fabric bytes landed (WAIT_FABRIC descriptors);
-    // the chip calls fabric_progress() when it grows.
-    std::function<std::uint64_t()> fabric_rx_bytes;
+    // The chip's count of fabric bytes landed on a channel (WAIT_FABRIC
+    // descriptors of that queue); the chip calls fabric_progress() when one grows.
+    std::function<std::uint64_t(unsigned channel)> fabric_rx_bytes;
     void fabric_progress() { ring(); }
 
-    explicit dma_engine(const sc_core::sc_module_name& name);
+    // default_engines: the `engines` param's default (the chip's collective engines).
+    explicit dma_engine(const sc_core::sc_module_name& name, unsigned default_engines = 1);
 
     std::uint32_t queue_status(unsigned q) const { return static_cast<std::uint32_t>(queues_[q].status->value()); }
 
@@ -75,24 +79,27 @@ private:
         // A WAIT_FABRIC descriptor not yet satisfied: the head it sits at and
         // its count, so the engine does not fetch it again until the count is reached.
         bool waiting = false;
+        bool busy = false;  // an engine is serving this queue
         std::uint32_t waiting_at = 0;
         std::uint64_t waiting_for = 0;
     };
-    void run();
+    void run();  // one engine
     void ring();  // a doorbell
     bool serve(unsigned q);  // one descriptor; false when the queue has none or stopped
         // One access; a write with `reduce` carries it (a fabric destination reduces as the data lands).
+    // Device writes carry their queue as channel (fabric_write.h).
     bool transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data, std::uint64_t n,
-                  const numerics::reduction* reduce = nullptr);
+                  unsigned queue, const numerics::reduction* reduce = nullptr);
     // dst = dst op src at the destination: read, reduce and write back for
     // this chip's memory; one reducing write for a fabric address.
-    bool reduce_to(std::uint64_t address, std::uint8_t* data, std::uint64_t n, const numerics::reduction& r);
+    bool reduce_to(std::uint64_t address, std::uint8_t* data, std::uint64_t n, unsigned queue,
+                   const numerics::reduction& r);
     void fail(unsigned q, std::uint32_t cause);
 
     std::vector<std::unique_ptr<reg>> regs_owned_;
     std::array<queue, TRN3_DMA_QUEUES> queues_;
     sc_core::sc_event doorbell_;
-    bool doorbell_pending_ = false;
+    std::uint64_t doorbells_ = 0;  // rings so far: an engine that saw none since it looked goes to sleep
     unsigned next_ = 0;
     counter descriptors_, bytes_, errors_, reduced_bytes_;
 };

@@ -47,8 +47,11 @@ struct tlp {
     std::uint16_t completer = 0;  // completions: of the completer; config requests: of the target
     std::uint16_t tag = 0;  // 14-bit tags (PCIe 6.0)
     std::uint8_t traffic_class = 0;
-    std::uint8_t reduce =
-        0;  // NeuronLink writes: 0 plain, else the destination reduces into its memory (dma/reduce_extension.h)
+    // NeuronLink writes: `reduce` 0 plain, else the destination reduces into
+    // its memory; `channel` the sending DMA queue, counted per channel where
+    // the write lands (dma/fabric_write.h).
+    std::uint8_t reduce = 0;
+    std::uint8_t channel = 0;
     bool poisoned = false;  // EP: the data must not be used
     cpl_status status = cpl_status::success;
     std::uint64_t address = 0;  // memory requests: byte address; config: register offset

@@ -19,6 +19,10 @@
 // not land before the copy it reduces into (the predecessor waits for it).
 // Every rank's list ends with a wait for every byte meant for it, so a
 // finished queue means a finished collective on that chip.
+//
+// Channels split every chunk in `channels` pieces; channel k moves the k-th
+// piece of each chunk, on its own queue and ring, so the channels run at
+// once over different links (or both directions of the same ones).
 #pragma once
 
 #include <cstdint>
@@ -41,12 +45,21 @@ struct buffers {
 struct request {
     op what = op::all_reduce;
     std::vector<unsigned> ring;  // fabric ids in ring order (at least two, no repeats)
+    // The communicator's ranks: chunk c of the buffer is rank c's (its
+    // reduce_scatter result, its all_gather input); empty: the ring's order.
+    std::vector<unsigned> ranks;
     std::uint64_t bytes = 0;  // the whole buffer (n chunks), as nccl-tests' "size"
     unsigned element_bytes = 4;
     unsigned reduce_op = TRN3_REDUCE_SUM, reduce_type = TRN3_REDUCE_FP32;  // spec codes
-    bool in_place = false;  // all_reduce: recv = send; reduce_scatter: recv = send + p x chunk; all_gather:
-        // send = recv + p x chunk
+    // In place: all_reduce recv = send; reduce_scatter recv = send + p x chunk;
+    // all_gather send = recv + p x chunk.
+    bool in_place = false;
     buffers at;
+    // Channels: the collective split in `channels` parts that run at once,
+    // each on its own DMA queue of every chip (the chip counts each queue's
+    // fabric bytes apart) and usually its own ring order; this plan is part
+    // `channel`: the channel-th piece of every chunk.
+    unsigned channels = 1, channel = 0;
 };
 
 struct rank_plan {

@@ -103,6 +103,8 @@ public:
     // What the chip's fabric counters say: bytes of fabric writes landed in
     // its memory, TLPs it dropped.
     status fabric_counters(std::uint64_t& rx_bytes, std::uint32_t& dropped);
+    // Bytes landed on one channel (the sending chips' DMA queue: TRN3_CHIP_FABRIC_RX_CHANNEL).
+    status fabric_channel_bytes(unsigned channel, std::uint64_t& rx_bytes);
     // A DMA queue (1 to TRN3_DMA_QUEUES - 1) run from device memory:
     // load_device_queue puts the descriptors (copies, reductions, waits;
     // spec/device.h) into a ring at `ring_address` in device memory, its

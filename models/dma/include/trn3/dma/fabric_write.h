@@ -1,0 +1,39 @@
+// What a DMA engine's write tells the chip beyond address and data: the
+// channel it belongs to (the DMA queue that made it; the destination counts
+// the bytes that land per channel, and a queue's waits count its own) and,
+// for a reducing write (spec/device.h TRN3_DESC_REDUCE), the reduction the
+// destination applies as the data lands (numerics/reduce.h). The chip
+// carries both in each NeuronLink write TLP.
+#pragma once
+
+#include <cstdint>
+
+#include <tlm>
+
+#include "trn3/numerics/reduce.h"
+
+namespace trn3::dma {
+
+struct fabric_write : tlm::tlm_extension<fabric_write> {
+    std::uint8_t channel = 0;
+    bool reduce = false;
+    numerics::reduction reduction;
+
+    fabric_write() = default;
+    fabric_write(std::uint8_t c, const numerics::reduction* r) : channel(c), reduce(r != nullptr) {
+        if (r) reduction = *r;
+    }
+    tlm::tlm_extension_base* clone() const override { return new fabric_write(*this); }
+    void copy_from(const tlm::tlm_extension_base& other) override { *this = static_cast<const fabric_write&>(other); }
+};
+
+// The byte a write TLP carries for the reduction: 0 for a plain write, else
+// 0x80 | type << 4 | op.
+inline std::uint8_t tlp_code(const numerics::reduction& r) {
+    return static_cast<std::uint8_t>(0x80u | (static_cast<unsigned>(r.type) << 4) | static_cast<unsigned>(r.op));
+}
+inline numerics::reduction reduction_of_tlp_code(std::uint8_t code) {
+    return {static_cast<numerics::reduce_op>(code & 0xFu), static_cast<numerics::reduce_type>((code >> 4) & 0x7u)};
+}
+
+}  // namespace trn3::dma

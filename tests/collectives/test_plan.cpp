@@ -213,3 +213,53 @@ TEST_CASE("chunks split the elements as evenly as they allow, the larger first")
     CHECK(collectives::chunk_of(11, 4, 3).count == 2);
     CHECK(collectives::chunk_of(2, 4, 3).count == 0);
 }
+
+TEST_CASE("direct all_to_all: every rank gets chunk i of rank i's input at chunk i, in and out of place, under every "
+          "timing") {
+    for (const unsigned n : {2u, 3u, 5u, 8u})
+        for (const std::uint64_t per_chunk : {std::uint64_t(1), std::uint64_t(6)})
+            for (const bool in_place : {false, true})
+                for (const unsigned channels : {1u, 2u}) {
+                    std::vector<unsigned> ids;
+                    for (unsigned i = 0; i < n; ++i) ids.push_back((i * 5 + 2) % 32);
+                    const std::uint64_t elements = per_chunk * n;
+                    std::vector<std::vector<collectives::rank_plan>> plans;
+                    for (unsigned c = 0; c < channels; ++c) {
+                        collectives::request r;
+                        r.what = op::all_to_all;
+                        r.ranks.assign(ids.begin(), ids.end());  // (= trips GCC 12's -Wnonnull at -O3)
+                        r.ring.assign(ids.begin(), ids.end());
+                        r.bytes = elements * 4;
+                        r.in_place = in_place;
+                        r.at = at;
+                        r.channels = channels;
+                        r.channel = c;
+                        plans.push_back(collectives::plan(r));
+                    }
+                    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+                        INFO("n " << n << " per chunk " << per_chunk << " in place " << in_place << " channels "
+                                  << channels << " seed " << seed);
+                        std::vector<memory> mem(n);
+                        std::vector<std::vector<std::uint64_t>> rx(channels, std::vector<std::uint64_t>(n, 0));
+                        for (unsigned p = 0; p < n; ++p)
+                            for (std::uint64_t e = 0; e < elements; ++e) {
+                                const float v = float(1000 * p + e);  // chunk j of rank p: for rank j
+                                std::memcpy(mem[p].at(at.send + e * 4, 4), &v, 4);
+                            }
+                        REQUIRE(run(plans, ids, mem, rx, seed));
+                        for (unsigned q = 0; q < n; ++q)
+                            for (unsigned i = 0; i < n; ++i)
+                                for (std::uint64_t e = 0; e < per_chunk; ++e)
+                                    CHECK(f32(mem[q].at((in_place ? at.send : at.recv) + (i * per_chunk + e) * 4, 4)) ==
+                                          float(1000 * i + q * per_chunk + e));
+                    }
+                }
+    collectives::request r;
+    r.what = op::all_to_all;
+    r.ring = {0, 1, 2};
+    r.bytes = 16;
+    r.at = at;
+    CHECK_THROWS_WITH(collectives::plan(r), "all_to_all: size 16 B is not 3 chunks of whole elements");
+    r.bytes = 12;
+    CHECK_THROWS_WITH(collectives::plan_ring(r), "all_to_all has no ring plan (plan_direct)");
+}

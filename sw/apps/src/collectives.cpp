@@ -86,7 +86,7 @@ void put_value(std::uint8_t* at, int v, numerics::reduce_type t) {
 class collectives_program final : public host_program {
 public:
     param<std::string> op{nullptr, "collectives.op", "all_reduce", "the collective",
-                          one_of<std::string>{{"all_reduce", "reduce_scatter", "all_gather"}}};
+                          one_of<std::string>{{"all_reduce", "reduce_scatter", "all_gather", "all_to_all"}}};
     param<std::string> dtype{nullptr, "collectives.dtype", "fp32", "element type",
                              one_of<std::string>{{"fp32", "bf16", "fp16", "e4m3", "e5m2", "int32"}}};
     param<std::string> redop{nullptr, "collectives.redop", "sum", "reduction (all_reduce, reduce_scatter)",
@@ -125,7 +125,7 @@ public:
         for (std::uint64_t b = min_bytes.get(); b <= max_bytes.get(); b *= factor.get()) {
             sizes_.push_back(b);
             try {
-                collectives::plan_ring(request(b, false));
+                collectives::plan(request(b, false));
             } catch (const std::invalid_argument& e) {
                 throw config_error(std::string("collectives: ") + e.what());
             }
@@ -148,8 +148,9 @@ public:
     void report(std::ostream& os) const override {
         const dtype_info& t = dtype_of(dtype.get());
         const unsigned n = sys_.fabric_chips;
-        os << fmt::format("# {}: {} ranks (every chip on the fabric), {} {} {}, ring algorithm, {} channel{}\n",
-                          sys_.name, n, op.get(), t.nccl, reduces() ? redop.get() : "none", channels.get(),
+        os << fmt::format("# {}: {} ranks (every chip on the fabric), {} {} {}, {} algorithm, {} channel{}\n",
+                          sys_.name, n, op.get(), t.nccl, reduces() ? redop.get() : "none",
+                          what() == collectives::op::all_to_all ? "direct" : "ring", channels.get(),
                           channels.get() == 1 ? "" : "s");
         os << "#\n";
         os << fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>6}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}\n", "",
@@ -197,7 +198,7 @@ private:
         std::uint64_t wrong[2] = {0, 0};
     };
 
-    bool reduces() const { return op.get() != "all_gather"; }
+    bool reduces() const { return op.get() == "all_reduce" || op.get() == "reduce_scatter"; }
     unsigned element_bytes() const { return numerics::element_bytes(dtype_of(dtype.get()).type); }
     double bus_factor() const {
         const double n = sys_.fabric_chips;
@@ -206,7 +207,8 @@ private:
     collectives::op what() const {
         return op.get() == "all_reduce"       ? collectives::op::all_reduce
                : op.get() == "reduce_scatter" ? collectives::op::reduce_scatter
-                                              : collectives::op::all_gather;
+               : op.get() == "all_gather"     ? collectives::op::all_gather
+                                              : collectives::op::all_to_all;
     }
     unsigned redop_code() const {
         return redop.get() == "sum" ? TRN3_REDUCE_SUM : redop.get() == "max" ? TRN3_REDUCE_MAX : TRN3_REDUCE_MIN;
@@ -258,6 +260,11 @@ private:
         const std::uint64_t elements = bytes / es;
         std::vector<std::uint8_t> out(bytes);
         for (std::uint64_t e = 0; e < elements; ++e) {
+            if (what() == collectives::op::all_to_all) {  // chunk i: rank i's chunk p
+                const std::uint64_t chunk = elements / n;
+                put_value(out.data() + e * es, value(static_cast<unsigned>(e / chunk), p * chunk + e % chunk), t);
+                continue;
+            }
             if (!reduces()) {
                 const unsigned owner = static_cast<unsigned>(e / (elements / n));
                 put_value(out.data() + e * es, value(owner, e % (elements / n)), t);
@@ -281,7 +288,7 @@ private:
     std::vector<std::uint8_t> input(std::uint64_t bytes, unsigned p) const {
         const unsigned n = sys_.fabric_chips, es = element_bytes();
         const auto t = dtype_of(dtype.get()).type;
-        const std::uint64_t elements = reduces() ? bytes / es : bytes / es / n;
+        const std::uint64_t elements = what() == collectives::op::all_gather ? bytes / es / n : bytes / es;
         std::vector<std::uint8_t> in(elements * es);
         for (std::uint64_t e = 0; e < elements; ++e) put_value(in.data() + e * es, value(p, e), t);
         return in;
@@ -332,10 +339,11 @@ private:
         const auto k_channels = static_cast<unsigned>(channels.get());
         std::vector<std::map<unsigned, std::vector<trn3_dma_descriptor>>> plans(k_channels);  // by fabric id
         for (unsigned k = 0; k < k_channels; ++k)
-            for (auto& rank : collectives::plan_ring(request(bytes, in_place, k)))
+            for (auto& rank : collectives::plan(request(bytes, in_place, k)))
                 plans[k][rank.fabric_id] = std::move(rank.descriptors);
         const unsigned n = sys_.fabric_chips;
-        const std::uint64_t part = reduces() ? bytes : bytes / n;
+        const bool gather_only = what() == collectives::op::all_gather;
+        const std::uint64_t part = gather_only ? bytes / n : bytes;
         auto fail = [&](const std::string& what) {
             me.failures.push_back(fmt::format("{} B {}: {}", bytes, in_place ? "in place" : "out of place", what));
             aborted_ = true;
@@ -346,7 +354,7 @@ private:
             driver::trn3_device& d = *me.chips.devices[c];
             // Inputs; the output buffer filled with a pattern no result has.
             const auto in = input(bytes, unsigned(p));
-            const std::uint64_t in_at = !in_place || reduces() ? layout.send : layout.recv + part * unsigned(p);
+            const std::uint64_t in_at = in_place && gather_only ? layout.recv + part * unsigned(p) : layout.send;
             const std::vector<std::uint8_t> stale(
                 reduces() && what() == collectives::op::reduce_scatter ? bytes / n : bytes, 0xA5);
             if ((!in_place && d.write(layout.recv, stale.data(), stale.size()) != driver::status::ok) ||
@@ -386,7 +394,8 @@ private:
             if (p < 0) continue;
             const auto want = expected(bytes, unsigned(p));
             std::uint64_t out_at = layout.recv;
-            if (in_place && what() == collectives::op::all_reduce) out_at = layout.send;
+            if (in_place && (what() == collectives::op::all_reduce || what() == collectives::op::all_to_all))
+                out_at = layout.send;
             if (in_place && what() == collectives::op::reduce_scatter) out_at = layout.send + want.size() * unsigned(p);
             std::vector<std::uint8_t> got(want.size());
             if (me.chips.devices[c]->read(got.data(), out_at, got.size()) != driver::status::ok) {

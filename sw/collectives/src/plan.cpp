@@ -26,11 +26,13 @@ const char* name(op o) {
     case op::all_reduce: return "all_reduce";
     case op::reduce_scatter: return "reduce_scatter";
     case op::all_gather: return "all_gather";
+    case op::all_to_all: return "all_to_all";
     }
     return "?";
 }
 
-std::vector<rank_plan> plan_ring(const request& r) {
+// The checks every plan makes; the communicator's ranks by fabric id.
+static std::map<unsigned, unsigned> check(const request& r) {
     const auto n = static_cast<unsigned>(r.ring.size());
     if (n < 2) throw std::invalid_argument("a collective needs at least two chips");
     if (r.channels == 0 || r.channel >= r.channels) throw std::invalid_argument("channel outside the channels");
@@ -45,7 +47,6 @@ std::vector<rank_plan> plan_ring(const request& r) {
     if (even && elements % n != 0)
         throw std::invalid_argument(std::string(name(r.what)) + ": size " + std::to_string(r.bytes) + " B is not " +
                                     std::to_string(n) + " chunks of whole elements");
-    const bool reduce = r.what != op::all_gather, gather = r.what != op::reduce_scatter;
     // The communicator's ranks (chunk c belongs to rank c): `ranks`, or the ring's order.
     const std::vector<unsigned>& ranks = r.ranks.empty() ? r.ring : r.ranks;
     std::map<unsigned, unsigned> rank_of;
@@ -53,6 +54,15 @@ std::vector<rank_plan> plan_ring(const request& r) {
     if (ranks.size() != n || rank_of.size() != n ||
         !std::all_of(r.ring.begin(), r.ring.end(), [&](unsigned id) { return rank_of.count(id) != 0; }))
         throw std::invalid_argument("the ring is not an order of the communicator's chips");
+    return rank_of;
+}
+
+std::vector<rank_plan> plan_ring(const request& r) {
+    if (r.what == op::all_to_all) throw std::invalid_argument("all_to_all has no ring plan (plan_direct)");
+    const std::map<unsigned, unsigned> rank_of = check(r);
+    const auto n = static_cast<unsigned>(r.ring.size());
+    const std::uint64_t es = r.element_bytes, elements = r.bytes / es;
+    const bool reduce = r.what != op::all_gather, gather = r.what != op::reduce_scatter;
     const std::uint32_t reduce_flags = TRN3_DESC_REDUCE_WITH(r.reduce_op, r.reduce_type);
 
     std::vector<rank_plan> plans(n);
@@ -120,6 +130,55 @@ std::vector<rank_plan> plan_ring(const request& r) {
     }
     return plans;
 }
+
+std::vector<rank_plan> plan_direct(const request& r) {
+    const auto n = static_cast<unsigned>(r.ring.size());
+    if (r.what != op::all_to_all) throw std::invalid_argument(std::string(name(r.what)) + " has no direct plan");
+    check(r);
+    const std::vector<unsigned>& ranks = r.ranks.empty() ? r.ring : r.ranks;
+    const std::uint64_t es = r.element_bytes, elements = r.bytes / es;
+    // This channel's piece of chunk c.
+    auto piece = [&](unsigned c) {
+        const chunk whole = chunk_of(elements, n, c), part = chunk_of(whole.count, r.channels, r.channel);
+        return chunk{(whole.first + part.first) * es, part.count * es};
+    };
+    // Token slots: channel k's token from peer i lands at token + (512 k + i) x 64; slot n is the one sent.
+    auto token_slot = [&](unsigned from) { return r.at.token + (512ull * r.channel + from) * token_bytes; };
+    std::vector<rank_plan> plans(n);
+    for (unsigned me = 0; me < n; ++me) {
+        rank_plan& plan = plans[me];
+        plan.fabric_id = ranks[me];
+        auto& d = plan.descriptors;
+        std::uint64_t from = r.at.send, landed = 0;
+        const std::uint64_t output = r.in_place ? r.at.send : r.at.recv;
+        const chunk own = piece(me);
+        if (r.in_place) {
+            from = r.at.work;
+            for (unsigned c = 0; c < n; ++c)
+                if (piece(c).count > 0)
+                    d.push_back(copy(r.at.send + piece(c).first, from + piece(c).first, piece(c).count));
+            for (unsigned s = 1; s < n; ++s)
+                d.push_back(copy(token_slot(n), TRN3_FABRIC_ADDR(ranks[(me + s) % n], token_slot(me)), token_bytes));
+            landed += std::uint64_t(n - 1) * token_bytes;
+            d.push_back(wait_for(landed));  // every peer has its buffer aside
+        } else if (own.count > 0) {
+            d.push_back(copy(r.at.send + own.first, r.at.recv + own.first, own.count));
+        }
+        for (unsigned s = 1; s < n; ++s) {
+            const unsigned to = (me + s) % n;
+            const chunk out = piece(to);
+            // Chunk `to` of this rank's input goes to rank `to`, at chunk `me` of its output.
+            if (out.count > 0)
+                d.push_back(copy(from + out.first, TRN3_FABRIC_ADDR(ranks[to], output + own.first), out.count));
+        }
+        landed += std::uint64_t(n - 1) * own.count;
+        d.push_back(wait_for(landed));
+        plan.rx_bytes = landed;
+    }
+    return plans;
+}
+
+std::vector<rank_plan> plan(const request& r) { return r.what == op::all_to_all ? plan_direct(r) : plan_ring(r); }
 
 void offset_waits(std::vector<trn3_dma_descriptor>& descriptors, std::uint64_t base) {
     for (auto& d : descriptors)

@@ -33,13 +33,13 @@
 
 namespace trn3::collectives {
 
-enum class op { all_reduce, reduce_scatter, all_gather };
+enum class op { all_reduce, reduce_scatter, all_gather, all_to_all };
 
 // Device addresses, the same on every rank.
 struct buffers {
     std::uint64_t send = 0, recv = 0;
     std::uint64_t work = 0;  // reduce_scatter out of place: the whole buffer is reduced here
-    std::uint64_t token = 0;  // 128 bytes: the token sent (first 64) and the one received
+    std::uint64_t token = 0;  // 512 KiB: tokens sent and received, 64 bytes each, per channel and peer
 };
 
 struct request {
@@ -76,9 +76,22 @@ chunk chunk_of(std::uint64_t elements, unsigned n, unsigned c);
 
 // One plan per rank, in ring order. Throws std::invalid_argument, one line,
 // for a request that cannot be planned (one rank, repeats, a size that is
-// not whole elements or, for reduce_scatter and all_gather, not n whole
-// chunks).
+// not whole elements or, for reduce_scatter, all_gather and all_to_all, not
+// n whole chunks). all_to_all has no ring form: plan() gives it the direct one.
 std::vector<rank_plan> plan_ring(const request& r);
+
+// all_to_all, direct: rank i writes chunk j of its input straight into
+// rank j's output at chunk i (for s = 1..n-1, j = i + s: every rank starts
+// on a different peer), then waits for the n - 1 chunks meant for it; its
+// own chunk is a local copy. In place, each rank first copies its buffer
+// aside and tells every peer (a 64-byte token each), and writes to a peer
+// only once that peer's token has come: nothing lands on a chunk not yet
+// copied. The plans are in `ranks` order (the ring is not used).
+std::vector<rank_plan> plan_direct(const request& r);
+
+// The plan for the request: ring for all_reduce, reduce_scatter and
+// all_gather, direct for all_to_all.
+std::vector<rank_plan> plan(const request& r);
 
 // Adds `base` (the chip's FABRIC_RX_BYTES when the collective starts) to
 // every wait of a plan.

@@ -293,3 +293,19 @@ TEST_CASE("collectives: sizes and platforms the program cannot run are one-line 
     expect_user_error("run --platform trn3-dev -p trn3dev.app=collectives",
                       "program collectives needs at least two chips on a NeuronLink fabric");
 }
+
+TEST_CASE("collectives: rows timed only (above check_max_bytes) take exactly the times of checked rows") {
+    const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
+                             "-p collectives.min_bytes=64 -p collectives.max_bytes=65536 -p collectives.factor=32 ";
+    const auto checked = table_rows(trn3vp(base).out),
+               timed = table_rows(trn3vp(base + "-p collectives.check_max_bytes=0").out);
+    REQUIRE(checked.size() == 3);
+    REQUIRE(timed.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        // The same row but for #wrong: 0 where checked, N/A where timed only.
+        std::string expect = checked[i];
+        for (std::size_t at = expect.find("      0"); at != std::string::npos; at = expect.find("      0", at + 7))
+            if (at + 7 == expect.size() || expect[at + 7] == ' ') expect.replace(at, 7, "    N/A");
+        CHECK(timed[i] == expect);
+    }
+}

@@ -309,3 +309,46 @@ TEST_CASE("collectives: rows timed only (above check_max_bytes) take exactly the
         CHECK(timed[i] == expect);
     }
 }
+
+TEST_CASE("collectives over a subgroup of the chips, in the rank order written") {
+    for (const char* op : {"all_reduce", "reduce_scatter", "all_gather", "all_to_all"}) {
+        const result r =
+            trn3vp(std::string("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
+                               "-p collectives.chips=1,6-7,3 -p collectives.min_bytes=64 "
+                               "-p collectives.max_bytes=4096 -p collectives.factor=64 -p collectives.op=") +
+                   op);
+        INFO(op << "\n" << r.out << r.err);
+        CHECK(r.code == 0);
+        CHECK_THAT(r.out, Catch::Contains("# nl32x2: 4 ranks (chips 1,6-7,3)"));
+        CHECK(table_rows(r.out).size() == 2);
+        CHECK_THAT(r.out, Catch::Contains("# Out of bounds values : 0 OK"));
+    }
+    for (const auto& [chips, message] :
+         std::vector<std::pair<std::string, std::string>>{{"3", "a communicator needs at least two chips"},
+                                                          {"0-3,2", "chip 2 appears twice"},
+                                                          {"0-8", "0-8 is not on the fabric (ids 0-7)"},
+                                                          {"a-b", "'a-b' is not a fabric id or a range a-b"}})
+        expect_user_error(
+            "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives -p collectives.chips=" + chips, message);
+}
+
+TEST_CASE("a backplane link that loses lanes during a collective: the collective completes, exact and slower") {
+    const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
+                             "-p collectives.min_bytes=2097152 -p collectives.max_bytes=2097152 "
+                             "-p collectives.check_max_bytes=4194304";
+    // r0.t0.c1's link to plane 1's switch 2 carries the rings; 7 of its 10 lanes fail while the
+    // in-place all_reduce runs: 2 spares take over, the link retrains at x2.
+    const auto healthy = table_rows(trn3vp(base).out);
+    const result r = trn3vp(base + " -p nl32x2.r0_t0_c1__r0_p1_sw2.failed_lanes=0-6 "
+                                   "-p nl32x2.r0_t0_c1__r0_p1_sw2.fault_time=1060us");
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    const auto faulted = table_rows(r.out);
+    REQUIRE(healthy.size() == 1);
+    REQUIRE(faulted.size() == 1);
+    CHECK_THAT(faulted[0], Catch::EndsWith("      0"));  // in place: every element exact
+    CHECK(faulted[0] != healthy[0]);  // and slower (the fault fell inside it)
+    CHECK_THAT(r.out,
+               Catch::Contains("links backplane          64 up of 64, 1 degraded, 0 failed (1 Gen6 x2, 63 Gen6 x8)"));
+    CHECK_THAT(r.out, Catch::Contains("platform nl32x2: PASSED"));
+}

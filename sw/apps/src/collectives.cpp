@@ -99,6 +99,8 @@ public:
                                    range<std::uint64_t>{1, 1ull << 30}};
     param<std::uint64_t> max_bytes{nullptr, "collectives.max_bytes", 1 << 20, "last size of the sweep (bytes)",
                                    range<std::uint64_t>{1, 1ull << 30}};
+    param<std::string> chips{nullptr, "collectives.chips", "all",
+                             "the communicator: all, or fabric ids and ranges (0-3,8,12-15), rank order as written"};
     param<std::uint64_t> factor{nullptr, "collectives.factor", 2, "each size is the last times this",
                                 range<std::uint64_t>{2, 1024}};
     param<std::uint64_t> channels{nullptr, "collectives.channels", 2,
@@ -127,6 +129,8 @@ public:
         if (s.fabric_chips < 2)
             throw config_error("program collectives needs at least two chips on a NeuronLink fabric (" + s.name +
                                " has " + std::to_string(s.fabric_chips) + ")");
+        members_ = parse_members(chips.get(), s.fabric_chips);
+        for (unsigned r = 0; r < members_.size(); ++r) rank_of_id_[members_[r]] = r;
         if (min_bytes.get() > max_bytes.get())
             throw config_error(fmt::format("param collectives.min_bytes = {} is above collectives.max_bytes = {}",
                                            min_bytes.get(), max_bytes.get()));
@@ -156,11 +160,11 @@ public:
 
     void report(std::ostream& os) const override {
         const dtype_info& t = dtype_of(dtype.get());
-        const unsigned n = sys_.fabric_chips;
-        os << fmt::format("# {}: {} ranks (every chip on the fabric), {} {} {}, {} algorithm, {} channel{}\n",
-                          sys_.name, n, op.get(), t.nccl, reduces() ? redop.get() : "none",
-                          what() == collectives::op::all_to_all ? "direct" : "ring", channels.get(),
-                          channels.get() == 1 ? "" : "s");
+        const unsigned n = size();
+        os << fmt::format("# {}: {} ranks ({}), {} {} {}, {} algorithm, {} channel{}\n", sys_.name, n,
+                          chips.get() == "all" ? "every chip on the fabric" : "chips " + chips.get(), op.get(), t.nccl,
+                          reduces() ? redop.get() : "none", what() == collectives::op::all_to_all ? "direct" : "ring",
+                          channels.get(), channels.get() == 1 ? "" : "s");
         os << "#\n";
         os << fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>6}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}\n", "",
                           "", "", "", "", "out-of-place", "", "", "", "in-place", "", "", "");
@@ -212,7 +216,7 @@ private:
     bool reduces() const { return op.get() == "all_reduce" || op.get() == "reduce_scatter"; }
     unsigned element_bytes() const { return numerics::element_bytes(dtype_of(dtype.get()).type); }
     double bus_factor() const {
-        const double n = sys_.fabric_chips;
+        const double n = size();
         return op.get() == "all_reduce" ? 2 * (n - 1) / n : (n - 1) / n;
     }
     collectives::op what() const {
@@ -227,7 +231,7 @@ private:
     // Channel k's ring over ranks 0..n-1 (rank = fabric id): stride 1, then
     // n - 1 (the reverse), then 3, n - 3, 5... whichever are coprime with n.
     std::vector<unsigned> ring_of(unsigned channel) const {
-        const unsigned n = sys_.fabric_chips;
+        const unsigned n = size();
         std::vector<unsigned> strides;
         for (unsigned s = 1; s < n && strides.size() <= channel; s += 2)
             for (unsigned t : {s, n - s})
@@ -235,14 +239,14 @@ private:
                     strides.push_back(t);
         const unsigned stride = strides.empty() ? 1 : strides[channel % strides.size()];
         std::vector<unsigned> ring;
-        for (unsigned i = 0; i < n; ++i) ring.push_back(static_cast<unsigned>((std::uint64_t(i) * stride) % n));
+        for (unsigned i = 0; i < n; ++i) ring.push_back(members_[(std::uint64_t(i) * stride) % n]);
         return ring;
     }
     collectives::request request(std::uint64_t bytes, bool in_place, unsigned channel = 0) const {
         collectives::request r;
         r.what = what();
         r.ring = ring_of(channel);
-        for (unsigned c = 0; c < sys_.fabric_chips; ++c) r.ranks.push_back(c);
+        r.ranks = members_;
         r.channels = static_cast<unsigned>(channels.get());
         r.channel = channel;
         r.bytes = bytes;
@@ -253,12 +257,59 @@ private:
         r.at = layout;
         return r;
     }
+    unsigned size() const { return static_cast<unsigned>(members_.size()); }
+    // A chip's rank in the communicator, -1 when it is not in it.
+    int rank_of_chip(int fabric_id) const {
+        const auto it = rank_of_id_.find(static_cast<unsigned>(fabric_id));
+        return fabric_id < 0 || it == rank_of_id_.end() ? -1 : static_cast<int>(it->second);
+    }
+    // "all", or fabric ids and ranges: the communicator's chips in rank order.
+    static std::vector<unsigned> parse_members(const std::string& text, unsigned fabric_chips) {
+        std::vector<unsigned> v;
+        if (text == "all") {
+            for (unsigned c = 0; c < fabric_chips; ++c) v.push_back(c);
+        } else {
+            std::size_t at = 0;
+            while (at <= text.size()) {
+                const std::size_t comma = std::min(text.find(',', at), text.size());
+                const std::string item = text.substr(at, comma - at);
+                const std::size_t dash = item.find('-');
+                unsigned long first = 0, last = 0;
+                try {
+                    std::size_t used = 0;
+                    first = std::stoul(item.substr(0, dash), &used);
+                    if (used != item.substr(0, dash).size()) throw std::invalid_argument(item);
+                    last = first;
+                    if (dash != std::string::npos) {
+                        last = std::stoul(item.substr(dash + 1), &used);
+                        if (used != item.size() - dash - 1) throw std::invalid_argument(item);
+                    }
+                } catch (const std::exception&) {
+                    throw config_error("param collectives.chips = '" + text + "': '" + item +
+                                       "' is not a fabric id or a range a-b");
+                }
+                if (last < first || last >= fabric_chips)
+                    throw config_error(fmt::format("param collectives.chips = '{}': {} is not on the fabric (ids 0-{})",
+                                                   text, item, fabric_chips - 1));
+                for (unsigned long c = first; c <= last; ++c) {
+                    if (std::find(v.begin(), v.end(), c) != v.end())
+                        throw config_error(
+                            fmt::format("param collectives.chips = '{}': chip {} appears twice", text, c));
+                    v.push_back(static_cast<unsigned>(c));
+                }
+                at = comma + 1;
+            }
+        }
+        if (v.size() < 2)
+            throw config_error("param collectives.chips = '" + text + "': a communicator needs at least two chips");
+        return v;
+    }
     static std::uint64_t ns(const sc_core::sc_time& t) { return static_cast<std::uint64_t>(t.to_seconds() * 1e9); }
 
     // Rank p's contribution to element e of the whole buffer (reducing ops),
     // or its own part's element e (all_gather).
     int value(unsigned p, std::uint64_t e) const {
-        const unsigned n = sys_.fabric_chips;
+        const unsigned n = size();
         if (!reduces()) return static_cast<int>((p * 5 + e * 3) % 7) - 3;
         if (p == e % n) return 1 + static_cast<int>((e / n) % 2);
         if (p == (e + 1) % n) return static_cast<int>((e / n) % 3) - 1;
@@ -266,7 +317,7 @@ private:
     }
     // The expected buffer every rank (or rank p, reduce_scatter) ends with.
     std::vector<std::uint8_t> expected(std::uint64_t bytes, unsigned p) const {
-        const unsigned n = sys_.fabric_chips, es = element_bytes();
+        const unsigned n = size(), es = element_bytes();
         const auto t = dtype_of(dtype.get()).type;
         const std::uint64_t elements = bytes / es;
         std::vector<std::uint8_t> out(bytes);
@@ -300,7 +351,7 @@ private:
         return out;
     }
     std::vector<std::uint8_t> input(std::uint64_t bytes, unsigned p) const {
-        const unsigned n = sys_.fabric_chips, es = element_bytes();
+        const unsigned n = size(), es = element_bytes();
         const auto t = dtype_of(dtype.get()).type;
         const std::uint64_t elements = what() == collectives::op::all_gather ? bytes / es / n : bytes / es;
         std::vector<std::uint8_t> in(elements * es);
@@ -355,7 +406,7 @@ private:
         for (unsigned k = 0; k < k_channels; ++k)
             for (auto& rank : collectives::plan(request(bytes, in_place, k)))
                 plans[k][rank.fabric_id] = std::move(rank.descriptors);
-        const unsigned n = sys_.fabric_chips;
+        const unsigned n = size();
         const bool gather_only = what() == collectives::op::all_gather;
         const std::uint64_t part = gather_only ? bytes / n : bytes;
         auto fail = [&](const std::string& what) {
@@ -363,7 +414,7 @@ private:
             aborted_ = true;
         };
         for (std::size_t c = 0; c < hi.chips.size(); ++c) {
-            const int p = hi.chips[c].fabric_id;
+            const int p = rank_of_chip(hi.chips[c].fabric_id);  // its rank
             if (p < 0) continue;
             driver::trn3_device& d = *me.chips.devices[c];
             // Inputs; the output buffer filled with a pattern no result has
@@ -380,7 +431,7 @@ private:
             }
             for (unsigned k = 0; k < k_channels; ++k) {
                 std::uint64_t rx = 0;
-                auto descriptors = plans[k].at(unsigned(p));
+                auto descriptors = plans[k].at(unsigned(hi.chips[c].fabric_id));
                 if (d.fabric_channel_bytes(1 + k, rx) != driver::status::ok) fail("reading the fabric counters");
                 collectives::offset_waits(descriptors, rx);
                 if (d.load_device_queue(1 + k, ring_at + k * ring_stride, descriptors) != driver::status::ok)
@@ -390,10 +441,10 @@ private:
         if (!barrier(h) || aborted_) return false;
         const sc_core::sc_time start = released_at_;
         for (std::size_t c = 0; c < hi.chips.size(); ++c)
-            if (hi.chips[c].fabric_id >= 0)
+            if (rank_of_chip(hi.chips[c].fabric_id) >= 0)
                 for (unsigned k = 0; k < k_channels; ++k) me.chips.devices[c]->start_device_queue(1 + k);
         for (std::size_t c = 0; c < hi.chips.size(); ++c)
-            if (hi.chips[c].fabric_id >= 0)
+            if (rank_of_chip(hi.chips[c].fabric_id) >= 0)
                 for (unsigned k = 0; k < k_channels; ++k) {
                     const driver::status s =
                         me.chips.devices[c]->queue_finished(1 + k, ns(timeout.get()), ns(poll.get()));
@@ -408,7 +459,7 @@ private:
         }
         // The check: every element of every rank's output.
         for (std::size_t c = 0; c < hi.chips.size(); ++c) {
-            const int p = hi.chips[c].fabric_id;
+            const int p = rank_of_chip(hi.chips[c].fabric_id);  // its rank
             if (p < 0) continue;
             const std::uint64_t out_bytes = what() == collectives::op::reduce_scatter ? bytes / n : bytes;
             std::uint64_t out_at = layout.recv;
@@ -438,6 +489,8 @@ private:
     std::vector<host_state> hosts_;
     std::vector<phase_track> tracks_;
     std::vector<std::uint64_t> sizes_;
+    std::vector<unsigned> members_;  // the communicator's fabric ids, in rank order
+    std::map<unsigned, unsigned> rank_of_id_;
     std::vector<row> rows_;
     std::size_t hosts_done_ = 0, barrier_arrived_ = 0;
     std::uint64_t barrier_generation_ = 0;

@@ -351,4 +351,14 @@ TEST_CASE("a backplane link that loses lanes during a collective: the collective
     CHECK_THAT(r.out,
                Catch::Contains("links backplane          64 up of 64, 1 degraded, 0 failed (1 Gen6 x2, 63 Gen6 x8)"));
     CHECK_THAT(r.out, Catch::Contains("platform nl32x2: PASSED"));
+
+    // All 10 lanes: the link is gone and its traffic has no other route; the
+    // chips waiting for it time out, the run fails, no wrong data is reported.
+    const result dead = trn3vp(base + " -p nl32x2.r0_t0_c1__r0_p1_sw2.failed_lanes=0-9 "
+                                      "-p nl32x2.r0_t0_c1__r0_p1_sw2.fault_time=1060us -p collectives.timeout=1ms");
+    INFO(dead.out << dead.err);
+    CHECK(dead.code == 1);
+    CHECK_THAT(dead.out, Catch::Contains("FAILED: host 0: 2097152 B in place: chip r0.t1.c0 channel 0: timed out"));
+    CHECK_THAT(dead.out, Catch::Contains("# Out of bounds values : the sweep did not finish"));
+    CHECK_THAT(dead.out, Catch::Contains("platform nl32x2: FAILED"));
 }

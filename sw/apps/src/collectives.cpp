@@ -192,7 +192,8 @@ public:
             }
             os << line << "\n";
         }
-        os << fmt::format("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
+        if (!finished_) os << "# Out of bounds values : the sweep did not finish (see the FAILED lines)\n";
+        else os << fmt::format("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
         os << fmt::format("# Avg bus bandwidth    : {:.3f}\n", measured ? busbw_sum / measured : 0.0);
     }
 

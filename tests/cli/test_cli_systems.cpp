@@ -362,3 +362,34 @@ TEST_CASE("a backplane link that loses lanes during a collective: the collective
     CHECK_THAT(dead.out, Catch::Contains("# Out of bounds values : the sweep did not finish"));
     CHECK_THAT(dead.out, Catch::Contains("platform nl32x2: FAILED"));
 }
+
+TEST_CASE("collectives: the table as JSON, with the same fields, and a file that cannot be written is refused") {
+    const std::string path = temp_path("collectives.json");
+    const result r =
+        trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives -p collectives.min_bytes=64 "
+               "-p collectives.max_bytes=4096 -p collectives.factor=64 -p collectives.check_max_bytes=1024 "
+               "-p collectives.json=" +
+               path);
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(slurp(path));
+    std::remove(path.c_str());
+    CHECK(j["op"] == "all_reduce");
+    CHECK(j["ranks"].size() == 8);
+    REQUIRE(j["rows"].size() == 2);
+    CHECK(j["rows"][0]["size"] == 64);
+    CHECK(j["rows"][0]["count"] == 16);
+    CHECK(j["rows"][0]["out_of_place"]["nwrong"] == 0);
+    CHECK(j["rows"][1]["in_place"]["nwrong"].is_null());  // 4096 B: timed only
+    // The JSON's times are the table's.
+    const auto rows = table_rows(r.out);
+    REQUIRE(rows.size() == 2);
+    char time[32];
+    std::snprintf(time, sizeof time, "%.2f", j["rows"][0]["out_of_place"]["time_us"].get<double>());
+    CHECK_THAT(rows[0], Catch::Contains(time));
+    CHECK(j["finished"] == true);
+    const result full = trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
+                               "-p collectives.min_bytes=64 -p collectives.max_bytes=64 -p collectives.json=/dev/full");
+    CHECK(full.code == 2);
+    CHECK_THAT(full.err, Catch::Contains("collectives JSON file '/dev/full'"));
+}

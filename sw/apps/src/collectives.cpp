@@ -20,7 +20,7 @@
 // nothing checked (#wrong N/A, as nccl-tests without its check); the
 // simulated times do not depend on the values the buffers hold.
 //
-// params: collectives.op, .dtype, .redop, .min_bytes, .max_bytes, .factor,
+// params: collectives.op, .dtype, .redop, .chips, .min_bytes, .max_bytes, .factor, .json,
 //         .channels, .check_max_bytes, .poll, .timeout, .link_timeout, .boot_timeout
 #include <algorithm>
 #include <cstring>
@@ -28,6 +28,7 @@
 #include <numeric>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 #include <systemc>
 
 #include "bring_up.h"
@@ -36,6 +37,7 @@
 #include "trn3/collectives/plan.h"
 #include "trn3/core/error.h"
 #include "trn3/core/param.h"
+#include "trn3/core/user_file.h"
 #include "trn3/numerics/float_format.h"
 #include "trn3/numerics/reduce.h"
 #include "trn3/spec/device.h"
@@ -113,6 +115,8 @@ public:
         "largest size whose data is written and checked; larger rows are timed only (#wrong N/A): the "
         "times do not depend on the values",
         range<std::uint64_t>{0, 1ull << 30}};
+    param<std::string> json{nullptr, "collectives.json", "",
+                            "also write the table as JSON to this file (rows with the same fields)"};
     param<sc_core::sc_time> poll{nullptr, "collectives.poll", sc_core::sc_time(100, sc_core::SC_NS),
                                  "how often a host looks whether its chips are done",
                                  range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_NS), {}}};
@@ -192,9 +196,40 @@ public:
             }
             os << line << "\n";
         }
+        if (!json.get().empty()) write_json(busbw_sum, measured, wrong);
         if (!finished_) os << "# Out of bounds values : the sweep did not finish (see the FAILED lines)\n";
         else os << fmt::format("# Out of bounds values : {} {}\n", wrong, wrong == 0 ? "OK" : "FAILED");
         os << fmt::format("# Avg bus bandwidth    : {:.3f}\n", measured ? busbw_sum / measured : 0.0);
+    }
+
+    // The table as JSON: one object per row, out of place and in place.
+    void write_json(double busbw_sum, unsigned measured, std::uint64_t wrong) const {
+        const dtype_info& t = dtype_of(dtype.get());
+        nlohmann::json j;
+        j["platform"] = sys_.name;
+        j["op"] = op.get();
+        j["algorithm"] = what() == collectives::op::all_to_all ? "direct" : "ring";
+        j["type"] = t.nccl;
+        j["redop"] = reduces() ? redop.get() : "none";
+        j["ranks"] = members_;
+        j["channels"] = channels.get();
+        j["rows"] = nlohmann::json::array();
+        for (std::size_t i = 0; i < sizes_.size() && rows_[i].done; ++i) {
+            nlohmann::json row{{"size", sizes_[i]}, {"count", sizes_[i] / element_bytes()}, {"root", -1}};
+            for (unsigned k = 0; k < 2; ++k) {
+                const double algbw = sizes_[i] / rows_[i].seconds[k] / 1e9;
+                row[k == 0 ? "out_of_place" : "in_place"] = {
+                    {"time_us", rows_[i].seconds[k] * 1e6},
+                    {"alg_bw", algbw},
+                    {"bus_bw", algbw * bus_factor()},
+                    {"nwrong", checked(sizes_[i]) ? nlohmann::json(rows_[i].wrong[k]) : nlohmann::json(nullptr)}};
+            }
+            j["rows"].push_back(row);
+        }
+        j["finished"] = finished_;
+        j["out_of_bounds"] = wrong;
+        j["avg_bus_bw"] = measured ? busbw_sum / measured : 0.0;
+        write_user_file(json.get(), "collectives JSON file", j.dump(2) + "\n");
     }
 
     void report_failures(std::ostream& os) const override {

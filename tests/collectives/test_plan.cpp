@@ -263,3 +263,51 @@ TEST_CASE("direct all_to_all: every rank gets chunk i of rank i's input at chunk
     r.bytes = 12;
     CHECK_THROWS_WITH(collectives::plan_ring(r), "all_to_all has no ring plan (plan_direct)");
 }
+
+TEST_CASE("chain broadcast: every rank gets the root's input, from any root, in and out of place, under every timing") {
+    for (const unsigned n : {2u, 3u, 5u, 8u})
+        for (const std::uint64_t elements : {std::uint64_t(1), std::uint64_t(13), std::uint64_t(8 * n)})
+            for (const bool in_place : {false, true})
+                for (const unsigned channels : {1u, 2u}) {
+                    std::vector<unsigned> ids;
+                    for (unsigned i = 0; i < n; ++i) ids.push_back((i * 7 + 3) % 64);
+                    const unsigned root = n / 2;
+                    std::vector<std::vector<collectives::rank_plan>> plans;
+                    for (unsigned c = 0; c < channels; ++c) {
+                        collectives::request r;
+                        r.what = op::broadcast;
+                        for (unsigned id : ids) r.ranks.push_back(id);
+                        for (unsigned i = 0; i < n; ++i) r.ring.push_back(ids[(c % 2 ? n - i : i) % n]);
+                        r.bytes = elements * 4;
+                        r.in_place = in_place;
+                        r.at = at;
+                        r.channels = channels;
+                        r.channel = c;
+                        r.root = root;
+                        plans.push_back(collectives::plan(r));
+                    }
+                    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+                        INFO("n " << n << " elements " << elements << " in place " << in_place << " channels "
+                                  << channels << " seed " << seed);
+                        std::vector<memory> mem(n);
+                        std::vector<std::vector<std::uint64_t>> rx(channels, std::vector<std::uint64_t>(n, 0));
+                        for (unsigned p = 0; p < n; ++p)
+                            for (std::uint64_t e = 0; e < elements; ++e) {
+                                const float v = float(1000 * p + e);
+                                std::memcpy(mem[p].at(at.send + e * 4, 4), &v, 4);
+                            }
+                        REQUIRE(run(plans, ids, mem, rx, seed));
+                        for (unsigned p = 0; p < n; ++p)
+                            for (std::uint64_t e = 0; e < elements; ++e)
+                                CHECK(f32(mem[p].at((in_place ? at.send : at.recv) + e * 4, 4)) ==
+                                      float(1000 * root + e));
+                    }
+                }
+    collectives::request r;
+    r.what = op::broadcast;
+    for (unsigned i = 0; i < 3; ++i) r.ring.push_back(i);  // (= {..} trips GCC 12's -Wnonnull at -O3)
+    r.bytes = 12;
+    r.at = at;
+    r.root = 3;
+    CHECK_THROWS_WITH(collectives::plan(r), "root 3 is not a rank (0-2)");
+}

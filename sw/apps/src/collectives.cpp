@@ -91,8 +91,10 @@ void put_value(std::uint8_t* at, int v, numerics::reduce_type t) {
 
 class collectives_program final : public host_program {
 public:
-    param<std::string> op{nullptr, "collectives.op", "all_reduce", "the collective",
-                          one_of<std::string>{{"all_reduce", "reduce_scatter", "all_gather", "all_to_all"}}};
+    param<std::string> op{
+        nullptr, "collectives.op", "all_reduce", "the collective",
+        one_of<std::string>{{"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast"}}};
+    param<std::uint64_t> root{nullptr, "collectives.root", 0, "broadcast: the root's rank in the communicator"};
     param<std::string> dtype{nullptr, "collectives.dtype", "fp32", "element type",
                              one_of<std::string>{{"fp32", "bf16", "fp16", "e4m3", "e5m2", "int32"}}};
     param<std::string> redop{nullptr, "collectives.redop", "sum", "reduction (all_reduce, reduce_scatter)",
@@ -167,8 +169,8 @@ public:
         const unsigned n = size();
         os << fmt::format("# {}: {} ranks ({}), {} {} {}, {} algorithm, {} channel{}\n", sys_.name, n,
                           chips.get() == "all" ? "every chip on the fabric" : "chips " + chips.get(), op.get(), t.nccl,
-                          reduces() ? redop.get() : "none", what() == collectives::op::all_to_all ? "direct" : "ring",
-                          channels.get(), channels.get() == 1 ? "" : "s");
+                          reduces() ? redop.get() : "none", algorithm(), channels.get(),
+                          channels.get() == 1 ? "" : "s");
         os << "#\n";
         os << fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>6}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}\n", "",
                           "", "", "", "", "out-of-place", "", "", "", "in-place", "", "", "");
@@ -185,7 +187,7 @@ public:
             const row& r = rows_[i];
             if (!r.done) break;
             std::string line = fmt::format("  {:>10} {:>12} {:>8} {:>6} {:>6}", sizes_[i], sizes_[i] / element_bytes(),
-                                           t.nccl, reduces() ? redop.get() : "none", -1);
+                                           t.nccl, reduces() ? redop.get() : "none", root_column());
             for (unsigned k = 0; k < 2; ++k) {
                 const double us = r.seconds[k] * 1e6, algbw = sizes_[i] / r.seconds[k] / 1e9;
                 line += fmt::format("  {:>9.2f} {:>7.2f} {:>7.2f} {:>6}", us, algbw, algbw * bus_factor(),
@@ -208,14 +210,14 @@ public:
         nlohmann::json j;
         j["platform"] = sys_.name;
         j["op"] = op.get();
-        j["algorithm"] = what() == collectives::op::all_to_all ? "direct" : "ring";
+        j["algorithm"] = algorithm();
         j["type"] = t.nccl;
         j["redop"] = reduces() ? redop.get() : "none";
         j["ranks"] = members_;
         j["channels"] = channels.get();
         j["rows"] = nlohmann::json::array();
         for (std::size_t i = 0; i < sizes_.size() && rows_[i].done; ++i) {
-            nlohmann::json row{{"size", sizes_[i]}, {"count", sizes_[i] / element_bytes()}, {"root", -1}};
+            nlohmann::json row{{"size", sizes_[i]}, {"count", sizes_[i] / element_bytes()}, {"root", root_column()}};
             for (unsigned k = 0; k < 2; ++k) {
                 const double algbw = sizes_[i] / rows_[i].seconds[k] / 1e9;
                 row[k == 0 ? "out_of_place" : "in_place"] = {
@@ -248,17 +250,24 @@ private:
         std::uint64_t wrong[2] = {0, 0};
     };
 
+    int root_column() const { return what() == collectives::op::broadcast ? static_cast<int>(root.get()) : -1; }
+    const char* algorithm() const {
+        return what() == collectives::op::all_to_all  ? "direct"
+               : what() == collectives::op::broadcast ? "chain"
+                                                      : "ring";
+    }
     bool checked(std::uint64_t bytes) const { return bytes <= check_max_bytes.get(); }
     bool reduces() const { return op.get() == "all_reduce" || op.get() == "reduce_scatter"; }
     unsigned element_bytes() const { return numerics::element_bytes(dtype_of(dtype.get()).type); }
     double bus_factor() const {
         const double n = size();
-        return op.get() == "all_reduce" ? 2 * (n - 1) / n : (n - 1) / n;
+        return op.get() == "all_reduce" ? 2 * (n - 1) / n : op.get() == "broadcast" ? 1.0 : (n - 1) / n;
     }
     collectives::op what() const {
         return op.get() == "all_reduce"       ? collectives::op::all_reduce
                : op.get() == "reduce_scatter" ? collectives::op::reduce_scatter
                : op.get() == "all_gather"     ? collectives::op::all_gather
+               : op.get() == "broadcast"      ? collectives::op::broadcast
                                               : collectives::op::all_to_all;
     }
     unsigned redop_code() const {
@@ -285,6 +294,7 @@ private:
         r.ranks = members_;
         r.channels = static_cast<unsigned>(channels.get());
         r.channel = channel;
+        r.root = static_cast<unsigned>(root.get());
         r.bytes = bytes;
         r.element_bytes = element_bytes();
         r.reduce_op = redop_code();
@@ -358,6 +368,10 @@ private:
         const std::uint64_t elements = bytes / es;
         std::vector<std::uint8_t> out(bytes);
         for (std::uint64_t e = 0; e < elements; ++e) {
+            if (what() == collectives::op::broadcast) {  // the root's input
+                put_value(out.data() + e * es, value(static_cast<unsigned>(root.get()), e), t);
+                continue;
+            }
             if (what() == collectives::op::all_to_all) {  // chunk i: rank i's chunk p
                 const std::uint64_t chunk = elements / n;
                 put_value(out.data() + e * es, value(static_cast<unsigned>(e / chunk), p * chunk + e % chunk), t);
@@ -499,7 +513,8 @@ private:
             if (p < 0) continue;
             const std::uint64_t out_bytes = what() == collectives::op::reduce_scatter ? bytes / n : bytes;
             std::uint64_t out_at = layout.recv;
-            if (in_place && (what() == collectives::op::all_reduce || what() == collectives::op::all_to_all))
+            if (in_place && (what() == collectives::op::all_reduce || what() == collectives::op::all_to_all ||
+                             what() == collectives::op::broadcast))
                 out_at = layout.send;
             if (in_place && what() == collectives::op::reduce_scatter) out_at = layout.send + out_bytes * unsigned(p);
             std::vector<std::uint8_t> got(out_bytes);

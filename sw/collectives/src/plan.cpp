@@ -27,6 +27,7 @@ const char* name(op o) {
     case op::reduce_scatter: return "reduce_scatter";
     case op::all_gather: return "all_gather";
     case op::all_to_all: return "all_to_all";
+    case op::broadcast: return "broadcast";
     }
     return "?";
 }
@@ -43,7 +44,10 @@ static std::map<unsigned, unsigned> check(const request& r) {
         throw std::invalid_argument("size " + std::to_string(r.bytes) + " B is not a whole number of " +
                                     std::to_string(es) + "-byte elements");
     const std::uint64_t elements = r.bytes / es;
-    const bool even = r.what != op::all_reduce;
+    const bool even = r.what != op::all_reduce && r.what != op::broadcast;
+    if (r.what == op::broadcast && r.root >= n)
+        throw std::invalid_argument("root " + std::to_string(r.root) + " is not a rank (0-" + std::to_string(n - 1) +
+                                    ")");
     if (even && elements % n != 0)
         throw std::invalid_argument(std::string(name(r.what)) + ": size " + std::to_string(r.bytes) + " B is not " +
                                     std::to_string(n) + " chunks of whole elements");
@@ -178,7 +182,49 @@ std::vector<rank_plan> plan_direct(const request& r) {
     return plans;
 }
 
-std::vector<rank_plan> plan(const request& r) { return r.what == op::all_to_all ? plan_direct(r) : plan_ring(r); }
+std::vector<rank_plan> plan_chain(const request& r) {
+    if (r.what != op::broadcast) throw std::invalid_argument(std::string(name(r.what)) + " has no chain plan");
+    check(r);
+    const auto n = static_cast<unsigned>(r.ring.size());
+    const std::vector<unsigned>& ranks = r.ranks.empty() ? r.ring : r.ranks;
+    const std::uint64_t es = r.element_bytes, elements = r.bytes / es;
+    // The chain: the ring from the root on.
+    const std::uint32_t root_id = ranks[r.root];
+    const auto start = static_cast<unsigned>(std::find(r.ring.begin(), r.ring.end(), root_id) - r.ring.begin());
+    auto piece = [&](unsigned s) {
+        const chunk whole = chunk_of(elements, n, s), part = chunk_of(whole.count, r.channels, r.channel);
+        return chunk{(whole.first + part.first) * es, part.count * es};
+    };
+    const std::uint64_t input = r.at.send, output = r.in_place ? r.at.send : r.at.recv;
+    std::vector<rank_plan> plans(n);
+    for (unsigned q = 0; q < n; ++q) {  // q: place in the chain
+        rank_plan& plan = plans[q];
+        plan.fabric_id = r.ring[(start + q) % n];
+        auto& d = plan.descriptors;
+        const bool last = q + 1 == n;
+        const unsigned next = r.ring[(start + q + 1) % n];
+        std::uint64_t landed = 0;
+        for (unsigned s = 0; s < n; ++s) {
+            const chunk seg = piece(s);
+            if (seg.count == 0) continue;
+            if (q == 0) {
+                if (!r.in_place) d.push_back(copy(input + seg.first, output + seg.first, seg.count));
+                d.push_back(copy(input + seg.first, TRN3_FABRIC_ADDR(next, output + seg.first), seg.count));
+                continue;
+            }
+            landed += seg.count;
+            d.push_back(wait_for(landed));
+            if (!last) d.push_back(copy(output + seg.first, TRN3_FABRIC_ADDR(next, output + seg.first), seg.count));
+        }
+        d.push_back(wait_for(landed));
+        plan.rx_bytes = landed;
+    }
+    return plans;
+}
+
+std::vector<rank_plan> plan(const request& r) {
+    return r.what == op::all_to_all ? plan_direct(r) : r.what == op::broadcast ? plan_chain(r) : plan_ring(r);
+}
 
 void offset_waits(std::vector<trn3_dma_descriptor>& descriptors, std::uint64_t base) {
     for (auto& d : descriptors)

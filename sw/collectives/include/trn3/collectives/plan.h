@@ -33,7 +33,7 @@
 
 namespace trn3::collectives {
 
-enum class op { all_reduce, reduce_scatter, all_gather, all_to_all };
+enum class op { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast };
 
 // Device addresses, the same on every rank.
 struct buffers {
@@ -60,6 +60,7 @@ struct request {
     // fabric bytes apart) and usually its own ring order; this plan is part
     // `channel`: the channel-th piece of every chunk.
     unsigned channels = 1, channel = 0;
+    unsigned root = 0;  // broadcast: the rank whose input every rank gets
 };
 
 struct rank_plan {
@@ -89,8 +90,15 @@ std::vector<rank_plan> plan_ring(const request& r);
 // copied. The plans are in `ranks` order (the ring is not used).
 std::vector<rank_plan> plan_direct(const request& r);
 
+// broadcast, a pipelined chain: the ring rotated to start at the root; the
+// buffer in n segments; the root writes each segment to the next rank, and
+// every other rank forwards segment s to its successor once segment s has
+// landed (the last rank only waits). Out of place the root also copies its
+// input to its output; everyone else receives straight into its output.
+std::vector<rank_plan> plan_chain(const request& r);
+
 // The plan for the request: ring for all_reduce, reduce_scatter and
-// all_gather, direct for all_to_all.
+// all_gather, direct for all_to_all, chain for broadcast.
 std::vector<rank_plan> plan(const request& r);
 
 // Adds `base` (the chip's FABRIC_RX_BYTES when the collective starts) to

@@ -59,6 +59,12 @@ void dma_engine::ring() {
     doorbell_.notify(sc_core::SC_ZERO_TIME);
 }
 
+void dma_engine::fabric_progress() {
+    // Only a queue held by a wait cares (the engines look at every queue when woken).
+    for (const queue& qu : queues_)
+        if (qu.waiting) return ring();
+}
+
 void dma_engine::run() {
     for (;;) {
         const std::uint64_t seen = doorbells_;

@@ -29,6 +29,8 @@ std::int32_t combine(reduce_op op, std::int32_t a, std::int32_t b) {
     return a;
 }
 
+}  // namespace
+
 format format_of(reduce_type t) {
     switch (t) {
     case reduce_type::bf16: return format::bf16;
@@ -38,8 +40,6 @@ format format_of(reduce_type t) {
     default: return format::fp32;
     }
 }
-
-}  // namespace
 
 unsigned element_bytes(reduce_type t) {
     switch (t) {

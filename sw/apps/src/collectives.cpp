@@ -79,13 +79,7 @@ void put_value(std::uint8_t* at, int v, numerics::reduce_type t) {
         std::memcpy(at, &i, 4);
         return;
     }
-    static const std::map<numerics::reduce_type, numerics::format> formats = {
-        {numerics::reduce_type::fp32, numerics::format::fp32},
-        {numerics::reduce_type::bf16, numerics::format::bf16},
-        {numerics::reduce_type::fp16, numerics::format::fp16},
-        {numerics::reduce_type::e4m3fn, numerics::format::e4m3fn},
-        {numerics::reduce_type::e5m2, numerics::format::e5m2}};
-    const std::uint32_t code = numerics::encode(static_cast<float>(v), formats.at(t));
+    const std::uint32_t code = numerics::encode(static_cast<float>(v), numerics::format_of(t));
     std::memcpy(at, &code, numerics::element_bytes(t));
 }
 

@@ -13,6 +13,13 @@ trn3_dma_descriptor copy(std::uint64_t src, std::uint64_t dst, std::uint64_t byt
     return {src, dst, static_cast<std::uint32_t>(bytes), flags, 0};
 }
 trn3_dma_descriptor wait_for(std::uint64_t bytes) { return {bytes, 0, 0, TRN3_DESC_WAIT_FABRIC, 0}; }
+// This channel's piece of chunk c of the request's buffer, in bytes: where
+// it starts and how long it is.
+chunk piece_of(const request& r, unsigned n, unsigned c) {
+    const std::uint64_t es = r.element_bytes;
+    const chunk whole = chunk_of(r.bytes / es, n, c), part = chunk_of(whole.count, r.channels, r.channel);
+    return chunk{(whole.first + part.first) * es, part.count * es};
+}
 unsigned mod(long long a, unsigned n) { return static_cast<unsigned>(((a % n) + n) % n); }
 }  // namespace
 
@@ -75,10 +82,7 @@ std::vector<rank_plan> plan_ring(const request& r) {
         plan.fabric_id = r.ring[p];
         const unsigned succ = r.ring[(p + 1) % n], pred = r.ring[(p + n - 1) % n];
         // This channel's piece of chunk c: where it starts and its bytes.
-        auto piece = [&](unsigned c) {
-            const chunk whole = chunk_of(elements, n, c), part = chunk_of(whole.count, r.channels, r.channel);
-            return chunk{(whole.first + part.first) * es, part.count * es};
-        };
+        auto piece = [&](unsigned c) { return piece_of(r, n, c); };
         auto off = [&](unsigned c) { return piece(c).first; };
         auto off_whole = [&](unsigned c) { return chunk_of(elements, n, c).first * es; };
         auto len = [&](unsigned c) { return piece(c).count; };
@@ -140,12 +144,8 @@ std::vector<rank_plan> plan_direct(const request& r) {
     if (r.what != op::all_to_all) throw std::invalid_argument(std::string(name(r.what)) + " has no direct plan");
     check(r);
     const std::vector<unsigned>& ranks = r.ranks.empty() ? r.ring : r.ranks;
-    const std::uint64_t es = r.element_bytes, elements = r.bytes / es;
     // This channel's piece of chunk c.
-    auto piece = [&](unsigned c) {
-        const chunk whole = chunk_of(elements, n, c), part = chunk_of(whole.count, r.channels, r.channel);
-        return chunk{(whole.first + part.first) * es, part.count * es};
-    };
+    auto piece = [&](unsigned c) { return piece_of(r, n, c); };
     // Token slots: channel k's token from peer i lands at token + (512 k + i) x 64; slot n is the one sent.
     auto token_slot = [&](unsigned from) { return r.at.token + (512ull * r.channel + from) * token_bytes; };
     std::vector<rank_plan> plans(n);
@@ -187,14 +187,10 @@ std::vector<rank_plan> plan_chain(const request& r) {
     check(r);
     const auto n = static_cast<unsigned>(r.ring.size());
     const std::vector<unsigned>& ranks = r.ranks.empty() ? r.ring : r.ranks;
-    const std::uint64_t es = r.element_bytes, elements = r.bytes / es;
     // The chain: the ring from the root on.
     const std::uint32_t root_id = ranks[r.root];
     const auto start = static_cast<unsigned>(std::find(r.ring.begin(), r.ring.end(), root_id) - r.ring.begin());
-    auto piece = [&](unsigned s) {
-        const chunk whole = chunk_of(elements, n, s), part = chunk_of(whole.count, r.channels, r.channel);
-        return chunk{(whole.first + part.first) * es, part.count * es};
-    };
+    auto piece = [&](unsigned s) { return piece_of(r, n, s); };
     const std::uint64_t input = r.at.send, output = r.in_place ? r.at.send : r.at.recv;
     std::vector<rank_plan> plans(n);
     for (unsigned q = 0; q < n; ++q) {  // q: place in the chain

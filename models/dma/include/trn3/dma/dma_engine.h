@@ -59,7 +59,7 @@ public:
     // The chip's count of fabric bytes landed on a channel (WAIT_FABRIC
     // descriptors of that queue); the chip calls fabric_progress() when one grows.
     std::function<std::uint64_t(unsigned channel)> fabric_rx_bytes;
-    void fabric_progress() { ring(); }
+    void fabric_progress();
 
     // default_engines: the `engines` param's default (the chip's collective engines).
     explicit dma_engine(const sc_core::sc_module_name& name, unsigned default_engines = 1);

@@ -22,6 +22,8 @@
 #include <optional>
 #include <string>
 
+#include "trn3/numerics/float_format.h"
+
 namespace trn3::numerics {
 
 enum class reduce_op : std::uint8_t { sum = 0, max = 1, min = 2 };
@@ -33,6 +35,8 @@ struct reduction {
 };
 
 unsigned element_bytes(reduce_type t);
+// The float format of a floating reduce type (int32 has none: fp32 returned).
+format format_of(reduce_type t);
 const char* name(reduce_op op);
 const char* name(reduce_type t);
 // From the codes the programming model uses (spec/device.h TRN3_REDUCE_*):

@@ -1,120 +1,15 @@
-// The ring schedules (sw/collectives) run by an interpreter of the DMA
-// engine's descriptors under adversarial timing: ranks step in a random
-// order, and posted writes land at random later moments (in order per
-// sender and receiver, as on a NeuronLink path). Every order must give the
-// exact result, never deadlock, and land exactly the bytes each plan waits for.
+// The ring, direct all_to_all and chain schedules (sw/collectives) run by
+// an interpreter of the DMA engine's descriptors under adversarial timing
+// (interpreter.h). Every order must give the exact result, never deadlock,
+// and land exactly the bytes each plan waits for.
 #include <catch2/catch.hpp>
 
-#include <cstring>
-#include <deque>
-#include <map>
-#include <random>
-#include <stdexcept>
-#include <tuple>
-#include <vector>
-
-#include "trn3/collectives/plan.h"
-#include "trn3/numerics/reduce.h"
+#include "interpreter.h"
 
 using namespace trn3;
 using collectives::op;
 
-namespace {
-constexpr std::uint64_t base = 0x1000000000ull, region = 1ull << 30, region_bytes = 1 << 16;
-const collectives::buffers at{base, base + region, base + 2 * region, base + 3 * region};
-
-// A rank's memory: four regions (send, recv, work, token) of 64 KiB.
-struct memory {
-    std::vector<std::vector<std::uint8_t>> regions =
-        std::vector<std::vector<std::uint8_t>>(4, std::vector<std::uint8_t>(region_bytes));
-    std::uint8_t* at(std::uint64_t a, std::uint64_t n) {
-        const std::uint64_t r = (a - base) / region, off = (a - base) % region;
-        REQUIRE(r < 4);
-        REQUIRE(off + n <= region_bytes);
-        return regions[r].data() + off;
-    }
-};
-
-struct write_in_flight {
-    std::uint64_t address;
-    std::vector<std::uint8_t> data;
-    std::uint32_t flags;
-};
-
-// Runs the plans of every channel to the end, each channel on its own
-// queue and counter per rank; returns false on a deadlock. rx[channel][rank]:
-// the bytes that landed.
-bool run(const std::vector<std::vector<collectives::rank_plan>>& channels, const std::vector<unsigned>& ids,
-         std::vector<memory>& mem, std::vector<std::vector<std::uint64_t>>& rx, std::uint64_t seed) {
-    const std::size_t n = mem.size(), queues = channels.size() * n;
-    std::mt19937_64 rng(seed);
-    std::vector<std::size_t> next(queues, 0);
-    // (from, to, channel) -> writes in order
-    std::map<std::tuple<std::size_t, std::size_t, std::size_t>, std::deque<write_in_flight>> wire;
-    std::map<unsigned, std::size_t> rank_of;
-    for (std::size_t p = 0; p < n; ++p) rank_of[ids[p]] = p;
-    auto plan_of = [&](std::size_t k) -> const collectives::rank_plan& {
-        const auto& ch = channels[k / n];
-        for (const auto& pl : ch)
-            if (rank_of.at(pl.fabric_id) == k % n) return pl;
-        throw std::logic_error("no plan");
-    };
-    auto land = [&](std::size_t to, std::size_t channel, const write_in_flight& w) {
-        std::uint8_t* dst = mem[to].at(TRN3_FABRIC_OFFSET(w.address), w.data.size());
-        if (w.flags & TRN3_DESC_REDUCE) {
-            const auto r = numerics::reduction_of(TRN3_DESC_REDUCE_OP(w.flags), TRN3_DESC_REDUCE_TYPE(w.flags));
-            REQUIRE(r);
-            REQUIRE(numerics::reduce_into(*r, dst, w.data.data(), w.data.size()));
-        } else {
-            std::memcpy(dst, w.data.data(), w.data.size());
-        }
-        rx[channel][to] += w.data.size();
-    };
-    for (;;) {
-        // What can move: a queue whose next descriptor is not a wait it cannot pass, or a wire with a write.
-        std::vector<std::size_t> ready;
-        for (std::size_t k = 0; k < queues; ++k) {
-            const auto& pl = plan_of(k);
-            if (next[k] < pl.descriptors.size()) {
-                const auto& d = pl.descriptors[next[k]];
-                if (!(d.flags & TRN3_DESC_WAIT_FABRIC) || rx[k / n][k % n] >= d.src) ready.push_back(k);
-            }
-        }
-        std::vector<std::tuple<std::size_t, std::size_t, std::size_t>> wires;
-        for (const auto& [k, q] : wire)
-            if (!q.empty()) wires.push_back(k);
-        if (ready.empty() && wires.empty()) {
-            for (std::size_t k = 0; k < queues; ++k)
-                if (next[k] < plan_of(k).descriptors.size()) return false;  // stuck
-            return true;
-        }
-        const std::size_t pick = rng() % (ready.size() + wires.size());
-        if (pick >= ready.size()) {
-            const auto k = wires[pick - ready.size()];
-            land(std::get<1>(k), std::get<2>(k), wire[k].front());
-            wire[k].pop_front();
-            continue;
-        }
-        const std::size_t k = ready[pick], p = k % n;
-        const trn3_dma_descriptor d = plan_of(k).descriptors[next[k]++];
-        if (d.flags & TRN3_DESC_WAIT_FABRIC) continue;
-        std::vector<std::uint8_t> data(mem[p].at(d.src, d.length), mem[p].at(d.src, d.length) + d.length);
-        if (d.dst >= TRN3_FABRIC_ADDR(0, 0)) {
-            wire[{p, rank_of.at(TRN3_FABRIC_ID(d.dst)), k / n}].push_back({d.dst, std::move(data), d.flags});
-        } else if (d.flags & TRN3_DESC_REDUCE) {
-            FAIL("a local reduction in a ring plan");
-        } else {
-            std::memcpy(mem[p].at(d.dst, d.length), data.data(), d.length);
-        }
-    }
-}
-
-float f32(const std::uint8_t* p) {
-    float v;
-    std::memcpy(&v, p, 4);
-    return v;
-}
-}  // namespace
+using namespace trn3::test::plans;
 
 TEST_CASE("ring all_reduce, reduce_scatter and all_gather give exact results under every timing, in and out of "
           "place, on one channel or several rings") {
@@ -147,7 +42,7 @@ TEST_CASE("ring all_reduce, reduce_scatter and all_gather give exact results und
                             INFO(collectives::name(what) << " n " << n << " elements " << elements << " in place "
                                                          << in_place << " channels " << channels << " seed " << seed);
                             std::vector<memory> mem(n);  // by rank
-                            std::vector<std::vector<std::uint64_t>> rx(channels, std::vector<std::uint64_t>(n, 0));
+                            std::vector<counts> rx;
                             // Rank p's input: element e is 1000 p + e (all_gather: its part).
                             for (unsigned p = 0; p < n; ++p) {
                                 const std::uint64_t count = what == op::all_gather ? chunk : elements;
@@ -159,10 +54,8 @@ TEST_CASE("ring all_reduce, reduce_scatter and all_gather give exact results und
                                 }
                             }
                             REQUIRE(run(plans, ids, mem, rx, seed));
+                            check_landed(plans, ids, rx);
                             for (unsigned p = 0; p < n; ++p) {
-                                for (unsigned c = 0; c < channels; ++c)
-                                    for (const auto& pl : plans[c])
-                                        if (pl.fabric_id == ids[p]) CHECK(rx[c][p] == pl.rx_bytes);
                                 if (what == op::all_reduce) {
                                     const std::uint64_t out = in_place ? at.send : at.recv;
                                     for (std::uint64_t e = 0; e < elements; ++e)
@@ -227,6 +120,7 @@ TEST_CASE("direct all_to_all: every rank gets chunk i of rank i's input at chunk
                     for (unsigned c = 0; c < channels; ++c) {
                         collectives::request r;
                         r.what = op::all_to_all;
+                        r.how = collectives::algorithm::direct;
                         r.ranks.assign(ids.begin(), ids.end());  // (= trips GCC 12's -Wnonnull at -O3)
                         r.ring.assign(ids.begin(), ids.end());
                         r.bytes = elements * 4;
@@ -240,7 +134,7 @@ TEST_CASE("direct all_to_all: every rank gets chunk i of rank i's input at chunk
                         INFO("n " << n << " per chunk " << per_chunk << " in place " << in_place << " channels "
                                   << channels << " seed " << seed);
                         std::vector<memory> mem(n);
-                        std::vector<std::vector<std::uint64_t>> rx(channels, std::vector<std::uint64_t>(n, 0));
+                        std::vector<counts> rx;
                         for (unsigned p = 0; p < n; ++p)
                             for (std::uint64_t e = 0; e < elements; ++e) {
                                 const float v = float(1000 * p + e);  // chunk j of rank p: for rank j
@@ -256,6 +150,7 @@ TEST_CASE("direct all_to_all: every rank gets chunk i of rank i's input at chunk
                 }
     collectives::request r;
     r.what = op::all_to_all;
+    r.how = collectives::algorithm::direct;
     r.ring = {0, 1, 2};
     r.bytes = 16;
     r.at = at;
@@ -276,6 +171,7 @@ TEST_CASE("chain broadcast: every rank gets the root's input, from any root, in 
                     for (unsigned c = 0; c < channels; ++c) {
                         collectives::request r;
                         r.what = op::broadcast;
+                        r.how = collectives::algorithm::chain;
                         for (unsigned id : ids) r.ranks.push_back(id);
                         for (unsigned i = 0; i < n; ++i) r.ring.push_back(ids[(c % 2 ? n - i : i) % n]);
                         r.bytes = elements * 4;
@@ -290,7 +186,7 @@ TEST_CASE("chain broadcast: every rank gets the root's input, from any root, in 
                         INFO("n " << n << " elements " << elements << " in place " << in_place << " channels "
                                   << channels << " seed " << seed);
                         std::vector<memory> mem(n);
-                        std::vector<std::vector<std::uint64_t>> rx(channels, std::vector<std::uint64_t>(n, 0));
+                        std::vector<counts> rx;
                         for (unsigned p = 0; p < n; ++p)
                             for (std::uint64_t e = 0; e < elements; ++e) {
                                 const float v = float(1000 * p + e);
@@ -305,6 +201,7 @@ TEST_CASE("chain broadcast: every rank gets the root's input, from any root, in 
                 }
     collectives::request r;
     r.what = op::broadcast;
+    r.how = collectives::algorithm::chain;
     for (unsigned i = 0; i < 3; ++i) r.ring.push_back(i);  // (= {..} trips GCC 12's -Wnonnull at -O3)
     r.bytes = 12;
     r.at = at;

@@ -179,5 +179,8 @@ TEST_CASE("a size given as a plain count of bytes is taken exactly, beyond a dou
     CHECK(parse_byte_count("9007199254740993").bytes == 9007199254740993ull);  // 2^53 + 1
     CHECK(parse_byte_count("9007199254740993B").bytes == 9007199254740993ull);
     CHECK(parse_byte_count("4KiB").bytes == 4096);
+    CHECK(parse_byte_count("1G").bytes == 1ull << 30);  // K, M, G alone: binary, as nccl-tests reads them
+    CHECK(parse_byte_count("16M").bytes == 16ull << 20);
+    CHECK(parse_byte_count("8K").bytes == 8192);
     CHECK_THROWS_WITH(parse_byte_count("18446744073709551616"), Catch::Contains("beyond 2^64"));
 }

@@ -1,7 +1,8 @@
 // The DMA engine's test rig (tests/dma): the engine's host socket reaches 16
 // MiB of host memory at bus address 0x80000000, its device socket two 64 MiB
-// memories at the device addresses of HBM stacks 0 and 1; anything else is
-// an address error. A tap on each socket logs every access in order.
+// memories at the device addresses of HBM stacks 0 and 1 and fabric chip 0's
+// window (which takes every write and records its channel); anything else
+// is an address error. A tap on each socket logs every access in order.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -17,6 +18,7 @@
 #include "trn3/core/router.h"
 #include "trn3/core/sparse_memory.h"
 #include "trn3/dma/dma_engine.h"
+#include "trn3/dma/fabric_write.h"
 #include "trn3/spec/device.h"
 
 namespace trn3::test::dma_rig {
@@ -59,6 +61,26 @@ struct tap : sc_core::sc_module {
     }
 };
 
+// Fabric chip 0's window: takes every write, records its channel and
+// whether it reduces (the chip would carry both in its TLPs).
+struct fabric_sink : sc_core::sc_module {
+    struct write {
+        std::uint64_t offset;
+        unsigned length, channel;
+        bool reduce;
+    };
+    tlm_utils::simple_target_socket<fabric_sink> in{"in"};
+    std::vector<write> writes;
+    explicit fabric_sink(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {
+        in.register_b_transport(this, &fabric_sink::transport);
+    }
+    void transport(tlm::tlm_generic_payload& tx, sc_time&) {
+        const auto* tag = tx.get_extension<dma::fabric_write>();
+        if (tx.is_write() && tag) writes.push_back({tx.get_address(), tx.get_data_length(), tag->channel, tag->reduce});
+        tx.set_response_status(tx.is_write() ? tlm::TLM_OK_RESPONSE : tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    }
+};
+
 inline trn3_dma_descriptor desc(std::uint64_t src, std::uint64_t dst, std::uint32_t length, std::uint32_t flags,
                                 std::uint64_t user) {
     return {src, dst, length, flags, user};
@@ -80,6 +102,7 @@ struct rig {
     router host_bus{"host_bus"}, device_bus{"device_bus"};
     sparse_memory host_mem{"host_mem", byte_count{host_size}};
     sparse_memory hbm0{"hbm0", byte_count{dev_size}}, hbm1{"hbm1", byte_count{dev_size}};
+    fabric_sink fabric{"fabric"};
     test::initiator cpu{"cpu"};
     std::vector<unsigned> vectors;  // MSI-X vectors raised, in order
     std::vector<sc_time> vector_times;
@@ -93,6 +116,7 @@ struct rig {
         host_bus.map(host_mem.in, host_base, host_size, "host_mem");
         device_bus.map(hbm0.in, dev0, dev_size, "hbm0");
         device_bus.map(hbm1.in, dev1, dev_size, "hbm1");
+        device_bus.map(fabric.in, TRN3_FABRIC_ADDR(0, 0), 1ull << TRN3_FABRIC_SHIFT, "fabric0");
         cpu.out.bind(dma.in);
         dma.raise_msix = [this](unsigned v) {
             vectors.push_back(v);

@@ -66,9 +66,11 @@ const std::vector<unit_scale> time_units = {{"ps", 1e-12}, {"ns", 1e-9}, {"us", 
 const std::vector<unit_scale> frequency_units = {{"Hz", 1.0}, {"kHz", 1e3}, {"MHz", 1e6}, {"GHz", 1e9}};
 const std::vector<unit_scale> binary_size_units = {
     {"B", 1.0}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
+// K, M, G and T alone are binary, as nccl-tests reads its -b and -e sizes.
 const std::vector<unit_scale> size_units = {
-    {"B", 1.0},  {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
-    {"KB", 1e3}, {"MB", 1e6},     {"GB", 1e9},        {"TB", 1e12}};
+    {"B", 1.0},       {"KiB", 1024.0},     {"MiB", 1048576.0},    {"GiB", 1073741824.0}, {"TiB", 1099511627776.0},
+    {"KB", 1e3},      {"MB", 1e6},         {"GB", 1e9},           {"TB", 1e12},          {"K", 1024.0},
+    {"M", 1048576.0}, {"G", 1073741824.0}, {"T", 1099511627776.0}};
 const std::vector<unit_scale> byte_rate_units = {
     {"B/s", 1.0}, {"KB/s", 1e3}, {"MB/s", 1e6}, {"GB/s", 1e9}, {"TB/s", 1e12}};
 const std::vector<unit_scale> rate_units = {{"B/s", 1.0},    {"KB/s", 1e3},  {"MB/s", 1e6},   {"GB/s", 1e9},

@@ -86,11 +86,11 @@ void dma_engine::run() {
 }
 
 bool dma_engine::transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data,
-                          std::uint64_t n, unsigned queue, const numerics::reduction* reduce) {
+                          std::uint64_t n, unsigned channel, const numerics::reduction* reduce) {
     tlm::tlm_generic_payload tx;
     sc_time delay;
     set_access(tx, cmd, address, data, static_cast<unsigned>(n));
-    fabric_write tag(static_cast<std::uint8_t>(queue), reduce);
+    fabric_write tag(static_cast<std::uint8_t>(channel), reduce);
     const bool tagged = !host_side && cmd == tlm::TLM_WRITE_COMMAND;
     if (tagged) tx.set_extension(&tag);
     (host_side ? host : device)->b_transport(tx, delay);
@@ -99,14 +99,15 @@ bool dma_engine::transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t ad
     return tx.get_response_status() == tlm::TLM_OK_RESPONSE;
 }
 
-bool dma_engine::reduce_to(std::uint64_t address, std::uint8_t* data, std::uint64_t n, unsigned queue,
+bool dma_engine::reduce_to(std::uint64_t address, std::uint8_t* data, std::uint64_t n, unsigned channel,
                            const numerics::reduction& r) {
     reduced_bytes_ += n;
-    if (address >= TRN3_FABRIC_ADDR(0, 0)) return transfer(false, tlm::TLM_WRITE_COMMAND, address, data, n, queue, &r);
+    if (address >= TRN3_FABRIC_ADDR(0, 0))
+        return transfer(false, tlm::TLM_WRITE_COMMAND, address, data, n, channel, &r);
     std::vector<std::uint8_t> current(n);
-    if (!transfer(false, tlm::TLM_READ_COMMAND, address, current.data(), n, queue)) return false;
+    if (!transfer(false, tlm::TLM_READ_COMMAND, address, current.data(), n, channel)) return false;
     numerics::reduce_into(r, current.data(), data, n);
-    return transfer(false, tlm::TLM_WRITE_COMMAND, address, current.data(), n, queue);
+    return transfer(false, tlm::TLM_WRITE_COMMAND, address, current.data(), n, channel);
 }
 
 void dma_engine::fail(unsigned q, std::uint32_t cause) {
@@ -128,7 +129,8 @@ bool dma_engine::serve(unsigned q) {
         fail(q, TRN3_DMA_ERR_DESCRIPTOR);
         return false;
     }
-    if (qu.waiting && qu.waiting_at == head && fabric_rx_bytes && fabric_rx_bytes(q) < qu.waiting_for) return false;
+    if (qu.waiting && qu.waiting_at == head && fabric_rx_bytes && fabric_rx_bytes(qu.waiting_on) < qu.waiting_for)
+        return false;
     qu.waiting = false;
     qu.status->set(TRN3_DMA_STATE_RUNNING);
     const sc_time start = sc_core::sc_time_stamp();
@@ -140,12 +142,15 @@ bool dma_engine::serve(unsigned q) {
         fail(q, ring_on_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE);
         return false;
     }
+    // The channel this descriptor's writes count on at their destination, or its wait waits on.
+    const unsigned channel = TRN3_DESC_CHANNEL_OF(d.flags, q);
     if (d.flags & TRN3_DESC_WAIT_FABRIC) {
         // Not yet: leave the queue as it is; a landing fabric write rings the engine again.
-        if (!fabric_rx_bytes || fabric_rx_bytes(q) < d.src) {
+        if (!fabric_rx_bytes || fabric_rx_bytes(channel) < d.src) {
             qu.status->set(TRN3_DMA_STATE_IDLE);
             qu.waiting = true;
             qu.waiting_at = head;
+            qu.waiting_on = channel;
             qu.waiting_for = d.src;
             return false;
         }
@@ -165,10 +170,10 @@ bool dma_engine::serve(unsigned q) {
     for (std::uint64_t off = 0; off < d.length && status == 0; off += chunk.get().bytes) {
         const std::uint64_t n = std::min<std::uint64_t>(chunk.get().bytes, d.length - off);
         buffer.resize(n);
-        if (!transfer(src_host, tlm::TLM_READ_COMMAND, d.src + off, buffer.data(), n, q))
+        if (!transfer(src_host, tlm::TLM_READ_COMMAND, d.src + off, buffer.data(), n, channel))
             status = src_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
-        else if (!(reduce ? reduce_to(d.dst + off, buffer.data(), n, q, *reduce)
-                          : transfer(dst_host, tlm::TLM_WRITE_COMMAND, d.dst + off, buffer.data(), n, q)))
+        else if (!(reduce ? reduce_to(d.dst + off, buffer.data(), n, channel, *reduce)
+                          : transfer(dst_host, tlm::TLM_WRITE_COMMAND, d.dst + off, buffer.data(), n, channel)))
             status = dst_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
     }
     trn3_dma_completion c{status, d.length, d.user};

@@ -32,8 +32,11 @@
 #include <systemc>
 
 #include "bring_up.h"
+#include "collective_data.h"
+#include "communicator.h"
 #include "phase_track.h"
 #include "trn3/apps/host_program.h"
+#include "trn3/collectives/choose.h"
 #include "trn3/collectives/plan.h"
 #include "trn3/core/error.h"
 #include "trn3/core/param.h"
@@ -47,41 +50,11 @@ namespace {
 
 // Where the collectives keep their buffers in each chip's HBM (stack 1).
 constexpr std::uint64_t buffer_base = TRN3_DEV_HBM_BASE(1), gib = 1ull << 30;
-constexpr collectives::buffers layout{buffer_base, buffer_base + 4 * gib, buffer_base + 8 * gib,
-                                      buffer_base + 12 * gib};
+// Scratch: up to 9 areas of 1 GiB (halving-doubling's steps on 144 chips, and its fold).
+constexpr collectives::buffers layout{
+    buffer_base, buffer_base + 4 * gib, buffer_base + 8 * gib, buffer_base + 12 * gib, buffer_base + 16 * gib, gib};
 // Channel k's schedule runs on DMA queue 1 + k from a ring at ring_at + k x ring_stride.
 constexpr std::uint64_t ring_at = buffer_base + 12 * gib + (1 << 20), ring_stride = 16 << 20;
-
-struct dtype_info {
-    const char* param;  // our name
-    const char* nccl;  // nccl-tests' name
-    unsigned code;  // TRN3_REDUCE_*
-    numerics::reduce_type type;
-};
-constexpr dtype_info dtypes[] = {
-    {"fp32", "float", TRN3_REDUCE_FP32, numerics::reduce_type::fp32},
-    {"bf16", "bfloat16", TRN3_REDUCE_BF16, numerics::reduce_type::bf16},
-    {"fp16", "half", TRN3_REDUCE_FP16, numerics::reduce_type::fp16},
-    {"e4m3", "f8e4m3", TRN3_REDUCE_E4M3, numerics::reduce_type::e4m3fn},
-    {"e5m2", "f8e5m2", TRN3_REDUCE_E5M2, numerics::reduce_type::e5m2},
-    {"int32", "int32", TRN3_REDUCE_INT32, numerics::reduce_type::int32},
-};
-const dtype_info& dtype_of(const std::string& name) {
-    for (const auto& d : dtypes)
-        if (name == d.param) return d;
-    return dtypes[0];  // the param's choices are these names
-}
-
-// The code of a small integer in a type.
-void put_value(std::uint8_t* at, int v, numerics::reduce_type t) {
-    if (t == numerics::reduce_type::int32) {
-        const std::int32_t i = v;
-        std::memcpy(at, &i, 4);
-        return;
-    }
-    const std::uint32_t code = numerics::encode(static_cast<float>(v), numerics::format_of(t));
-    std::memcpy(at, &code, numerics::element_bytes(t));
-}
 
 class collectives_program final : public host_program {
 public:
@@ -89,14 +62,20 @@ public:
         nullptr, "collectives.op", "all_reduce", "the collective",
         one_of<std::string>{{"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast"}}};
     param<std::uint64_t> root{nullptr, "collectives.root", 0, "broadcast: the root's rank in the communicator"};
+    param<std::string> algorithm{
+        nullptr, "collectives.algorithm", "auto",
+        "the schedule: auto (collectives::choose, by op, ranks and size), ring, direct, halving_doubling, chain",
+        one_of<std::string>{{"auto", "ring", "direct", "halving_doubling", "chain"}}};
     param<std::string> dtype{nullptr, "collectives.dtype", "fp32", "element type",
                              one_of<std::string>{{"fp32", "bf16", "fp16", "e4m3", "e5m2", "int32"}}};
     param<std::string> redop{nullptr, "collectives.redop", "sum", "reduction (all_reduce, reduce_scatter)",
                              one_of<std::string>{{"sum", "max", "min"}}};
-    param<std::uint64_t> min_bytes{nullptr, "collectives.min_bytes", 8, "first size of the sweep (bytes)",
-                                   range<std::uint64_t>{1, 1ull << 30}};
-    param<std::uint64_t> max_bytes{nullptr, "collectives.max_bytes", 1 << 20, "last size of the sweep (bytes)",
-                                   range<std::uint64_t>{1, 1ull << 30}};
+    param<byte_count> min_bytes{nullptr, "collectives.min_bytes", byte_count{8},
+                                "first size of the sweep (K, M, G: binary, as nccl-tests' -b)",
+                                range<byte_count>{byte_count{1}, byte_count{1ull << 30}}};
+    param<byte_count> max_bytes{nullptr, "collectives.max_bytes", byte_count{1 << 20},
+                                "last size of the sweep (as nccl-tests' -e)",
+                                range<byte_count>{byte_count{1}, byte_count{1ull << 30}}};
     param<std::string> chips{nullptr, "collectives.chips", "all",
                              "the communicator: all, or fabric ids and ranges (0-3,8,12-15), rank order as written"};
     param<std::uint64_t> factor{nullptr, "collectives.factor", 2, "each size is the last times this",
@@ -106,11 +85,11 @@ public:
                                   "engine: channel 0 in fabric id order, 1 the reverse (the links' other direction), "
                                   "then strides coprime with the chip count",
                                   range<std::uint64_t>{1, TRN3_DMA_QUEUES - 1}};
-    param<std::uint64_t> check_max_bytes{
-        nullptr, "collectives.check_max_bytes", 1 << 20,
+    param<byte_count> check_max_bytes{
+        nullptr, "collectives.check_max_bytes", byte_count{1 << 20},
         "largest size whose data is written and checked; larger rows are timed only (#wrong N/A): the "
         "times do not depend on the values",
-        range<std::uint64_t>{0, 1ull << 30}};
+        range<byte_count>{byte_count{0}, byte_count{1ull << 30}}};
     param<std::string> json{nullptr, "collectives.json", "",
                             "also write the table as JSON to this file (rows with the same fields)"};
     param<sc_core::sc_time> poll{nullptr, "collectives.poll", sc_core::sc_time(100, sc_core::SC_NS),
@@ -131,18 +110,27 @@ public:
                                " has " + std::to_string(s.fabric_chips) + ")");
         members_ = parse_members(chips.get(), s.fabric_chips);
         for (unsigned r = 0; r < members_.size(); ++r) rank_of_id_[members_[r]] = r;
-        if (min_bytes.get() > max_bytes.get())
+        if (min_bytes.get().bytes > max_bytes.get().bytes)
             throw config_error(fmt::format("param collectives.min_bytes = {} is above collectives.max_bytes = {}",
-                                           min_bytes.get(), max_bytes.get()));
-        // Every size must be possible: whole elements, and n whole chunks where the op needs them.
-        for (std::uint64_t b = min_bytes.get(); b <= max_bytes.get(); b *= factor.get()) {
+                                           min_bytes.get().bytes, max_bytes.get().bytes));
+        // Every size must be possible: whole elements, n whole chunks where the
+        // op needs them, an algorithm that runs the op, fabric channels enough.
+        for (std::uint64_t b = min_bytes.get().bytes; b <= max_bytes.get().bytes; b *= factor.get()) {
             sizes_.push_back(b);
             try {
+                collectives::check_supported(algorithm_for(b), what(), size());
+                const unsigned needed = collectives::counters_needed(algorithm_for(b), what(), size());
+                if (needed * channels.get() > TRN3_FABRIC_CHANNELS)
+                    throw std::invalid_argument(fmt::format(
+                        "{} {} on {} ranks counts on {} fabric channels per channel: {} channels need {} of {} "
+                        "(collectives.channels)",
+                        collectives::name(algorithm_for(b)), op.get(), size(), needed, channels.get(),
+                        needed * channels.get(), TRN3_FABRIC_CHANNELS));
                 collectives::plan(request(b, false));
             } catch (const std::invalid_argument& e) {
                 throw config_error(std::string("collectives: ") + e.what());
             }
-            if (b > max_bytes.get() / factor.get()) break;
+            if (b > max_bytes.get().bytes / factor.get()) break;
         }
         rows_.resize(sizes_.size());
     }
@@ -161,9 +149,9 @@ public:
     void report(std::ostream& os) const override {
         const dtype_info& t = dtype_of(dtype.get());
         const unsigned n = size();
-        os << fmt::format("# {}: {} ranks ({}), {} {} {}, {} algorithm, {} channel{}\n", sys_.name, n,
+        os << fmt::format("# {}: {} ranks ({}), {} {} {}, {}, {} channel{}\n", sys_.name, n,
                           chips.get() == "all" ? "every chip on the fabric" : "chips " + chips.get(), op.get(), t.nccl,
-                          reduces() ? redop.get() : "none", algorithm(), channels.get(),
+                          reduces() ? redop.get() : "none", algorithm_text(), channels.get(),
                           channels.get() == 1 ? "" : "s");
         os << "#\n";
         os << fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>6}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}\n", "",
@@ -204,14 +192,17 @@ public:
         nlohmann::json j;
         j["platform"] = sys_.name;
         j["op"] = op.get();
-        j["algorithm"] = algorithm();
+        j["algorithm"] = algorithm.get();
         j["type"] = t.nccl;
         j["redop"] = reduces() ? redop.get() : "none";
         j["ranks"] = members_;
         j["channels"] = channels.get();
         j["rows"] = nlohmann::json::array();
         for (std::size_t i = 0; i < sizes_.size() && rows_[i].done; ++i) {
-            nlohmann::json row{{"size", sizes_[i]}, {"count", sizes_[i] / element_bytes()}, {"root", root_column()}};
+            nlohmann::json row{{"size", sizes_[i]},
+                               {"count", sizes_[i] / element_bytes()},
+                               {"root", root_column()},
+                               {"algorithm", collectives::name(algorithm_for(sizes_[i]))}};
             for (unsigned k = 0; k < 2; ++k) {
                 const double algbw = sizes_[i] / rows_[i].seconds[k] / 1e9;
                 row[k == 0 ? "out_of_place" : "in_place"] = {
@@ -245,12 +236,26 @@ private:
     };
 
     int root_column() const { return what() == collectives::op::broadcast ? static_cast<int>(root.get()) : -1; }
-    const char* algorithm() const {
-        return what() == collectives::op::all_to_all  ? "direct"
-               : what() == collectives::op::broadcast ? "chain"
-                                                      : "ring";
+    // The schedule for a size: the param's, or collectives::choose's.
+    collectives::algorithm algorithm_for(std::uint64_t bytes) const {
+        const std::string& a = algorithm.get();
+        if (a == "auto") return collectives::choose(what(), size(), bytes);
+        return a == "ring"     ? collectives::algorithm::ring
+               : a == "direct" ? collectives::algorithm::direct
+               : a == "chain"  ? collectives::algorithm::chain
+                               : collectives::algorithm::halving_doubling;
     }
-    bool checked(std::uint64_t bytes) const { return bytes <= check_max_bytes.get(); }
+    // For the header: the algorithm, or what auto chose for each size.
+    std::string algorithm_text() const {
+        if (algorithm.get() != "auto") return algorithm.get() + " algorithm";
+        std::string chosen;
+        for (std::uint64_t b : sizes_) {
+            const char* a = collectives::name(algorithm_for(b));
+            if (chosen.find(a) == std::string::npos) chosen += std::string(chosen.empty() ? "" : ", ") + a;
+        }
+        return "auto algorithm (" + chosen + ")";
+    }
+    bool checked(std::uint64_t bytes) const { return bytes <= check_max_bytes.get().bytes; }
     bool reduces() const { return op.get() == "all_reduce" || op.get() == "reduce_scatter"; }
     unsigned element_bytes() const { return numerics::element_bytes(dtype_of(dtype.get()).type); }
     double bus_factor() const {
@@ -295,113 +300,21 @@ private:
         r.reduce_type = dtype_of(dtype.get()).code;
         r.in_place = in_place;
         r.at = layout;
+        r.how = algorithm_for(bytes);
+        r.counters = collectives::counters_needed(r.how, r.what, size());
+        r.first_counter = channel * r.counters;
         return r;
     }
     unsigned size() const { return static_cast<unsigned>(members_.size()); }
+    collective_reference reference() const {
+        return {what(), size(), dtype_of(dtype.get()).type, redop_code(), static_cast<unsigned>(root.get())};
+    }
     // A chip's rank in the communicator, -1 when it is not in it.
     int rank_of_chip(int fabric_id) const {
         const auto it = rank_of_id_.find(static_cast<unsigned>(fabric_id));
         return fabric_id < 0 || it == rank_of_id_.end() ? -1 : static_cast<int>(it->second);
     }
-    // "all", or fabric ids and ranges: the communicator's chips in rank order.
-    static std::vector<unsigned> parse_members(const std::string& text, unsigned fabric_chips) {
-        std::vector<unsigned> v;
-        if (text == "all") {
-            for (unsigned c = 0; c < fabric_chips; ++c) v.push_back(c);
-        } else {
-            std::size_t at = 0;
-            while (at <= text.size()) {
-                const std::size_t comma = std::min(text.find(',', at), text.size());
-                const std::string item = text.substr(at, comma - at);
-                const std::size_t dash = item.find('-');
-                unsigned long first = 0, last = 0;
-                try {
-                    std::size_t used = 0;
-                    first = std::stoul(item.substr(0, dash), &used);
-                    if (used != item.substr(0, dash).size()) throw std::invalid_argument(item);
-                    last = first;
-                    if (dash != std::string::npos) {
-                        last = std::stoul(item.substr(dash + 1), &used);
-                        if (used != item.size() - dash - 1) throw std::invalid_argument(item);
-                    }
-                } catch (const std::exception&) {
-                    throw config_error("param collectives.chips = '" + text + "': '" + item +
-                                       "' is not a fabric id or a range a-b");
-                }
-                if (last < first || last >= fabric_chips)
-                    throw config_error(fmt::format("param collectives.chips = '{}': {} is not on the fabric (ids 0-{})",
-                                                   text, item, fabric_chips - 1));
-                for (unsigned long c = first; c <= last; ++c) {
-                    if (std::find(v.begin(), v.end(), c) != v.end())
-                        throw config_error(
-                            fmt::format("param collectives.chips = '{}': chip {} appears twice", text, c));
-                    v.push_back(static_cast<unsigned>(c));
-                }
-                at = comma + 1;
-            }
-        }
-        if (v.size() < 2)
-            throw config_error("param collectives.chips = '" + text + "': a communicator needs at least two chips");
-        return v;
-    }
     static std::uint64_t ns(const sc_core::sc_time& t) { return static_cast<std::uint64_t>(t.to_seconds() * 1e9); }
-
-    // Rank p's contribution to element e of the whole buffer (reducing ops),
-    // or its own part's element e (all_gather).
-    int value(unsigned p, std::uint64_t e) const {
-        const unsigned n = size();
-        if (!reduces()) return static_cast<int>((p * 5 + e * 3) % 7) - 3;
-        if (p == e % n) return 1 + static_cast<int>((e / n) % 2);
-        if (p == (e + 1) % n) return static_cast<int>((e / n) % 3) - 1;
-        return 0;
-    }
-    // The expected buffer every rank (or rank p, reduce_scatter) ends with.
-    std::vector<std::uint8_t> expected(std::uint64_t bytes, unsigned p) const {
-        const unsigned n = size(), es = element_bytes();
-        const auto t = dtype_of(dtype.get()).type;
-        const std::uint64_t elements = bytes / es;
-        std::vector<std::uint8_t> out(bytes);
-        for (std::uint64_t e = 0; e < elements; ++e) {
-            if (what() == collectives::op::broadcast) {  // the root's input
-                put_value(out.data() + e * es, value(static_cast<unsigned>(root.get()), e), t);
-                continue;
-            }
-            if (what() == collectives::op::all_to_all) {  // chunk i: rank i's chunk p
-                const std::uint64_t chunk = elements / n;
-                put_value(out.data() + e * es, value(static_cast<unsigned>(e / chunk), p * chunk + e % chunk), t);
-                continue;
-            }
-            if (!reduces()) {
-                const unsigned owner = static_cast<unsigned>(e / (elements / n));
-                put_value(out.data() + e * es, value(owner, e % (elements / n)), t);
-                continue;
-            }
-            // Two ranks give something, the others zero: every order gives this exactly.
-            const numerics::reduction r{static_cast<numerics::reduce_op>(redop_code()), t};
-            std::uint8_t next[4];
-            put_value(out.data() + e * es, value(unsigned(e % n), e), t);
-            put_value(next, value(unsigned((e + 1) % n), e), t);
-            numerics::reduce_into(r, out.data() + e * es, next, es);
-            if (n > 2) {
-                put_value(next, 0, t);
-                numerics::reduce_into(r, out.data() + e * es, next, es);
-            }
-        }
-        if (what() == collectives::op::reduce_scatter) {
-            const std::uint64_t chunk = bytes / n;
-            return {out.begin() + static_cast<std::ptrdiff_t>(p * chunk),
-                    out.begin() + static_cast<std::ptrdiff_t>((p + 1) * chunk)};
-        }
-        return out;
-    }
-    std::vector<std::uint8_t> input(std::uint64_t bytes, unsigned p) const {
-        const unsigned n = size(), es = element_bytes();
-        const auto t = dtype_of(dtype.get()).type;
-        const std::uint64_t elements = what() == collectives::op::all_gather ? bytes / es / n : bytes / es;
-        std::vector<std::uint8_t> in(elements * es);
-        for (std::uint64_t e = 0; e < elements; ++e) put_value(in.data() + e * es, value(p, e), t);
-        return in;
-    }
 
     // Every host arrives; the last one releases the others (each sees it at
     // its next poll) and records when.
@@ -446,10 +359,7 @@ private:
         host_state& me = hosts_[h];
         const std::uint64_t bytes = sizes_[i];
         const auto k_channels = static_cast<unsigned>(channels.get());
-        std::vector<std::map<unsigned, std::vector<trn3_dma_descriptor>>> plans(k_channels);  // by fabric id
-        for (unsigned k = 0; k < k_channels; ++k)
-            for (auto& rank : collectives::plan(request(bytes, in_place, k)))
-                plans[k][rank.fabric_id] = std::move(rank.descriptors);
+        const auto& plans = plans_for(i, in_place);
         const unsigned n = size();
         const bool gather_only = what() == collectives::op::all_gather;
         const std::uint64_t part = gather_only ? bytes / n : bytes;
@@ -464,7 +374,7 @@ private:
             // Inputs; the output buffer filled with a pattern no result has
             // (rows timed only write zeros the same way: the same accesses, the same times).
             {
-                const auto in = checked(bytes) ? input(bytes, unsigned(p))
+                const auto in = checked(bytes) ? reference().input(bytes, unsigned(p))
                                                : std::vector<std::uint8_t>(gather_only ? bytes / n : bytes);
                 const std::uint64_t in_at = in_place && gather_only ? layout.recv + part * unsigned(p) : layout.send;
                 const std::vector<std::uint8_t> stale(
@@ -473,11 +383,19 @@ private:
                     d.write(in_at, in.data(), in.size()) != driver::status::ok)
                     fail("writing the inputs");
             }
+            // The waits count from each channel's bytes so far: read those the plans wait on.
+            std::array<std::uint64_t, TRN3_FABRIC_CHANNELS> base{};
+            std::array<bool, TRN3_FABRIC_CHANNELS> read{};
+            for (unsigned k = 0; k < k_channels; ++k)
+                for (const auto& desc : plans[k].at(unsigned(hi.chips[c].fabric_id))) {
+                    const unsigned ch = TRN3_DESC_CHANNEL_OF(desc.flags, 1 + k) % TRN3_FABRIC_CHANNELS;
+                    if (!(desc.flags & TRN3_DESC_WAIT_FABRIC) || read[ch]) continue;
+                    read[ch] = true;
+                    if (d.fabric_channel_bytes(ch, base[ch]) != driver::status::ok) fail("reading the fabric counters");
+                }
             for (unsigned k = 0; k < k_channels; ++k) {
-                std::uint64_t rx = 0;
                 auto descriptors = plans[k].at(unsigned(hi.chips[c].fabric_id));
-                if (d.fabric_channel_bytes(1 + k, rx) != driver::status::ok) fail("reading the fabric counters");
-                collectives::offset_waits(descriptors, rx);
+                collectives::offset_waits(descriptors, 1 + k, base);
                 if (d.load_device_queue(1 + k, ring_at + k * ring_stride, descriptors) != driver::status::ok)
                     fail("loading the schedule");
             }
@@ -517,12 +435,25 @@ private:
                 continue;
             }
             if (!checked(bytes)) continue;  // read all the same: the same accesses whether checked or not
-            const auto want = expected(bytes, unsigned(p));
+            const auto want = reference().expected(bytes, unsigned(p));
             const unsigned es = element_bytes();
             for (std::size_t e = 0; e < got.size(); e += es)
                 if (std::memcmp(got.data() + e, want.data() + e, es) != 0) ++rows_[i].wrong[in_place ? 1 : 0];
         }
         return barrier(h) && !aborted_;
+    }
+
+    // Every channel's plans for sizes_[i] (by fabric id), made once for all hosts.
+    using channel_plans = std::vector<std::map<unsigned, std::vector<trn3_dma_descriptor>>>;
+    const channel_plans& plans_for(std::size_t i, bool in_place) {
+        if (plans_key_ != std::make_pair(i, in_place)) {
+            plans_key_ = {i, in_place};
+            plans_.assign(channels.get(), {});
+            for (unsigned k = 0; k < channels.get(); ++k)
+                for (auto& rank : collectives::plan(request(sizes_[i], in_place, k)))
+                    plans_[k][rank.fabric_id] = std::move(rank.descriptors);
+        }
+        return plans_;
     }
 
     void finish(unsigned h, const std::string& why) {
@@ -541,6 +472,8 @@ private:
     std::uint64_t barrier_generation_ = 0;
     sc_core::sc_time released_at_, finished_at_;
     bool aborted_ = false, finished_ = false;
+    std::pair<std::size_t, bool> plans_key_{~std::size_t(0), false};
+    channel_plans plans_;
 };
 
 const program_registration registration{

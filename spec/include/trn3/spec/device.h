@@ -165,6 +165,15 @@ struct trn3_dma_descriptor { /* 32 bytes */
  * peer sent waits for it; a collective on queue q of every chip counts only
  * its own traffic. */
 #define TRN3_DESC_WAIT_FABRIC 0x10u
+/* Channel: with ON_CHANNEL set, the descriptor's fabric writes count on
+ * channel c at their destination (instead of this queue's number), and a
+ * WAIT_FABRIC waits on this chip's FABRIC_RX_CHANNEL(c) (instead of the
+ * queue's). A schedule gives each peer or step its own count this way, so a
+ * wait is never met by bytes of a later step from another peer. */
+#define TRN3_DESC_ON_CHANNEL_SET 0x10000u
+#define TRN3_DESC_ON_CHANNEL(c) (TRN3_DESC_ON_CHANNEL_SET | (((uint32_t)(c)&0xFu) << 20))
+#define TRN3_DESC_CHANNEL_OF(f, queue) ((uint32_t)(((f)&TRN3_DESC_ON_CHANNEL_SET) ? (((f) >> 20) & 0xFu) : (queue)))
+
 #define TRN3_DESC_REDUCE_OP(f) (((f) >> 8) & 0xFu) /* TRN3_REDUCE_SUM, _MAX, _MIN */
 #define TRN3_DESC_REDUCE_TYPE(f) (((f) >> 12) & 0xFu) /* TRN3_REDUCE_FP32 ... _INT32 */
 #define TRN3_DESC_REDUCE_WITH(op, type) (TRN3_DESC_REDUCE | ((uint32_t)(op) << 8) | ((uint32_t)(type) << 12))

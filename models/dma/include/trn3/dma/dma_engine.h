@@ -20,7 +20,8 @@
 // lands (reduce_extension.h). A WAIT_FABRIC descriptor holds its queue
 // until the chip's FABRIC_RX_BYTES reaches the count in its src (the engine
 // fetches it again each time fabric bytes land), then completes without
-// moving anything; the other queues go on meanwhile. A failed access or a malformed
+// moving anything; the other queues go on meanwhile. A descriptor with
+// ON_CHANNEL(c) waits on channel c, or tags its fabric writes with c, instead of its queue's number. A failed access or a malformed
 // descriptor stops the queue with STATUS error and the error cause (the
 // chip reports it in ERR_STATUS); the engine goes on with the other queues.
 // Writing CONTROL (disable, then enable) restarts a stopped queue.
@@ -81,18 +82,19 @@ private:
         bool waiting = false;
         bool busy = false;  // an engine is serving this queue
         std::uint32_t waiting_at = 0;
+        unsigned waiting_on = 0;  // the channel
         std::uint64_t waiting_for = 0;
     };
     void run();  // one engine
     void ring();  // a doorbell
     bool serve(unsigned q);  // one descriptor; false when the queue has none or stopped
-        // One access; a write with `reduce` carries it (a fabric destination reduces as the data lands).
-    // Device writes carry their queue as channel (fabric_write.h).
+    // One access; a write with `reduce` carries it (a fabric destination reduces as the data lands).
+    // Device writes carry `channel` (fabric_write.h): the queue's, or the descriptor's ON_CHANNEL.
     bool transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data, std::uint64_t n,
-                  unsigned queue, const numerics::reduction* reduce = nullptr);
+                  unsigned channel, const numerics::reduction* reduce = nullptr);
     // dst = dst op src at the destination: read, reduce and write back for
     // this chip's memory; one reducing write for a fabric address.
-    bool reduce_to(std::uint64_t address, std::uint8_t* data, std::uint64_t n, unsigned queue,
+    bool reduce_to(std::uint64_t address, std::uint8_t* data, std::uint64_t n, unsigned channel,
                    const numerics::reduction& r);
     void fail(unsigned q, std::uint32_t cause);
 

@@ -4,7 +4,10 @@
 // (the reduction happens where the data lands), plain writes, and waits on
 // the chip's count of fabric bytes landed, which order the steps.
 //
-// The ring algorithm (for now the only one): ranks in `ring` order, the
+// Algorithms (plan_*): ring, direct, recursive halving-doubling and a
+// chain; check_supported() says which runs which op.
+//
+// The ring: ranks in `ring` order, the
 // buffer in n chunks of whole elements (as even as the element count
 // allows). Reduce-scatter: at step s = 0..n-2, rank p reduces its chunk
 // (p - s - 1) mod n into its successor's same chunk, after waiting for the
@@ -25,6 +28,7 @@
 // once over different links (or both directions of the same ones).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -34,12 +38,17 @@
 namespace trn3::collectives {
 
 enum class op { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast };
+enum class algorithm { ring, direct, halving_doubling, chain };
 
 // Device addresses, the same on every rank.
 struct buffers {
     std::uint64_t send = 0, recv = 0;
     std::uint64_t work = 0;  // reduce_scatter out of place: the whole buffer is reduced here
     std::uint64_t token = 0;  // 512 KiB: tokens sent and received, 64 bytes each, per channel and peer
+    // Where peers' data lands to be reduced locally in a fixed order (direct,
+    // halving_doubling): areas of scratch_stride bytes (at least the buffer),
+    // as many as counters_needed().
+    std::uint64_t scratch = 0, scratch_stride = 0;
 };
 
 struct request {
@@ -61,6 +70,11 @@ struct request {
     // `channel`: the channel-th piece of every chunk.
     unsigned channels = 1, channel = 0;
     unsigned root = 0;  // broadcast: the rank whose input every rank gets
+    algorithm how = algorithm::ring;
+    // The fabric channels this channel's plan may name (direct,
+    // halving_doubling): [first_counter, first_counter + counters). Ring
+    // and chain plans count on their queue's own channel.
+    unsigned first_counter = 0, counters = 0;
 };
 
 struct rank_plan {
@@ -81,7 +95,7 @@ chunk chunk_of(std::uint64_t elements, unsigned n, unsigned c);
 // n whole chunks). all_to_all has no ring form: plan() gives it the direct one.
 std::vector<rank_plan> plan_ring(const request& r);
 
-// all_to_all, direct: rank i writes chunk j of its input straight into
+// Direct. all_to_all: rank i writes chunk j of its input straight into
 // rank j's output at chunk i (for s = 1..n-1, j = i + s: every rank starts
 // on a different peer), then waits for the n - 1 chunks meant for it; its
 // own chunk is a local copy. In place, each rank first copies its buffer
@@ -97,14 +111,40 @@ std::vector<rank_plan> plan_direct(const request& r);
 // input to its output; everyone else receives straight into its output.
 std::vector<rank_plan> plan_chain(const request& r);
 
-// The plan for the request: ring for all_reduce, reduce_scatter and
-// all_gather, direct for all_to_all, chain for broadcast.
+// Direct reductions (one-shot over the switches), for reduce_scatter,
+// all_gather and all_reduce: every rank writes chunk j of its buffer to
+// rank j's scratch (slot: the sender), waits for the n - 1 chunks meant for
+// it and reduces them into its own, locally, in rank order (the order does
+// not depend on which landed first); then writes its chunk into every
+// rank's buffer. all_reduce splits the channel's contiguous part of the
+// buffer in n chunks. Counters: the scatter's, then the gather's.
+//
+// Recursive halving-doubling (Rabenseifner's reduce_scatter + all_gather):
+// the p = 2^k ranks halve their part of the buffer each step with the peer
+// at distance p/2, p/4, ..., 1: each gives the half it will not keep into
+// the peer's scratch area of that step and reduces the peer's copy of the
+// half it keeps, locally (so the order is fixed); then the doubling returns
+// the pieces in reverse. 2 log2 p steps. Ranks beyond the power of two first
+// give their input to rank r - p (which reduces it in before halving) and
+// take the result back at the end. One counter per peer distance (its bytes
+// in order on one path), one for that fold.
+std::vector<rank_plan> plan_halving_doubling(const request& r);
+
+// Throws std::invalid_argument, one line, unless algorithm a runs op o on n ranks.
+void check_supported(algorithm a, op o, unsigned n);
+// The fabric channels a plan of algorithm a needs per channel (request.counters).
+unsigned counters_needed(algorithm a, op o, unsigned n);
+
+// The plan for the request, by its algorithm (`how`).
 std::vector<rank_plan> plan(const request& r);
 
-// Adds `base` (the chip's FABRIC_RX_BYTES when the collective starts) to
-// every wait of a plan.
-void offset_waits(std::vector<trn3_dma_descriptor>& descriptors, std::uint64_t base);
+// Adds each channel's count when the collective starts (the chip's
+// FABRIC_RX_CHANNEL(c)) to every wait on that channel; a wait without
+// ON_CHANNEL waits on `queue`'s.
+void offset_waits(std::vector<trn3_dma_descriptor>& descriptors, unsigned queue,
+                  const std::array<std::uint64_t, TRN3_FABRIC_CHANNELS>& base);
 
 const char* name(op o);
+const char* name(algorithm a);
 
 }  // namespace trn3::collectives

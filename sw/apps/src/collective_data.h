@@ -1,0 +1,116 @@
+// The collectives program's element types and data: the inputs it writes
+// and the results it expects. Inputs make every partial result exact in
+// every type: element e gets a small integer from two ranks (e mod n and
+// e + 1 mod n) and zero from the rest, so any reduction order gives the
+// same bits and #wrong is 0 unless something is wrong.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "trn3/collectives/plan.h"
+#include "trn3/numerics/float_format.h"
+#include "trn3/numerics/reduce.h"
+#include "trn3/spec/device.h"
+
+namespace trn3::apps {
+
+struct dtype_info {
+    const char* param;  // our name
+    const char* nccl;  // nccl-tests' name
+    unsigned code;  // TRN3_REDUCE_*
+    numerics::reduce_type type;
+};
+inline constexpr dtype_info dtypes[] = {
+    {"fp32", "float", TRN3_REDUCE_FP32, numerics::reduce_type::fp32},
+    {"bf16", "bfloat16", TRN3_REDUCE_BF16, numerics::reduce_type::bf16},
+    {"fp16", "half", TRN3_REDUCE_FP16, numerics::reduce_type::fp16},
+    {"e4m3", "f8e4m3", TRN3_REDUCE_E4M3, numerics::reduce_type::e4m3fn},
+    {"e5m2", "f8e5m2", TRN3_REDUCE_E5M2, numerics::reduce_type::e5m2},
+    {"int32", "int32", TRN3_REDUCE_INT32, numerics::reduce_type::int32},
+};
+inline const dtype_info& dtype_of(const std::string& name) {
+    for (const auto& d : dtypes)
+        if (name == d.param) return d;
+    return dtypes[0];  // the param's choices are these names
+}
+
+// The code of a small integer in a type.
+inline void put_value(std::uint8_t* at, int v, numerics::reduce_type t) {
+    if (t == numerics::reduce_type::int32) {
+        const std::int32_t i = v;
+        std::memcpy(at, &i, 4);
+        return;
+    }
+    const std::uint32_t code = numerics::encode(static_cast<float>(v), numerics::format_of(t));
+    std::memcpy(at, &code, numerics::element_bytes(t));
+}
+
+// What one collective of the sweep should give, for the check.
+struct collective_reference {
+    collectives::op what = collectives::op::all_reduce;
+    unsigned n = 2;  // ranks
+    numerics::reduce_type type = numerics::reduce_type::fp32;
+    unsigned redop = TRN3_REDUCE_SUM;
+    unsigned root = 0;  // broadcast
+
+    bool reduces() const { return what == collectives::op::all_reduce || what == collectives::op::reduce_scatter; }
+
+    // Rank p's contribution to element e of the whole buffer (reducing ops),
+    // or its own part's element e (all_gather).
+    int value(unsigned p, std::uint64_t e) const {
+        if (!reduces()) return static_cast<int>((p * 5 + e * 3) % 7) - 3;
+        if (p == e % n) return 1 + static_cast<int>((e / n) % 2);
+        if (p == (e + 1) % n) return static_cast<int>((e / n) % 3) - 1;
+        return 0;
+    }
+    // The expected buffer every rank (or rank p, reduce_scatter) ends with.
+    std::vector<std::uint8_t> expected(std::uint64_t bytes, unsigned p) const {
+        const unsigned es = numerics::element_bytes(type);
+        const std::uint64_t elements = bytes / es;
+        std::vector<std::uint8_t> out(bytes);
+        for (std::uint64_t e = 0; e < elements; ++e) {
+            if (what == collectives::op::broadcast) {  // the root's input
+                put_value(out.data() + e * es, value(root, e), type);
+                continue;
+            }
+            if (what == collectives::op::all_to_all) {  // chunk i: rank i's chunk p
+                const std::uint64_t chunk = elements / n;
+                put_value(out.data() + e * es, value(static_cast<unsigned>(e / chunk), p * chunk + e % chunk), type);
+                continue;
+            }
+            if (!reduces()) {
+                const unsigned owner = static_cast<unsigned>(e / (elements / n));
+                put_value(out.data() + e * es, value(owner, e % (elements / n)), type);
+                continue;
+            }
+            // Two ranks give something, the others zero: every order gives this exactly.
+            const numerics::reduction r{static_cast<numerics::reduce_op>(redop), type};
+            std::uint8_t next[4];
+            put_value(out.data() + e * es, value(unsigned(e % n), e), type);
+            put_value(next, value(unsigned((e + 1) % n), e), type);
+            numerics::reduce_into(r, out.data() + e * es, next, es);
+            if (n > 2) {
+                put_value(next, 0, type);
+                numerics::reduce_into(r, out.data() + e * es, next, es);
+            }
+        }
+        if (what == collectives::op::reduce_scatter) {
+            const std::uint64_t chunk = bytes / n;
+            return {out.begin() + static_cast<std::ptrdiff_t>(p * chunk),
+                    out.begin() + static_cast<std::ptrdiff_t>((p + 1) * chunk)};
+        }
+        return out;
+    }
+    std::vector<std::uint8_t> input(std::uint64_t bytes, unsigned p) const {
+        const unsigned es = numerics::element_bytes(type);
+        const std::uint64_t elements = what == collectives::op::all_gather ? bytes / es / n : bytes / es;
+        std::vector<std::uint8_t> in(elements * es);
+        for (std::uint64_t e = 0; e < elements; ++e) put_value(in.data() + e * es, value(p, e), type);
+        return in;
+    }
+};
+
+}  // namespace trn3::apps

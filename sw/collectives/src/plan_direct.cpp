@@ -1,0 +1,119 @@
+// The direct schedules: all_to_all, and reduce_scatter, all_gather and
+// all_reduce one-shot over the switches (plan.h).
+#include <stdexcept>
+
+#include "plan_util.h"
+
+namespace trn3::collectives {
+using namespace detail;
+
+namespace {
+
+std::vector<rank_plan> all_to_all(const request& r) {
+    const auto n = static_cast<unsigned>(r.ring.size());
+    const std::vector<unsigned>& ranks = ranks_of(r);
+    // This channel's piece of chunk c.
+    auto piece = [&](unsigned c) { return piece_of(r, n, c); };
+    // Token slots: channel k's token from peer i lands at token + (512 k + i) x 64; slot n is the one sent.
+    auto token_slot = [&](unsigned from) { return r.at.token + (512ull * r.channel + from) * token_bytes; };
+    std::vector<rank_plan> plans(n);
+    for (unsigned me = 0; me < n; ++me) {
+        rank_plan& plan = plans[me];
+        plan.fabric_id = ranks[me];
+        auto& d = plan.descriptors;
+        std::uint64_t from = r.at.send, landed = 0;
+        const std::uint64_t output = r.in_place ? r.at.send : r.at.recv;
+        const chunk own = piece(me);
+        if (r.in_place) {
+            from = r.at.work;
+            for (unsigned c = 0; c < n; ++c)
+                if (piece(c).count > 0)
+                    d.push_back(copy(r.at.send + piece(c).first, from + piece(c).first, piece(c).count));
+            for (unsigned s = 1; s < n; ++s)
+                d.push_back(copy(token_slot(n), TRN3_FABRIC_ADDR(ranks[(me + s) % n], token_slot(me)), token_bytes));
+            landed += std::uint64_t(n - 1) * token_bytes;
+            d.push_back(wait_for(landed));  // every peer has its buffer aside
+        } else if (own.count > 0) {
+            d.push_back(copy(r.at.send + own.first, r.at.recv + own.first, own.count));
+        }
+        for (unsigned s = 1; s < n; ++s) {
+            const unsigned to = (me + s) % n;
+            const chunk out = piece(to);
+            // Chunk `to` of this rank's input goes to rank `to`, at chunk `me` of its output.
+            if (out.count > 0)
+                d.push_back(copy(from + out.first, TRN3_FABRIC_ADDR(ranks[to], output + own.first), out.count));
+        }
+        landed += std::uint64_t(n - 1) * own.count;
+        d.push_back(wait_for(landed));
+        plan.rx_bytes = landed;
+    }
+    return plans;
+}
+
+// reduce_scatter, all_gather, all_reduce: every rank writes each chunk
+// straight to its owner, then the owner's chunk to every rank.
+std::vector<rank_plan> reductions(const request& r) {
+    const auto n = static_cast<unsigned>(r.ring.size());
+    check_counters(r, counters_needed(algorithm::direct, r.what, n), "direct");
+    const std::vector<unsigned>& ranks = ranks_of(r);
+    const std::uint64_t es = r.element_bytes, elements = r.bytes / es;
+    const bool reduce = r.what != op::all_gather, gather = r.what != op::reduce_scatter;
+    const std::uint32_t reduce_flags = TRN3_DESC_REDUCE_WITH(r.reduce_op, r.reduce_type);
+    const unsigned scatter_counter = r.first_counter, gather_counter = r.first_counter + (reduce ? 1 : 0);
+    auto leaf = [&](unsigned i) { return leaf_of(r, n, i); };
+    // Rank i's leaf for a peer lands in the peer's scratch slot i of this channel.
+    const std::uint64_t slot_bytes = ((elements / (std::uint64_t(n) * r.channels) + 2) * es + 63) / 64 * 64;
+    auto slot = [&](unsigned i) { return r.at.scratch + (std::uint64_t(i) * r.channels + r.channel) * slot_bytes; };
+    const std::uint64_t work = work_buffer(r);
+    std::vector<rank_plan> plans(n);
+    for (unsigned me = 0; me < n; ++me) {
+        rank_plan& plan = plans[me];
+        plan.fabric_id = ranks[me];
+        auto& d = plan.descriptors;
+        const chunk mine = leaf(me), whole_mine = chunk_of(elements, n, me);
+        if (!r.in_place)
+            for (unsigned i = 0; i < n; ++i)
+                if (reduce && leaf(i).count > 0)
+                    d.push_back(copy(r.at.send + leaf(i).first, work + leaf(i).first, leaf(i).count));
+        if (!r.in_place && !reduce && mine.count > 0)
+            d.push_back(copy(r.at.send + mine.first - whole_mine.first * es, work + mine.first, mine.count));
+        std::uint64_t scattered = 0, gathered = 0;
+        if (reduce) {
+            for (unsigned s = 1; s < n; ++s) {
+                const unsigned to = (me + s) % n;
+                if (leaf(to).count > 0)
+                    d.push_back(copy(work + leaf(to).first, TRN3_FABRIC_ADDR(ranks[to], slot(me)), leaf(to).count,
+                                     TRN3_DESC_ON_CHANNEL(scatter_counter)));
+            }
+            scattered = std::uint64_t(n - 1) * mine.count;
+            d.push_back(wait_on(scatter_counter, scattered));
+            // The reduction in rank order, whatever order the data came in.
+            for (unsigned i = 0; i < n; ++i)
+                if (i != me && mine.count > 0) d.push_back(copy(slot(i), work + mine.first, mine.count, reduce_flags));
+        }
+        if (gather) {
+            for (unsigned s = 1; s < n; ++s) {
+                const unsigned to = (me + s) % n;
+                if (mine.count > 0)
+                    d.push_back(copy(work + mine.first, TRN3_FABRIC_ADDR(ranks[to], work + mine.first), mine.count,
+                                     TRN3_DESC_ON_CHANNEL(gather_counter)));
+                gathered += leaf(to).count;
+            }
+            d.push_back(wait_on(gather_counter, gathered));
+        }
+        if (r.what == op::reduce_scatter && !r.in_place && mine.count > 0)
+            d.push_back(copy(work + mine.first, r.at.recv + mine.first - whole_mine.first * es, mine.count));
+        plan.rx_bytes = scattered + gathered;
+    }
+    return plans;
+}
+
+}  // namespace
+
+std::vector<rank_plan> plan_direct(const request& r) {
+    check(r);
+    check_supported(algorithm::direct, r.what, static_cast<unsigned>(r.ring.size()));
+    return r.what == op::all_to_all ? all_to_all(r) : reductions(r);
+}
+
+}  // namespace trn3::collectives

@@ -1,0 +1,82 @@
+// The ring schedules: all_reduce, reduce_scatter and all_gather (plan.h).
+#include <algorithm>
+
+#include <stdexcept>
+
+#include "plan_util.h"
+
+namespace trn3::collectives {
+using namespace detail;
+
+std::vector<rank_plan> plan_ring(const request& r) {
+    if (r.what == op::all_to_all) throw std::invalid_argument("all_to_all has no ring plan (plan_direct)");
+    const std::map<unsigned, unsigned> rank_of = check(r);
+    const auto n = static_cast<unsigned>(r.ring.size());
+    const std::uint64_t es = r.element_bytes, elements = r.bytes / es;
+    const bool reduce = r.what != op::all_gather, gather = r.what != op::reduce_scatter;
+    const std::uint32_t reduce_flags = TRN3_DESC_REDUCE_WITH(r.reduce_op, r.reduce_type);
+
+    std::vector<rank_plan> plans(n);
+    for (unsigned p = 0; p < n; ++p) {
+        rank_plan& plan = plans[p];
+        plan.fabric_id = r.ring[p];
+        const unsigned succ = r.ring[(p + 1) % n], pred = r.ring[(p + n - 1) % n];
+        // This channel's piece of chunk c: where it starts and its bytes.
+        auto piece = [&](unsigned c) { return piece_of(r, n, c); };
+        auto off = [&](unsigned c) { return piece(c).first; };
+        auto off_whole = [&](unsigned c) { return chunk_of(elements, n, c).first * es; };
+        auto len = [&](unsigned c) { return piece(c).count; };
+        auto& d = plan.descriptors;
+        // Chunks belong to ranks (the communicator's order), whatever the
+        // ring: ring position q forwards what ends at rank chunk_at(q).
+        auto chunk_at = [&](unsigned q) { return rank_of.at(r.ring[q]); };
+        const unsigned mine = chunk_at(p);
+        // The buffer this rank works in, and what goes there first.
+        std::uint64_t work = r.at.recv;
+        bool token = false;
+        if (r.what != op::all_gather) {
+            work = r.in_place ? r.at.send : r.what == op::all_reduce ? r.at.recv : r.at.work;
+            if (!r.in_place) {
+                for (unsigned c = 0; c < n; ++c)  // this channel's pieces of the input
+                    if (len(c) > 0) d.push_back(copy(r.at.send + off(c), work + off(c), len(c)));
+                token = true;
+            }
+        } else if (!r.in_place && len(mine) > 0) {
+            // all_gather: this rank's part (its input starts at send) in its place
+            d.push_back(copy(r.at.send + off(mine) - off_whole(mine), r.at.recv + off(mine), len(mine)));
+        }
+        std::uint64_t landed = 0;  // bytes this rank has waited for so far, in order
+        if (token) {
+            const std::uint64_t slot = r.at.token + 2 * token_bytes * r.channel;
+            d.push_back(copy(slot, TRN3_FABRIC_ADDR(pred, slot + token_bytes), token_bytes));
+            landed += token_bytes;
+            d.push_back(wait_for(landed));  // the successor's copy is done
+        }
+        if (reduce)
+            for (unsigned s = 0; s + 1 < n; ++s) {
+                if (s > 0) {
+                    landed += len(chunk_at(mod(static_cast<long long>(p) - s - 1, n)));  // the predecessor's, at s - 1
+                    d.push_back(wait_for(landed));
+                }
+                const unsigned c = chunk_at(mod(static_cast<long long>(p) - s - 1, n));
+                if (len(c) > 0)
+                    d.push_back(copy(work + off(c), TRN3_FABRIC_ADDR(succ, work + off(c)), len(c), reduce_flags));
+            }
+        if (reduce && n > 1) landed += len(mine);  // the last reduce-scatter step: this rank's chunk, complete
+        if (gather)
+            for (unsigned s = 0; s + 1 < n; ++s) {
+                if (s > 0) landed += len(chunk_at(mod(static_cast<long long>(p) - s, n)));  // from step s - 1
+                if (reduce || s > 0) d.push_back(wait_for(landed));
+                const unsigned c = chunk_at(mod(static_cast<long long>(p) - s, n));
+                if (len(c) > 0) d.push_back(copy(work + off(c), TRN3_FABRIC_ADDR(succ, work + off(c)), len(c)));
+            }
+        if (gather) landed += len(chunk_at(mod(static_cast<long long>(p) + 1, n)));  // the last all-gather step
+        d.push_back(wait_for(landed));
+        if (r.what == op::reduce_scatter && !r.in_place && len(mine) > 0)
+            d.push_back(copy(work + off(mine), r.at.recv + off(mine) - off_whole(mine), len(mine)));
+        plan.rx_bytes = landed;
+    }
+    return plans;
+}
+
+}  // namespace trn3::collectives

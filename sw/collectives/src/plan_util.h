@@ -1,0 +1,55 @@
+// What the plans share (internal to sw/collectives): descriptor builders,
+// the request's checks and the channel's piece of a chunk.
+#pragma once
+
+#include <map>
+#include <string>
+
+#include "trn3/collectives/plan.h"
+
+namespace trn3::collectives::detail {
+
+constexpr std::uint64_t token_bytes = 64;
+
+inline trn3_dma_descriptor copy(std::uint64_t src, std::uint64_t dst, std::uint64_t bytes, std::uint32_t flags = 0) {
+    return {src, dst, static_cast<std::uint32_t>(bytes), flags, 0};
+}
+// A wait on the queue's own channel.
+inline trn3_dma_descriptor wait_for(std::uint64_t bytes) { return {bytes, 0, 0, TRN3_DESC_WAIT_FABRIC, 0}; }
+// A wait on channel `counter`.
+inline trn3_dma_descriptor wait_on(unsigned counter, std::uint64_t bytes) {
+    return {bytes, 0, 0, TRN3_DESC_WAIT_FABRIC | TRN3_DESC_ON_CHANNEL(counter), 0};
+}
+
+// This channel's piece of chunk c of the request's buffer (n chunks), in
+// bytes: where it starts and how long it is.
+chunk piece_of(const request& r, unsigned n, unsigned c);
+
+inline unsigned mod(long long a, unsigned n) { return static_cast<unsigned>(((a % n) + n) % n); }
+
+// The checks every plan makes; the communicator's ranks by fabric id.
+std::map<unsigned, unsigned> check(const request& r);
+
+// The communicator's ranks in order: `ranks`, or the ring's order.
+inline const std::vector<unsigned>& ranks_of(const request& r) { return r.ranks.empty() ? r.ring : r.ranks; }
+
+// The buffer a reduce_scatter, all_gather or all_reduce plan works in:
+// all_gather's output; the input in place; else all_reduce's output or
+// reduce_scatter's work buffer (the input is copied there first).
+inline std::uint64_t work_buffer(const request& r) {
+    return r.what == op::all_gather   ? r.at.recv
+           : r.in_place               ? r.at.send
+           : r.what == op::all_reduce ? r.at.recv
+                                      : r.at.work;
+}
+
+// Leaf i of `leaves` in bytes, for direct and halving-doubling plans:
+// all_reduce splits this channel's contiguous part of the buffer in
+// `leaves`; reduce_scatter and all_gather (leaves = ranks) take this
+// channel's piece of each chunk.
+chunk leaf_of(const request& r, unsigned leaves, unsigned i);
+
+// Throws unless counters [first_counter, first_counter + needed) exist and were given.
+void check_counters(const request& r, unsigned needed, const char* algorithm_name);
+
+}  // namespace trn3::collectives::detail

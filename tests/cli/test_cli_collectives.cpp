@@ -1,0 +1,227 @@
+// The collectives program on the command line (see test_cli.cpp):
+// nccl-tests tables with exact data for every op and algorithm, on reduced
+// UltraServers and the torus, subgroups, JSON, faults and the errors.
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <sstream>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "cli.h"
+
+using namespace trn3::cli_test;
+
+namespace {
+// The table rows of a collectives run (the lines that start with spaces and a size).
+std::vector<std::string> table_rows(const std::string& out) {
+    std::vector<std::string> rows;
+    std::istringstream in(out);
+    for (std::string line; std::getline(in, line);)
+        if (line.size() > 12 && line.compare(0, 2, "  ") == 0) {
+            std::istringstream fields(line);
+            std::string size;
+            fields >> size;
+            if (size.find_first_not_of("0123456789") == std::string::npos) rows.push_back(line);
+        }
+    return rows;
+}
+}  // namespace
+
+TEST_CASE("collectives: nccl-tests tables with exact results for every op on reduced nl32x2, the same run to run") {
+    const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
+                             "-p collectives.min_bytes=64 -p collectives.max_bytes=8192 -p collectives.factor=4 ";
+    for (const char* args : {"-p collectives.op=all_reduce -p collectives.dtype=fp32",
+                             "-p collectives.op=all_reduce -p collectives.dtype=bf16 -p collectives.redop=max",
+                             "-p collectives.op=reduce_scatter -p collectives.dtype=fp16",
+                             "-p collectives.op=all_gather -p collectives.dtype=e4m3",
+                             "-p collectives.op=all_to_all -p collectives.dtype=int32 -p collectives.channels=3",
+                             "-p collectives.op=broadcast -p collectives.dtype=bf16 -p collectives.root=5",
+                             "-p collectives.op=all_reduce -p collectives.dtype=int32 -p collectives.redop=min"}) {
+        const result r = trn3vp(base + args);
+        INFO(args << "\n" << r.out << r.err);
+        CHECK(r.code == 0);
+        CHECK_THAT(r.out, Catch::Contains("# nl32x2: 8 ranks"));
+        CHECK_THAT(r.out, Catch::Contains("#       size        count     type  redop   root       time   algbw   busbw "
+                                          "#wrong       time   algbw   busbw #wrong"));
+        const auto rows = table_rows(r.out);
+        CHECK(rows.size() == 4);  // 64, 256, 1024, 4096
+        for (const auto& row : rows) CHECK_THAT(row, Catch::EndsWith("      0"));  // #wrong, in place
+        CHECK_THAT(r.out, Catch::Contains("# Out of bounds values : 0 OK"));
+        CHECK_THAT(r.out, Catch::Contains("platform nl32x2: PASSED"));
+        CHECK(table_rows(trn3vp(base + args).out) == rows);  // deterministic: times and all
+    }
+}
+
+TEST_CASE("collectives: every algorithm runs every op it can with exact data, on reduced nl32x2 and nl72x2 and on "
+          "the 2D torus, in and out of place") {
+    struct one {
+        const char* platform;
+        unsigned ranks;
+    };
+    for (const one& p : {one{"nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives", 8},
+                         one{"nl72x2 -p nl72x2.trays=1 -p nl72x2.app=collectives -p collectives.chips=0-5", 6},
+                         one{"nl16-torus2d -p nl16_torus2d.app=collectives", 16}})
+        for (const char* how : {"ring", "direct", "halving_doubling"})
+            for (const char* op : {"all_reduce", "reduce_scatter", "all_gather"}) {
+                // halving_doubling runs reduce_scatter and all_gather on a power of two only
+                if (std::string(how) == "halving_doubling" && std::string(op) != "all_reduce" && p.ranks == 6) continue;
+                const result r = trn3vp(std::string("run --platform ") + p.platform +
+                                        " -p collectives.algorithm=" + how + " -p collectives.op=" + op +
+                                        " -p collectives.dtype=bf16 -p collectives.min_bytes=96 "
+                                        "-p collectives.max_bytes=6144 -p collectives.factor=8");
+                INFO(p.platform << " " << how << " " << op << "\n" << r.out << r.err);
+                CHECK(r.code == 0);
+                CHECK_THAT(r.out, Catch::Contains(std::to_string(p.ranks) + " ranks"));
+                CHECK_THAT(r.out, Catch::Contains(std::string(how) + " algorithm"));
+                const auto rows = table_rows(r.out);
+                CHECK(rows.size() == 3);  // 96, 768, 6144 (48 bf16 elements: 8, 6 or 16 chunks)
+                for (const auto& row : rows) CHECK_THAT(row, Catch::EndsWith("      0"));
+                CHECK_THAT(r.out, Catch::Contains("# Out of bounds values : 0 OK"));
+            }
+}
+
+TEST_CASE("collectives: an algorithm that cannot run the op, or needs more fabric channels than the chip counts, is "
+          "a one-line error") {
+    const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives ";
+    expect_user_error(base + "-p collectives.algorithm=chain",
+                      "collectives: the chain algorithm does not run all_reduce");
+    expect_user_error(base + "-p collectives.op=all_to_all -p collectives.algorithm=ring",
+                      "collectives: the ring algorithm does not run all_to_all");
+    expect_user_error(base + "-p collectives.algorithm=halving_doubling -p collectives.op=all_gather "
+                             "-p collectives.chips=0-5",
+                      "the halving_doubling algorithm does not run all_gather (on 6 ranks: only on a power of two)");
+    expect_user_error(base + "-p collectives.algorithm=halving_doubling -p collectives.channels=6",
+                      "halving_doubling all_reduce on 8 ranks counts on 3 fabric channels per channel: 6 channels "
+                      "need 18 of 16 (collectives.channels)");
+    expect_user_error(base + "-p collectives.algorithm=tree", "must be one of auto, ring, direct, halving_doubling");
+}
+
+TEST_CASE("collectives run on reduced nl72x2 and on the 2D torus too") {
+    for (const char* platform :
+         {"nl72x2 -p nl72x2.trays=1 -p nl72x2.app=collectives", "nl16-torus2d -p nl16_torus2d.app=collectives"}) {
+        const result r = trn3vp(std::string("run --platform ") + platform +
+                                " -p collectives.min_bytes=1024 -p collectives.max_bytes=4096");
+        INFO(r.out << r.err);
+        CHECK(r.code == 0);
+        CHECK(table_rows(r.out).size() == 3);
+        CHECK_THAT(r.out, Catch::Contains("# Out of bounds values : 0 OK"));
+    }
+}
+
+TEST_CASE("collectives: sizes and platforms the program cannot run are one-line errors") {
+    expect_user_error("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives -p collectives.min_bytes=6 "
+                      "-p collectives.max_bytes=6",
+                      "collectives: size 6 B is not a whole number of 4-byte elements");
+    expect_user_error("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
+                      "-p collectives.op=reduce_scatter -p collectives.min_bytes=16 -p collectives.max_bytes=16",
+                      "reduce_scatter: size 16 B is not 8 chunks of whole elements");
+    expect_user_error("run --platform nl32x2 -p nl32x2.app=collectives -p collectives.min_bytes=64 "
+                      "-p collectives.max_bytes=8",
+                      "param collectives.min_bytes = 64 is above collectives.max_bytes = 8");
+    expect_user_error("run --platform nl32x2 -p nl32x2.app=collectives -p collectives.dtype=fp64",
+                      "must be one of fp32, bf16, fp16, e4m3, e5m2, int32");
+    expect_user_error("run --platform trn3-dev -p trn3dev.app=collectives",
+                      "program collectives needs at least two chips on a NeuronLink fabric");
+}
+
+TEST_CASE("collectives: rows timed only (above check_max_bytes) take exactly the times of checked rows") {
+    const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
+                             "-p collectives.min_bytes=64 -p collectives.max_bytes=65536 -p collectives.factor=32 ";
+    const auto checked = table_rows(trn3vp(base).out),
+               timed = table_rows(trn3vp(base + "-p collectives.check_max_bytes=0").out);
+    REQUIRE(checked.size() == 3);
+    REQUIRE(timed.size() == 3);
+    for (std::size_t i = 0; i < 3; ++i) {
+        // The same row but for #wrong: 0 where checked, N/A where timed only.
+        std::string expect = checked[i];
+        for (std::size_t at = expect.find("      0"); at != std::string::npos; at = expect.find("      0", at + 7))
+            if (at + 7 == expect.size() || expect[at + 7] == ' ') expect.replace(at, 7, "    N/A");
+        CHECK(timed[i] == expect);
+    }
+}
+
+TEST_CASE("collectives over a subgroup of the chips, in the rank order written") {
+    for (const char* op : {"all_reduce", "reduce_scatter", "all_gather", "all_to_all"}) {
+        const result r =
+            trn3vp(std::string("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
+                               "-p collectives.chips=1,6-7,3 -p collectives.min_bytes=64 "
+                               "-p collectives.max_bytes=4096 -p collectives.factor=64 -p collectives.op=") +
+                   op);
+        INFO(op << "\n" << r.out << r.err);
+        CHECK(r.code == 0);
+        CHECK_THAT(r.out, Catch::Contains("# nl32x2: 4 ranks (chips 1,6-7,3)"));
+        CHECK(table_rows(r.out).size() == 2);
+        CHECK_THAT(r.out, Catch::Contains("# Out of bounds values : 0 OK"));
+    }
+    for (const auto& [chips, message] :
+         std::vector<std::pair<std::string, std::string>>{{"3", "a communicator needs at least two chips"},
+                                                          {"0-3,2", "chip 2 appears twice"},
+                                                          {"0-8", "0-8 is not on the fabric (ids 0-7)"},
+                                                          {"a-b", "'a-b' is not a fabric id or a range a-b"}})
+        expect_user_error(
+            "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives -p collectives.chips=" + chips, message);
+}
+
+TEST_CASE("a backplane link that loses lanes during a collective: the collective completes, exact and slower") {
+    const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
+                             "-p collectives.min_bytes=2097152 -p collectives.max_bytes=2097152 "
+                             "-p collectives.check_max_bytes=4194304";
+    // r0.t0.c1's link to plane 1's switch 2 carries the rings; 7 of its 10 lanes fail while the
+    // in-place all_reduce runs: 2 spares take over, the link retrains at x2.
+    const auto healthy = table_rows(trn3vp(base).out);
+    const result r = trn3vp(base + " -p nl32x2.r0_t0_c1__r0_p1_sw2.failed_lanes=0-6 "
+                                   "-p nl32x2.r0_t0_c1__r0_p1_sw2.fault_time=1060us");
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    const auto faulted = table_rows(r.out);
+    REQUIRE(healthy.size() == 1);
+    REQUIRE(faulted.size() == 1);
+    CHECK_THAT(faulted[0], Catch::EndsWith("      0"));  // in place: every element exact
+    CHECK(faulted[0] != healthy[0]);  // and slower (the fault fell inside it)
+    CHECK_THAT(r.out,
+               Catch::Contains("links backplane          64 up of 64, 1 degraded, 0 failed (1 Gen6 x2, 63 Gen6 x8)"));
+    CHECK_THAT(r.out, Catch::Contains("platform nl32x2: PASSED"));
+
+    // All 10 lanes: the link is gone and its traffic has no other route; the
+    // chips waiting for it time out, the run fails, no wrong data is reported.
+    const result dead = trn3vp(base + " -p nl32x2.r0_t0_c1__r0_p1_sw2.failed_lanes=0-9 "
+                                      "-p nl32x2.r0_t0_c1__r0_p1_sw2.fault_time=1060us -p collectives.timeout=1ms");
+    INFO(dead.out << dead.err);
+    CHECK(dead.code == 1);
+    CHECK_THAT(dead.out, Catch::Contains("FAILED: host 0: 2097152 B in place: chip r0.t1.c0 channel 0: timed out"));
+    CHECK_THAT(dead.out, Catch::Contains("# Out of bounds values : the sweep did not finish"));
+    CHECK_THAT(dead.out, Catch::Contains("platform nl32x2: FAILED"));
+}
+
+TEST_CASE("collectives: the table as JSON, with the same fields, and a file that cannot be written is refused") {
+    const std::string path = temp_path("collectives.json");
+    const result r =
+        trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives -p collectives.min_bytes=64 "
+               "-p collectives.max_bytes=4096 -p collectives.factor=64 -p collectives.check_max_bytes=1024 "
+               "-p collectives.json=" +
+               path);
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    const auto j = nlohmann::json::parse(slurp(path));
+    std::remove(path.c_str());
+    CHECK(j["op"] == "all_reduce");
+    CHECK(j["ranks"].size() == 8);
+    REQUIRE(j["rows"].size() == 2);
+    CHECK(j["rows"][0]["size"] == 64);
+    CHECK(j["rows"][0]["count"] == 16);
+    CHECK(j["rows"][0]["out_of_place"]["nwrong"] == 0);
+    CHECK(j["rows"][1]["in_place"]["nwrong"].is_null());  // 4096 B: timed only
+    // The JSON's times are the table's.
+    const auto rows = table_rows(r.out);
+    REQUIRE(rows.size() == 2);
+    char time[32];
+    std::snprintf(time, sizeof time, "%.2f", j["rows"][0]["out_of_place"]["time_us"].get<double>());
+    CHECK_THAT(rows[0], Catch::Contains(time));
+    CHECK(j["finished"] == true);
+    const result full = trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
+                               "-p collectives.min_bytes=64 -p collectives.max_bytes=64 -p collectives.json=/dev/full");
+    CHECK(full.code == 2);
+    CHECK_THAT(full.err, Catch::Contains("collectives JSON file '/dev/full'"));
+}

@@ -1,0 +1,152 @@
+// The direct and recursive halving-doubling schedules for all_reduce,
+// reduce_scatter and all_gather (sw/collectives), run by the interpreter
+// under adversarial timing (interpreter.h): exact results in and out of
+// place, on any channel count, never a deadlock; and for every algorithm a
+// result that does not depend on the timing, bit for bit, when the sums round.
+#include <catch2/catch.hpp>
+
+#include "interpreter.h"
+
+using namespace trn3;
+using namespace trn3::test::plans;
+using collectives::algorithm;
+using collectives::op;
+
+namespace {
+
+// Plans of every channel; channel k names fabric channels from k x needed on.
+std::vector<std::vector<collectives::rank_plan>> plans_for(algorithm how, op what, const std::vector<unsigned>& ids,
+                                                           std::uint64_t elements, bool in_place, unsigned channels) {
+    const auto n = static_cast<unsigned>(ids.size());
+    const unsigned needed = collectives::counters_needed(how, what, n);
+    std::vector<std::vector<collectives::rank_plan>> plans;
+    for (unsigned c = 0; c < channels; ++c) {
+        collectives::request r;
+        r.what = what;
+        r.how = how;
+        for (unsigned id : ids) r.ranks.push_back(id);
+        for (unsigned i = 0; i < n; ++i) r.ring.push_back(ids[(i + c) % n]);
+        r.bytes = elements * 4;
+        r.in_place = in_place;
+        r.at = at;
+        r.channels = channels;
+        r.channel = c;
+        r.first_counter = c * needed;
+        r.counters = needed;
+        plans.push_back(collectives::plan(r));
+        REQUIRE(plans.back().size() == n);
+    }
+    return plans;
+}
+
+std::vector<unsigned> ids_of(unsigned n) {
+    std::vector<unsigned> ids;
+    for (unsigned i = 0; i < n; ++i) ids.push_back((i * 7 + 5) % 64);
+    return ids;
+}
+
+}  // namespace
+
+TEST_CASE("direct and halving-doubling all_reduce, reduce_scatter and all_gather give exact results under every "
+          "timing, in and out of place, on one channel or several") {
+    for (const algorithm how : {algorithm::direct, algorithm::halving_doubling})
+        for (const op what : {op::all_reduce, op::reduce_scatter, op::all_gather})
+            for (const unsigned n : {2u, 3u, 4u, 6u, 7u, 8u}) {
+                const bool power_of_two = (n & (n - 1)) == 0;
+                if (how == algorithm::halving_doubling && what != op::all_reduce && !power_of_two) continue;
+                for (const std::uint64_t elements : {std::uint64_t(n), std::uint64_t(9 * n), std::uint64_t(1)})
+                    for (const bool in_place : {false, true})
+                        for (const unsigned channels : {1u, 2u}) {
+                            if (what != op::all_reduce && elements % n != 0) continue;
+                            const auto ids = ids_of(n);
+                            const auto plans = plans_for(how, what, ids, elements, in_place, channels);
+                            const std::uint64_t chunk = elements / n;
+                            for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+                                INFO(collectives::name(how)
+                                     << " " << collectives::name(what) << " n " << n << " elements " << elements
+                                     << " in place " << in_place << " channels " << channels << " seed " << seed);
+                                std::vector<memory> mem(n);
+                                std::vector<counts> rx;
+                                for (unsigned p = 0; p < n; ++p) {  // element e of rank p: 1000 p + e
+                                    const std::uint64_t count = what == op::all_gather ? chunk : elements;
+                                    const std::uint64_t in =
+                                        what == op::all_gather && in_place ? at.recv + chunk * 4 * p : at.send;
+                                    for (std::uint64_t e = 0; e < count; ++e) {
+                                        const float v = float(1000 * p + e);
+                                        std::memcpy(mem[p].at(in + e * 4, 4), &v, 4);
+                                    }
+                                }
+                                REQUIRE(run(plans, ids, mem, rx, seed));
+                                check_landed(plans, ids, rx);
+                                const float sum_p = float(1000 * n * (n - 1) / 2);
+                                for (unsigned p = 0; p < n; ++p) {
+                                    if (what == op::all_reduce) {
+                                        const std::uint64_t out = in_place ? at.send : at.recv;
+                                        for (std::uint64_t e = 0; e < elements; ++e)
+                                            CHECK(f32(mem[p].at(out + e * 4, 4)) == sum_p + float(n * e));
+                                    } else if (what == op::reduce_scatter) {
+                                        const std::uint64_t out = in_place ? at.send + chunk * 4 * p : at.recv;
+                                        for (std::uint64_t e = 0; e < chunk; ++e)
+                                            CHECK(f32(mem[p].at(out + e * 4, 4)) == sum_p + float(n * (chunk * p + e)));
+                                    } else {
+                                        for (unsigned q = 0; q < n; ++q)
+                                            for (std::uint64_t e = 0; e < chunk; ++e)
+                                                CHECK(f32(mem[p].at(at.recv + (chunk * q + e) * 4, 4)) ==
+                                                      float(1000 * q + e));
+                                    }
+                                }
+                            }
+                        }
+            }
+}
+
+TEST_CASE("every algorithm's all_reduce is the same bits on every rank under every timing when its sums round") {
+    for (const algorithm how : {algorithm::ring, algorithm::direct, algorithm::halving_doubling})
+        for (const unsigned n : {5u, 8u}) {
+            const std::uint64_t elements = 40;
+            const auto ids = ids_of(n);
+            const auto plans = plans_for(how, op::all_reduce, ids, elements, false, 2);
+            std::vector<std::uint8_t> first;
+            for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+                INFO(collectives::name(how) << " n " << n << " seed " << seed);
+                std::vector<memory> mem(n);
+                std::vector<counts> rx;
+                std::mt19937 values(7);  // the same inputs every run: sums of these round in fp32
+                for (unsigned p = 0; p < n; ++p)
+                    for (std::uint64_t e = 0; e < elements; ++e) {
+                        const float v = std::ldexp(float(values() % 100000) + 0.1f, int(values() % 40) - 20);
+                        std::memcpy(mem[p].at(at.send + e * 4, 4), &v, 4);
+                    }
+                REQUIRE(run(plans, ids, mem, rx, seed));
+                const std::uint8_t* out = mem[0].at(at.recv, elements * 4);
+                if (first.empty()) first.assign(out, out + elements * 4);
+                for (unsigned p = 0; p < n; ++p)
+                    CHECK(std::memcmp(mem[p].at(at.recv, elements * 4), first.data(), elements * 4) == 0);
+            }
+        }
+}
+
+TEST_CASE("an algorithm that cannot run an op, or has too few fabric channels, is refused with one line") {
+    CHECK_THROWS_WITH(
+        collectives::check_supported(algorithm::halving_doubling, op::reduce_scatter, 6),
+        "the halving_doubling algorithm does not run reduce_scatter (on 6 ranks: only on a power of two)");
+    CHECK_THROWS_WITH(collectives::check_supported(algorithm::ring, op::all_to_all, 4),
+                      "the ring algorithm does not run all_to_all");
+    CHECK_THROWS_WITH(collectives::check_supported(algorithm::chain, op::all_reduce, 4),
+                      "the chain algorithm does not run all_reduce");
+    CHECK_NOTHROW(collectives::check_supported(algorithm::halving_doubling, op::all_reduce, 6));
+    CHECK(collectives::counters_needed(algorithm::halving_doubling, op::all_reduce, 144) == 8);  // 7 distances, a fold
+    CHECK(collectives::counters_needed(algorithm::halving_doubling, op::all_reduce, 64) == 6);
+    CHECK(collectives::counters_needed(algorithm::direct, op::all_reduce, 64) == 2);
+    CHECK(collectives::counters_needed(algorithm::ring, op::all_reduce, 64) == 0);
+    collectives::request r;
+    r.what = op::all_reduce;
+    r.how = algorithm::halving_doubling;
+    for (unsigned i = 0; i < 6; ++i) r.ring.push_back(i);
+    r.bytes = 64;
+    r.at = at;
+    r.first_counter = 0;
+    r.counters = 2;
+    CHECK_THROWS_WITH(collectives::plan(r),
+                      "halving_doubling all_reduce on 6 ranks needs 3 fabric channels per channel; it was given 2");
+}

@@ -239,3 +239,50 @@ TEST_CASE("a reducing write leaves with its reduction and channel in each TLP, a
     std::memcpy(now.data(), r.chip.device_memory(at, 16), 16);
     CHECK(now == std::vector<float>{1.5f, 2.25f, 0.0f, 7.875f});
 }
+
+TEST_CASE("a timing-only write leaves as TLPs without data, and one arriving for this chip takes the memory's time, "
+          "moves nothing and is counted on its channel") {
+    delivery_queue queue("queue");
+    pcie::link nl3("nl3", queue, 1, 2, pcie::link_config{pcie::generation::gen6, 8});
+    std::vector<pcie::tlp> out;
+    nl3.b().on_receive([&](pcie::tlp& t) { out.push_back(t); });
+    chip_rig r([&](chip::trn3_chip& c) { c.attach_neuronlink(3, nl3); });
+    r.boot();
+    r.wr(TRN3_CHIP_ROUTE(9), 3);
+    r.wr(TRN3_CHIP_FABRIC_ID, 1 | TRN3_FABRIC_ENABLE);
+    sc_core::sc_start(sc_time(50, SC_US));  // the link is up
+
+    std::vector<std::uint8_t> buffer(4096, 0x5A);
+    tlm::tlm_generic_payload tx;
+    set_access(tx, tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(9, TRN3_DEV_HBM_BASE(1)), buffer.data(), 4096);
+    timing_only no_data;
+    tx.set_extension(&no_data);
+    sc_time delay;
+    r.noc.out->b_transport(tx, delay);
+    tx.clear_extension(&no_data);
+    CHECK(tx.get_response_status() == tlm::TLM_OK_RESPONSE);
+    sc_core::sc_start(sc_time(10, SC_US));
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].no_data);
+    CHECK(out[0].data.empty());
+    CHECK(out[0].total_bytes() == 4096);  // on the wire for as long as the data would be
+
+    const std::uint64_t at = TRN3_DEV_HBM_BASE(2) + 0x1000;
+    const auto before = test::pattern(512, 9);
+    std::memcpy(r.chip.device_memory(at, 512), before.data(), 512);
+    pcie::tlp t;
+    t.type = pcie::tlp_type::mem_write;
+    t.requester = 9;
+    t.address = TRN3_FABRIC_ADDR(1, at);
+    t.length = 256;
+    t.count = 2;
+    t.no_data = true;
+    t.reduce = dma::tlp_code({numerics::reduce_op::sum, numerics::reduce_type::fp32});
+    t.channel = 4;
+    nl3.b().send(std::move(t), sc_core::sc_time_stamp());
+    sc_core::sc_start(sc_time(10, SC_US));
+    std::uint64_t landed = 0;
+    r.bar0.access(tlm::TLM_READ_COMMAND, TRN3_CHIP_FABRIC_RX_CHANNEL(4), &landed, 8);
+    CHECK(landed == 512);
+    CHECK(std::memcmp(r.chip.device_memory(at, 512), before.data(), 512) == 0);  // neither written nor reduced
+}

@@ -126,19 +126,27 @@ TEST_CASE("collectives: sizes and platforms the program cannot run are one-line 
                       "program collectives needs at least two chips on a NeuronLink fabric");
 }
 
-TEST_CASE("collectives: rows timed only (above check_max_bytes) take exactly the times of checked rows") {
-    const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
-                             "-p collectives.min_bytes=64 -p collectives.max_bytes=65536 -p collectives.factor=32 ";
-    const auto checked = table_rows(trn3vp(base).out),
-               timed = table_rows(trn3vp(base + "-p collectives.check_max_bytes=0").out);
-    REQUIRE(checked.size() == 3);
-    REQUIRE(timed.size() == 3);
-    for (std::size_t i = 0; i < 3; ++i) {
-        // The same row but for #wrong: 0 where checked, N/A where timed only.
-        std::string expect = checked[i];
-        for (std::size_t at = expect.find("      0"); at != std::string::npos; at = expect.find("      0", at + 7))
-            if (at + 7 == expect.size() || expect[at + 7] == ' ') expect.replace(at, 7, "    N/A");
-        CHECK(timed[i] == expect);
+TEST_CASE("collectives: rows timed only (above check_max_bytes: no data moves) take exactly the times of checked "
+          "rows, for every algorithm") {
+    for (const char* how : {"-p collectives.channels=3", "-p collectives.algorithm=halving_doubling",
+                            "-p collectives.algorithm=direct -p collectives.op=reduce_scatter",
+                            "-p collectives.op=all_to_all", "-p collectives.op=broadcast -p collectives.root=2"}) {
+        const std::string base = std::string("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
+                                             "-p collectives.min_bytes=96 -p collectives.max_bytes=384K "
+                                             "-p collectives.factor=16 ") +
+                                 how;
+        const auto checked = table_rows(trn3vp(base + " -p collectives.check_max_bytes=384K").out),
+                   timed = table_rows(trn3vp(base + " -p collectives.check_max_bytes=0").out);
+        INFO(how);
+        REQUIRE(checked.size() == 4);  // 96 B to 384 KiB
+        REQUIRE(timed.size() == 4);
+        for (std::size_t i = 0; i < checked.size(); ++i) {
+            // The same row but for #wrong: 0 where checked, N/A where timed only.
+            std::string expect = checked[i];
+            for (std::size_t at = expect.find("      0"); at != std::string::npos; at = expect.find("      0", at + 7))
+                if (at + 7 == expect.size() || expect[at + 7] == ' ') expect.replace(at, 7, "    N/A");
+            CHECK(timed[i] == expect);
+        }
     }
 }
 

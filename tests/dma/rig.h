@@ -15,6 +15,7 @@
 
 #include "../common/pattern.h"
 #include "../common/test_initiator.h"
+#include "trn3/core/payload.h"
 #include "trn3/core/router.h"
 #include "trn3/core/sparse_memory.h"
 #include "trn3/dma/dma_engine.h"
@@ -67,7 +68,7 @@ struct fabric_sink : sc_core::sc_module {
     struct write {
         std::uint64_t offset;
         unsigned length, channel;
-        bool reduce;
+        bool reduce, timing_only;
     };
     tlm_utils::simple_target_socket<fabric_sink> in{"in"};
     std::vector<write> writes;
@@ -76,7 +77,9 @@ struct fabric_sink : sc_core::sc_module {
     }
     void transport(tlm::tlm_generic_payload& tx, sc_time&) {
         const auto* tag = tx.get_extension<dma::fabric_write>();
-        if (tx.is_write() && tag) writes.push_back({tx.get_address(), tx.get_data_length(), tag->channel, tag->reduce});
+        if (tx.is_write() && tag)
+            writes.push_back({tx.get_address(), tx.get_data_length(), tag->channel, tag->reduce,
+                              tx.get_extension<timing_only>() != nullptr});
         tx.set_response_status(tx.is_write() ? tlm::TLM_OK_RESPONSE : tlm::TLM_ADDRESS_ERROR_RESPONSE);
     }
 };

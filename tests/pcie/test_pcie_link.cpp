@@ -79,6 +79,15 @@ TEST_CASE("a TLP's envelope round-trips every field") {
     CHECK(header_bytes(t) == 16);
     CHECK(header_bytes(mwr(0x1000, 4)) == 12);
     CHECK(describe(t) == "MWr 0x123456789a len 8 x3 req 03:02.0 tag 16383 EP");
+    CHECK_FALSE(u.no_data);
+    tlp timed = mwr(0x1000, 256, 4);
+    timed.data.clear();
+    timed.no_data = true;  // a timing-only payload
+    const tlp v = decode(encode(timed));
+    CHECK(v.no_data);
+    CHECK_FALSE(v.poisoned);
+    CHECK(v.data.empty());
+    CHECK(v.total_bytes() == 1024);
 }
 
 TEST_CASE("configuration space: BAR sizing, write-1-to-clear status, bridge windows") {

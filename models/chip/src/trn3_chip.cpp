@@ -138,6 +138,7 @@ void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time&
     // a reducing write (the DMA engine's TRN3_DESC_REDUCE) says so in each.
     const unsigned char* data = tx.get_data_ptr();
     const auto* tag = tx.get_extension<dma::fabric_write>();
+    const bool no_data = tx.get_extension<timing_only>() != nullptr;  // TLPs as long, without their data
     const sc_core::sc_time when = sc_core::sc_time_stamp() + delay;
     for (const pcie::tlp_piece& p : pcie::split_access(address, bytes, static_cast<unsigned>(fabric_mps.get()), true)) {
         pcie::tlp t;
@@ -148,8 +149,11 @@ void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time&
         t.count = p.count;
         t.reduce = tag && tag->reduce ? dma::tlp_code(tag->reduction) : 0;
         t.channel = tag ? tag->channel : 0;
-        t.data.reserve(t.total_bytes() + 64);
-        t.data.assign(data + p.offset, data + p.offset + t.total_bytes());
+        t.no_data = no_data;
+        if (!no_data) {
+            t.data.reserve(t.total_bytes() + 64);
+            t.data.assign(data + p.offset, data + p.offset + t.total_bytes());
+        }
         fabric_sent_ += t.count;
         if (local) deliver_local(t);
         else nl_[port]->send(std::move(t), when);
@@ -212,6 +216,28 @@ void trn3_chip::fabric_read(tlm::tlm_generic_payload& tx, sc_core::sc_time& dela
 void trn3_chip::deliver_local(pcie::tlp& t) {
     tlm::tlm_generic_payload tx;
     sc_core::sc_time delay = t.train_span;
+    const std::uint64_t bytes = t.total_bytes();
+    if (t.no_data) {
+        // Timing only: the memory's accesses timed (a read first when the
+        // write reduces), nothing moved or reduced.
+        timing_only ext;
+        tx.set_extension(&ext);
+        if (timing_buffer_.size() < bytes) timing_buffer_.resize(bytes);  // what the accesses point at; untouched
+        for (const tlm::tlm_command cmd :
+             {t.reduce ? tlm::TLM_READ_COMMAND : tlm::TLM_IGNORE_COMMAND, tlm::TLM_WRITE_COMMAND}) {
+            if (cmd == tlm::TLM_IGNORE_COMMAND) continue;
+            set_access(tx, cmd, TRN3_FABRIC_OFFSET(t.address), timing_buffer_.data(), static_cast<unsigned>(bytes));
+            fabric_in->b_transport(tx, delay);
+            if (tx.get_response_status() != tlm::TLM_OK_RESPONSE) break;
+        }
+        tx.clear_extension(&ext);
+        if (tx.get_response_status() != tlm::TLM_OK_RESPONSE) return drop();
+        if (t.reduce) ++fabric_reduced_;
+        fabric_received_ += t.count;
+        control->fabric_landed(bytes, t.channel);
+        dma0.fabric_progress();
+        return;
+    }
     if (t.reduce) {
         // Near-memory reduction: the memory's bytes, reduced with the data, written back.
         std::vector<std::uint8_t> current(t.data.size());

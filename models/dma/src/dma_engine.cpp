@@ -73,8 +73,10 @@ void dma_engine::run() {
             const unsigned q = (next_ + i) % TRN3_DMA_QUEUES;
             if (queues_[q].busy) continue;
             queues_[q].busy = true;
+            ++busy_queues_;
             const bool served = serve(q);
             queues_[q].busy = false;
+            --busy_queues_;
             if (served) {
                 any = true;
                 next_ = (q + 1) % TRN3_DMA_QUEUES;
@@ -85,29 +87,45 @@ void dma_engine::run() {
     }
 }
 
+void dma_engine::take_turn(unsigned queue) {
+    turns_.insert(queue);
+    wait(sc_core::SC_ZERO_TIME);  // every engine due at this instant has asked by now
+    while (*turns_.begin() != queue) wait(turn_);
+    turns_.erase(queue);
+    turn_.notify(sc_core::SC_ZERO_TIME);
+}
+
 bool dma_engine::transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data,
-                          std::uint64_t n, unsigned channel, const numerics::reduction* reduce) {
+                          std::uint64_t n, const access& a, const numerics::reduction* reduce) {
     tlm::tlm_generic_payload tx;
     sc_time delay;
     set_access(tx, cmd, address, data, static_cast<unsigned>(n));
-    fabric_write tag(static_cast<std::uint8_t>(channel), reduce);
+    fabric_write tag(static_cast<std::uint8_t>(a.channel), reduce);
+    timing_only no_data;
     const bool tagged = !host_side && cmd == tlm::TLM_WRITE_COMMAND;
     if (tagged) tx.set_extension(&tag);
+    if (a.timing) tx.set_extension(&no_data);
+    // Engines that access at the same instant go in queue order (not in
+    // SystemC's order of their wake-ups, which depends on what ran before).
+    if (busy_queues_ > 1) take_turn(a.queue);
     (host_side ? host : device)->b_transport(tx, delay);
     if (tagged) tx.clear_extension(&tag);
+    if (a.timing) tx.clear_extension(&no_data);
     wait(delay);
     return tx.get_response_status() == tlm::TLM_OK_RESPONSE;
 }
 
-bool dma_engine::reduce_to(std::uint64_t address, std::uint8_t* data, std::uint64_t n, unsigned channel,
+bool dma_engine::reduce_to(std::uint64_t address, std::uint8_t* data, std::uint64_t n, const access& a,
                            const numerics::reduction& r) {
     reduced_bytes_ += n;
-    if (address >= TRN3_FABRIC_ADDR(0, 0))
-        return transfer(false, tlm::TLM_WRITE_COMMAND, address, data, n, channel, &r);
+    if (address >= TRN3_FABRIC_ADDR(0, 0)) return transfer(false, tlm::TLM_WRITE_COMMAND, address, data, n, a, &r);
+    if (a.timing)  // read and written back in the time they take, nothing reduced
+        return transfer(false, tlm::TLM_READ_COMMAND, address, data, n, a) &&
+               transfer(false, tlm::TLM_WRITE_COMMAND, address, data, n, a);
     std::vector<std::uint8_t> current(n);
-    if (!transfer(false, tlm::TLM_READ_COMMAND, address, current.data(), n, channel)) return false;
+    if (!transfer(false, tlm::TLM_READ_COMMAND, address, current.data(), n, a)) return false;
     numerics::reduce_into(r, current.data(), data, n);
-    return transfer(false, tlm::TLM_WRITE_COMMAND, address, current.data(), n, channel);
+    return transfer(false, tlm::TLM_WRITE_COMMAND, address, current.data(), n, a);
 }
 
 void dma_engine::fail(unsigned q, std::uint32_t cause) {
@@ -138,7 +156,7 @@ bool dma_engine::serve(unsigned q) {
     const std::uint32_t index = head & (size - 1);
     trn3_dma_descriptor d{};
     if (!transfer(ring_on_host, tlm::TLM_READ_COMMAND, qu.ring_base->value() + sizeof d * index,
-                  reinterpret_cast<std::uint8_t*>(&d), sizeof d, q)) {
+                  reinterpret_cast<std::uint8_t*>(&d), sizeof d, access{q, q, false})) {
         fail(q, ring_on_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE);
         return false;
     }
@@ -166,19 +184,24 @@ bool dma_engine::serve(unsigned q) {
             chunk.get().bytes % numerics::element_bytes(reduce->type) != 0)
             status = TRN3_DMA_ERR_DESCRIPTOR;
     }
+    // Timing only: the accesses carry trn3::timing_only (targets time them
+    // and move nothing) and point at a buffer no one reads.
+    const access a{q, channel, (d.flags & TRN3_DESC_TIMING_ONLY) != 0};
     std::vector<std::uint8_t> buffer;
     for (std::uint64_t off = 0; off < d.length && status == 0; off += chunk.get().bytes) {
         const std::uint64_t n = std::min<std::uint64_t>(chunk.get().bytes, d.length - off);
-        buffer.resize(n);
-        if (!transfer(src_host, tlm::TLM_READ_COMMAND, d.src + off, buffer.data(), n, channel))
+        if (a.timing && timing_buffer_.empty()) timing_buffer_.resize(chunk.get().bytes);  // once: never moves
+        if (!a.timing) buffer.resize(n);
+        std::uint8_t* data = a.timing ? timing_buffer_.data() : buffer.data();
+        if (!transfer(src_host, tlm::TLM_READ_COMMAND, d.src + off, data, n, a))
             status = src_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
-        else if (!(reduce ? reduce_to(d.dst + off, buffer.data(), n, channel, *reduce)
-                          : transfer(dst_host, tlm::TLM_WRITE_COMMAND, d.dst + off, buffer.data(), n, channel)))
+        else if (!(reduce ? reduce_to(d.dst + off, data, n, a, *reduce)
+                          : transfer(dst_host, tlm::TLM_WRITE_COMMAND, d.dst + off, data, n, a)))
             status = dst_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
     }
     trn3_dma_completion c{status, d.length, d.user};
     if (!transfer(ring_on_host, tlm::TLM_WRITE_COMMAND, qu.cpl_base->value() + sizeof c * index,
-                  reinterpret_cast<std::uint8_t*>(&c), sizeof c, q) &&
+                  reinterpret_cast<std::uint8_t*>(&c), sizeof c, access{q, q, false}) &&
         status == 0)
         status = ring_on_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;  // the host would never see it done
     timeline::instance().slice(

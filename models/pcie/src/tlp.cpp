@@ -91,7 +91,7 @@ std::vector<std::uint8_t> encode(tlp t) {
     out.resize(n + envelope_bytes);
     std::uint8_t* p = out.data() + n;
     put<std::uint8_t>(p, static_cast<std::uint8_t>(t.type));
-    put<std::uint8_t>(p, static_cast<std::uint8_t>(t.poisoned ? 1 : 0));
+    put<std::uint8_t>(p, static_cast<std::uint8_t>((t.poisoned ? 1 : 0) | (t.no_data ? 2 : 0)));
     put<std::uint8_t>(p, static_cast<std::uint8_t>(t.status));
     put<std::uint8_t>(p, t.traffic_class);
     put<std::uint16_t>(p, t.requester);
@@ -113,7 +113,9 @@ tlp decode(std::vector<std::uint8_t> bytes) {
     const std::size_t n = bytes.size() - envelope_bytes;
     const std::uint8_t* p = bytes.data() + n;
     t.type = static_cast<tlp_type>(get<std::uint8_t>(p));
-    t.poisoned = get<std::uint8_t>(p) != 0;
+    const auto flags = get<std::uint8_t>(p);
+    t.poisoned = (flags & 1) != 0;
+    t.no_data = (flags & 2) != 0;
     t.status = static_cast<cpl_status>(get<std::uint8_t>(p));
     t.traffic_class = get<std::uint8_t>(p);
     t.requester = get<std::uint16_t>(p);

@@ -16,9 +16,11 @@
 // small integer from two ranks (e mod n and e + 1 mod n) and zero from the
 // rest, so #wrong is 0 unless something is wrong.
 //
-// Rows above collectives.check_max_bytes are timed only: no inputs written,
-// nothing checked (#wrong N/A, as nccl-tests without its check); the
-// simulated times do not depend on the values the buffers hold.
+// Rows above collectives.check_max_bytes are timed only: the schedules'
+// descriptors are TRN3_DESC_TIMING_ONLY (every access and TLP takes its
+// time, no data moves), no inputs are written and nothing is checked
+// (#wrong N/A, as nccl-tests without its check). The times are the data
+// mode's: a test compares them.
 //
 // params: collectives.op, .dtype, .redop, .chips, .min_bytes, .max_bytes, .factor, .json,
 //         .channels, .check_max_bytes, .poll, .timeout, .link_timeout, .boot_timeout
@@ -95,6 +97,11 @@ public:
     param<sc_core::sc_time> poll{nullptr, "collectives.poll", sc_core::sc_time(100, sc_core::SC_NS),
                                  "how often a host looks whether its chips are done",
                                  range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_NS), {}}};
+    param<sc_core::sc_time> start_align{
+        nullptr, "collectives.start_align", sc_core::sc_time(39, sc_core::SC_US),
+        "collectives start at a multiple of this, at least this long after the hosts are ready: a multiple of the "
+        "HBM's tREFI (3.9 us), so each starts from the same memory state whatever ran before",
+        range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_US), sc_core::sc_time(1, sc_core::SC_MS)}};
     param<sc_core::sc_time> timeout{nullptr, "collectives.timeout", sc_core::sc_time(100, sc_core::SC_MS),
                                     "longest one collective may take"};
     param<sc_core::sc_time> link_timeout{nullptr, "collectives.link_timeout", sc_core::sc_time(10, sc_core::SC_MS),
@@ -303,6 +310,7 @@ private:
         r.how = algorithm_for(bytes);
         r.counters = collectives::counters_needed(r.how, r.what, size());
         r.first_counter = channel * r.counters;
+        r.timing_only = !checked(bytes);
         return r;
     }
     unsigned size() const { return static_cast<unsigned>(members_.size()); }
@@ -371,11 +379,10 @@ private:
             const int p = rank_of_chip(hi.chips[c].fabric_id);  // its rank
             if (p < 0) continue;
             driver::trn3_device& d = *me.chips.devices[c];
-            // Inputs; the output buffer filled with a pattern no result has
-            // (rows timed only write zeros the same way: the same accesses, the same times).
-            {
-                const auto in = checked(bytes) ? reference().input(bytes, unsigned(p))
-                                               : std::vector<std::uint8_t>(gather_only ? bytes / n : bytes);
+            // Inputs; the output buffer filled with a pattern no result has.
+            // Rows timed only write nothing: their schedules move no data.
+            if (checked(bytes)) {
+                const auto in = reference().input(bytes, unsigned(p));
                 const std::uint64_t in_at = in_place && gather_only ? layout.recv + part * unsigned(p) : layout.send;
                 const std::vector<std::uint8_t> stale(
                     reduces() && what() == collectives::op::reduce_scatter ? bytes / n : bytes, 0xA5);
@@ -401,7 +408,15 @@ private:
             }
         }
         if (!barrier(h) || aborted_) return false;
-        const sc_core::sc_time start = released_at_;
+        // The start: the first multiple of start_align at least start_align
+        // after the release, the same for every host. What came before (the
+        // inputs written or not, the last row's check) cannot reach the
+        // timed window: every HBM row is closed by a refresh, every queue
+        // drained, and the refreshes meet the collective at the same phase.
+        const std::uint64_t align = ns(start_align.get()), released = ns(released_at_);
+        const std::uint64_t start_ns = (released / align + 2) * align;
+        const sc_core::sc_time start(static_cast<double>(start_ns), sc_core::SC_NS);
+        if (sc_core::sc_time_stamp() < start) sc_core::wait(start - sc_core::sc_time_stamp());  // to the picosecond
         for (std::size_t c = 0; c < hi.chips.size(); ++c)
             if (rank_of_chip(hi.chips[c].fabric_id) >= 0)
                 for (unsigned k = 0; k < k_channels; ++k) me.chips.devices[c]->start_device_queue(1 + k);
@@ -422,7 +437,7 @@ private:
         // The check: every element of every rank's output.
         for (std::size_t c = 0; c < hi.chips.size(); ++c) {
             const int p = rank_of_chip(hi.chips[c].fabric_id);  // its rank
-            if (p < 0) continue;
+            if (p < 0 || !checked(bytes)) continue;
             const std::uint64_t out_bytes = what() == collectives::op::reduce_scatter ? bytes / n : bytes;
             std::uint64_t out_at = layout.recv;
             if (in_place && (what() == collectives::op::all_reduce || what() == collectives::op::all_to_all ||
@@ -434,7 +449,7 @@ private:
                 fail("reading the result");
                 continue;
             }
-            if (!checked(bytes)) continue;  // read all the same: the same accesses whether checked or not
+
             const auto want = reference().expected(bytes, unsigned(p));
             const unsigned es = element_bytes();
             for (std::size_t e = 0; e < got.size(); e += es)

@@ -118,8 +118,8 @@ void check_supported(algorithm a, op o, unsigned n) {
     if (!ok) throw std::invalid_argument(std::string("the ") + name(a) + " algorithm does not run " + name(o) + why);
 }
 
-std::vector<rank_plan> plan(const request& r) {
-    check_supported(r.how, r.what, static_cast<unsigned>(r.ring.size()));
+namespace {
+std::vector<rank_plan> by_algorithm(const request& r) {
     switch (r.how) {
     case algorithm::ring: return plan_ring(r);
     case algorithm::direct: return plan_direct(r);
@@ -127,6 +127,17 @@ std::vector<rank_plan> plan(const request& r) {
     case algorithm::chain: return plan_chain(r);
     }
     return {};
+}
+}  // namespace
+
+std::vector<rank_plan> plan(const request& r) {
+    check_supported(r.how, r.what, static_cast<unsigned>(r.ring.size()));
+    std::vector<rank_plan> plans = by_algorithm(r);
+    if (r.timing_only)
+        for (auto& p : plans)
+            for (auto& d : p.descriptors)
+                if (!(d.flags & TRN3_DESC_WAIT_FABRIC)) d.flags |= TRN3_DESC_TIMING_ONLY;
+    return plans;
 }
 
 void offset_waits(std::vector<trn3_dma_descriptor>& descriptors, unsigned queue,

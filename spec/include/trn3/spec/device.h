@@ -174,6 +174,11 @@ struct trn3_dma_descriptor { /* 32 bytes */
 #define TRN3_DESC_ON_CHANNEL(c) (TRN3_DESC_ON_CHANNEL_SET | (((uint32_t)(c)&0xFu) << 20))
 #define TRN3_DESC_CHANNEL_OF(f, queue) ((uint32_t)(((f)&TRN3_DESC_ON_CHANNEL_SET) ? (((f) >> 20) & 0xFu) : (queue)))
 
+/* Timing only (a simulator extension, not the hardware's): the descriptor
+ * takes the time moving its bytes would take, through every memory, link
+ * and switch on the way, and moves no data and reduces nothing. Sweeps past
+ * the sizes worth checking use it: the times are those of the data mode. */
+#define TRN3_DESC_TIMING_ONLY 0x20u
 #define TRN3_DESC_REDUCE_OP(f) (((f) >> 8) & 0xFu) /* TRN3_REDUCE_SUM, _MAX, _MIN */
 #define TRN3_DESC_REDUCE_TYPE(f) (((f) >> 12) & 0xFu) /* TRN3_REDUCE_FP32 ... _INT32 */
 #define TRN3_DESC_REDUCE_WITH(op, type) (TRN3_DESC_REDUCE | ((uint32_t)(op) << 8) | ((uint32_t)(type) << 12))

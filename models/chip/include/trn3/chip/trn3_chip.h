@@ -73,7 +73,9 @@ public:
     // reads as requests of fabric_read_request bytes whose completions come
     // back to the requester (its fabric id) by the same route tables; a TLP
     // for another chip is forwarded the same way; one for this chip lands in
-    // (or reads from) its HBM. Reads wait (initiators' threads only).
+    // (or reads from) its HBM. Reads wait (initiators' threads only). A
+    // timing-only write (trn3::timing_only, the DMA's TRN3_DESC_TIMING_ONLY)
+    // leaves as TLPs without data that land as timing-only accesses.
     param<sc_core::sc_time> forward_latency{this, "forward_latency", sc_core::sc_time(40, sc_core::SC_NS),
                                             "NeuronLink port to port inside the chip (auto-forwarding)"};
     param<std::uint64_t> fabric_mps{this, "fabric_mps", 256, "bytes per NeuronLink write TLP and completion",
@@ -111,6 +113,7 @@ private:
     counter fabric_forwarded_{this, "fabric_forwarded", "NeuronLink TLPs forwarded for other chips"};
     counter fabric_unroutable_{this, "fabric_unroutable",
                                "NeuronLink writes refused or dropped (off the fabric, no route)"};
+    std::vector<std::uint8_t> timing_buffer_;  // what timing-only deliveries point at (never read)
     unsigned link_irqs_high_ = 0;
     unsigned hbm_irqs_high_ = 0;
     timeline::track mailbox_track_;

@@ -21,7 +21,9 @@
 // until the chip's FABRIC_RX_BYTES reaches the count in its src (the engine
 // fetches it again each time fabric bytes land), then completes without
 // moving anything; the other queues go on meanwhile. A descriptor with
-// ON_CHANNEL(c) waits on channel c, or tags its fabric writes with c, instead of its queue's number. A failed access or a malformed
+// ON_CHANNEL(c) waits on channel c, or tags its fabric writes with c, instead of its queue's number.
+// A TIMING_ONLY descriptor makes the same accesses carrying trn3::timing_only:
+// every target times them and moves nothing (no data, no reduction). A failed access or a malformed
 // descriptor stops the queue with STATUS error and the error cause (the
 // chip reports it in ERR_STATUS); the engine goes on with the other queues.
 // Writing CONTROL (disable, then enable) restarts a stopped queue.
@@ -34,6 +36,7 @@
 #include <array>
 #include <functional>
 #include <memory>
+#include <set>
 #include <vector>
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -88,17 +91,30 @@ private:
     void run();  // one engine
     void ring();  // a doorbell
     bool serve(unsigned q);  // one descriptor; false when the queue has none or stopped
+    // What an access is for: its queue (the order of simultaneous accesses),
+    // the channel its fabric writes count on, and whether it is timing only
+    // (TRN3_DESC_TIMING_ONLY).
+    struct access {
+        unsigned queue, channel;
+        bool timing;
+    };
     // One access; a write with `reduce` carries it (a fabric destination reduces as the data lands).
-    // Device writes carry `channel` (fabric_write.h): the queue's, or the descriptor's ON_CHANNEL.
+    // Device writes carry the channel (fabric_write.h).
     bool transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data, std::uint64_t n,
-                  unsigned channel, const numerics::reduction* reduce = nullptr);
+                  const access& a, const numerics::reduction* reduce = nullptr);
     // dst = dst op src at the destination: read, reduce and write back for
     // this chip's memory; one reducing write for a fabric address.
-    bool reduce_to(std::uint64_t address, std::uint8_t* data, std::uint64_t n, unsigned channel,
+    bool reduce_to(std::uint64_t address, std::uint8_t* data, std::uint64_t n, const access& a,
                    const numerics::reduction& r);
+    // Waits until no engine with a lower queue number wants to access at this instant.
+    void take_turn(unsigned queue);
     void fail(unsigned q, std::uint32_t cause);
 
     std::vector<std::unique_ptr<reg>> regs_owned_;
+    std::vector<std::uint8_t> timing_buffer_;  // what timing-only accesses point at
+    unsigned busy_queues_ = 0;  // queues an engine is serving now
+    std::set<unsigned> turns_;  // queues whose engine waits for its turn to access, this instant
+    sc_core::sc_event turn_;
     std::array<queue, TRN3_DMA_QUEUES> queues_;
     sc_core::sc_event doorbell_;
     std::uint64_t doorbells_ = 0;  // rings so far: an engine that saw none since it looked goes to sleep

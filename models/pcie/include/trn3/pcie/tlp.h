@@ -53,6 +53,9 @@ struct tlp {
     std::uint8_t reduce = 0;
     std::uint8_t channel = 0;
     bool poisoned = false;  // EP: the data must not be used
+    // Simulation only: a timing-only payload (DMA TRN3_DESC_TIMING_ONLY):
+    // length and count as ever, on the wire for as long, and no data.
+    bool no_data = false;
     cpl_status status = cpl_status::success;
     std::uint64_t address = 0;  // memory requests: byte address; config: register offset
     std::uint32_t length = 0;  // bytes per TLP (requests: asked; completions: carried)

@@ -75,6 +75,9 @@ struct request {
     // halving_doubling): [first_counter, first_counter + counters). Ring
     // and chain plans count on their queue's own channel.
     unsigned first_counter = 0, counters = 0;
+    // Every descriptor timing only (TRN3_DESC_TIMING_ONLY): the times of the
+    // data mode, no data moved (plan() sets the flag).
+    bool timing_only = false;
 };
 
 struct rank_plan {

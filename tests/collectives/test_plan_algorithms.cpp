@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include "interpreter.h"
+#include "trn3/collectives/choose.h"
 
 using namespace trn3;
 using namespace trn3::test::plans;
@@ -149,4 +150,18 @@ TEST_CASE("an algorithm that cannot run an op, or has too few fabric channels, i
     r.counters = 2;
     CHECK_THROWS_WITH(collectives::plan(r),
                       "halving_doubling all_reduce on 6 ranks needs 3 fabric channels per channel; it was given 2");
+}
+
+TEST_CASE("auto picks halving-doubling on a power of two and for small all_reduces, the ring for large ones on 144 "
+          "ranks, direct all_to_all and the chain broadcast") {
+    using collectives::choose;
+    CHECK(choose(op::all_reduce, 64, 8) == algorithm::halving_doubling);
+    CHECK(choose(op::all_reduce, 64, 1ull << 30) == algorithm::halving_doubling);
+    CHECK(choose(op::all_reduce, 144, 2ull << 20) == algorithm::halving_doubling);
+    CHECK(choose(op::all_reduce, 144, 4ull << 20) == algorithm::ring);  // the fold's 2 x size outweighs 270 steps
+    CHECK(choose(op::reduce_scatter, 16, 1 << 20) == algorithm::halving_doubling);
+    CHECK(choose(op::reduce_scatter, 144, 1 << 20) == algorithm::ring);
+    CHECK(choose(op::all_gather, 6, 64) == algorithm::ring);
+    CHECK(choose(op::all_to_all, 64, 64) == algorithm::direct);
+    CHECK(choose(op::broadcast, 64, 64) == algorithm::chain);
 }

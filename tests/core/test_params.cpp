@@ -52,6 +52,23 @@ TEST_CASE("a command-line value set before construction is picked up") {
     CHECK_NOTHROW(reg.check_all_claimed());
 }
 
+TEST_CASE("a name with '*' sets every param it matches, before or after they exist, in the order values were set") {
+    auto& reg = param_registry::instance();
+    reg.set_pending_text("chip*.latency", "150ns", "command line");
+    reg.set_pending_text("chip1.latency", "170ns", "command line");  // later: wins for chip1
+    block a("chip0"), b("chip1");
+    CHECK(a.latency.get() == sc_time(150, SC_NS));
+    CHECK(b.latency.get() == sc_time(170, SC_NS));
+    CHECK(a.lanes.get() == 16);
+    reg.set_pending_text("*.lanes", "96", "command line");  // the params exist: set at once
+    CHECK(a.lanes.get() == 96);
+    CHECK(b.lanes.get() == 96);
+    CHECK_NOTHROW(reg.check_all_claimed());
+    reg.set_pending_text("tray*.latency", "1ns", "command line");
+    CHECK_THROWS_WITH(reg.check_all_claimed(), "param pattern 'tray*.latency' (from command line) matches no param");
+    reg.clear_pending();
+}
+
 TEST_CASE("a value out of range is refused and names the param and the range") {
     param_registry::instance().set_pending_text("chip0.lanes", "200", "command line");
     CHECK_THROWS_WITH(block("chip0"), Catch::Contains("chip0.lanes = 200") && Catch::Contains("[1, 144]"));

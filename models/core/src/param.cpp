@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <fnmatch.h>
 #include <limits>
 
 #include <fmt/format.h>
@@ -341,8 +342,14 @@ param_registry& param_registry::instance() {
 void param_registry::add(param_base* p) {
     auto [it, inserted] = params_.emplace(p->name(), p);
     if (!inserted) throw config_error("param " + p->name() + " is declared twice");
+    // Every value set for this name, by name or by pattern, in the order they were set.
+    std::vector<pending_value*> values;
     auto pending = pending_.find(p->name());
-    if (pending != pending_.end()) apply(p, pending->second);
+    if (pending != pending_.end()) values.push_back(&pending->second);
+    for (auto& [pattern, v] : patterns_)
+        if (fnmatch(pattern.c_str(), p->name().c_str(), 0) == 0) values.push_back(&v);
+    std::sort(values.begin(), values.end(), [](auto* a, auto* b) { return a->order < b->order; });
+    for (pending_value* v : values) apply(p, *v);
 }
 
 void param_registry::remove(param_base* p) {
@@ -356,16 +363,26 @@ void param_registry::apply(param_base* p, pending_value& v) {
     v.claimed = true;
 }
 
-void param_registry::set_pending(const std::string& name, const nlohmann::json& value, const std::string& source) {
+void param_registry::set(const std::string& name, pending_value value) {
+    value.order = next_order_++;
+    if (name.find('*') != std::string::npos) {
+        patterns_.emplace_back(name, std::move(value));
+        pending_value& v = patterns_.back().second;
+        for (auto& [n, p] : params_)
+            if (fnmatch(name.c_str(), n.c_str(), 0) == 0) apply(p, v);
+        return;
+    }
     pending_value& v = pending_[name];
-    v = pending_value{false, {}, value, source, false};
+    v = std::move(value);
     if (auto it = params_.find(name); it != params_.end()) apply(it->second, v);
 }
 
+void param_registry::set_pending(const std::string& name, const nlohmann::json& value, const std::string& source) {
+    set(name, pending_value{false, {}, value, source, false});
+}
+
 void param_registry::set_pending_text(const std::string& name, const std::string& text, const std::string& source) {
-    pending_value& v = pending_[name];
-    v = pending_value{true, text, {}, source, false};
-    if (auto it = params_.find(name); it != params_.end()) apply(it->second, v);
+    set(name, pending_value{true, text, {}, source, false});
 }
 
 namespace {
@@ -434,6 +451,8 @@ void param_registry::check_all_claimed() const {
         if (!near.empty()) msg += "; did you mean '" + near + "'?";
         throw config_error(msg);
     }
+    for (const auto& [pattern, v] : patterns_)
+        if (!v.claimed) throw config_error("param pattern '" + pattern + "' (from " + v.source + ") matches no param");
 }
 
 nlohmann::json param_registry::resolved() const {

@@ -196,7 +196,9 @@ public:
     static param_registry& instance();
 
     // Values to apply when a param of that name is constructed (or at once if
-    // it exists). Later calls override earlier ones: config file, then -p.
+    // it exists). Later calls override earlier ones: config file, then -p. A
+    // name with '*' is a pattern (each '*' any run of characters, dots too:
+    // "nl72x2.*.hbm*.t_refi") that sets every param it matches.
     void set_pending(const std::string& name, const nlohmann::json& value, const std::string& source);
     void set_pending_text(const std::string& name, const std::string& text, const std::string& source);
     // Reads a JSON object of values: flat ({"a.b.c": 1}) or nested ({"a": {"b": {"c": 1}}}).
@@ -216,7 +218,10 @@ public:
     std::string nearest_name(const std::string& name) const;
 
     // Forget pending values (tests use this between cases).
-    void clear_pending() { pending_.clear(); }
+    void clear_pending() {
+        pending_.clear();
+        patterns_.clear();
+    }
 
 private:
     friend class param_base;
@@ -229,11 +234,15 @@ private:
         nlohmann::json json;
         std::string source;
         bool claimed = false;
+        std::uint64_t order = 0;  // when it was set: later ones win
     };
     void apply(param_base* p, pending_value& v);
+    void set(const std::string& name, pending_value v);
 
     std::map<std::string, param_base*> params_;
     std::map<std::string, pending_value> pending_;
+    std::vector<std::pair<std::string, pending_value>> patterns_;  // names with '*'
+    std::uint64_t next_order_ = 0;
 };
 
 // Edit distance, used for "did you mean" suggestions.

@@ -38,7 +38,9 @@ TEST_CASE("collectives: nccl-tests tables with exact results for every op on red
                              "-p collectives.op=all_gather -p collectives.dtype=e4m3",
                              "-p collectives.op=all_to_all -p collectives.dtype=int32 -p collectives.channels=3",
                              "-p collectives.op=broadcast -p collectives.dtype=bf16 -p collectives.root=5",
-                             "-p collectives.op=all_reduce -p collectives.dtype=int32 -p collectives.redop=min"}) {
+                             "-p collectives.op=all_reduce -p collectives.dtype=int32 -p collectives.redop=min",
+                             "-p collectives.op=reduce -p collectives.dtype=fp16 -p collectives.root=6",
+                             "-p collectives.op=sendrecv -p collectives.dtype=e5m2"}) {
         const result r = trn3vp(base + args);
         INFO(args << "\n" << r.out << r.err);
         CHECK(r.code == 0);

@@ -165,3 +165,58 @@ TEST_CASE("auto picks halving-doubling on a power of two and for small all_reduc
     CHECK(choose(op::all_to_all, 64, 64) == algorithm::direct);
     CHECK(choose(op::broadcast, 64, 64) == algorithm::chain);
 }
+
+TEST_CASE("chain reduce gives the root the exact reduction and leaves every input as it was, and sendrecv gives "
+          "each rank its predecessor's buffer, in and out of place, under every timing") {
+    for (const op what : {op::reduce, op::send_recv})
+        for (const unsigned n : {2u, 3u, 5u})
+            for (const std::uint64_t elements : {std::uint64_t(1), std::uint64_t(13), std::uint64_t(8 * n)})
+                for (const bool in_place : {false, true})
+                    for (const unsigned channels : {1u, 2u}) {
+                        const auto ids = ids_of(n);
+                        const unsigned root = n / 2;
+                        const algorithm how = what == op::reduce ? algorithm::chain : algorithm::direct;
+                        const unsigned needed = collectives::counters_needed(how, what, n);
+                        std::vector<std::vector<collectives::rank_plan>> plans;
+                        for (unsigned c = 0; c < channels; ++c) {
+                            collectives::request r;
+                            r.what = what;
+                            r.how = how;
+                            for (unsigned id : ids) r.ranks.push_back(id);
+                            for (unsigned i = 0; i < n; ++i) r.ring.push_back(ids[(c % 2 ? n - i : i) % n]);
+                            r.bytes = elements * 4;
+                            r.in_place = in_place;
+                            r.at = at;
+                            r.channels = channels;
+                            r.channel = c;
+                            r.root = root;
+                            r.first_counter = c * needed;
+                            r.counters = needed;
+                            plans.push_back(collectives::plan(r));
+                        }
+                        for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+                            INFO(collectives::name(what) << " n " << n << " elements " << elements << " in place "
+                                                         << in_place << " channels " << channels << " seed " << seed);
+                            std::vector<memory> mem(n);
+                            std::vector<counts> rx;
+                            for (unsigned p = 0; p < n; ++p)
+                                for (std::uint64_t e = 0; e < elements; ++e) {
+                                    const float v = float(1000 * p + e);
+                                    std::memcpy(mem[p].at(at.send + e * 4, 4), &v, 4);
+                                }
+                            REQUIRE(run(plans, ids, mem, rx, seed));
+                            check_landed(plans, ids, rx);
+                            const std::uint64_t out = in_place ? at.send : at.recv;
+                            for (unsigned p = 0; p < n; ++p)
+                                for (std::uint64_t e = 0; e < elements; ++e) {
+                                    if (what == op::send_recv) {
+                                        CHECK(f32(mem[p].at(out + e * 4, 4)) == float(1000 * ((p + n - 1) % n) + e));
+                                    } else if (p == root) {
+                                        CHECK(f32(mem[p].at(out + e * 4, 4)) == float(1000 * n * (n - 1) / 2 + n * e));
+                                    } else {
+                                        CHECK(f32(mem[p].at(at.send + e * 4, 4)) == float(1000 * p + e));  // untouched
+                                    }
+                                }
+                        }
+                    }
+}

@@ -56,7 +56,10 @@ struct collective_reference {
     unsigned redop = TRN3_REDUCE_SUM;
     unsigned root = 0;  // broadcast
 
-    bool reduces() const { return what == collectives::op::all_reduce || what == collectives::op::reduce_scatter; }
+    bool reduces() const {
+        return what == collectives::op::all_reduce || what == collectives::op::reduce_scatter ||
+               what == collectives::op::reduce;
+    }
 
     // Rank p's contribution to element e of the whole buffer (reducing ops),
     // or its own part's element e (all_gather).
@@ -74,6 +77,10 @@ struct collective_reference {
         for (std::uint64_t e = 0; e < elements; ++e) {
             if (what == collectives::op::broadcast) {  // the root's input
                 put_value(out.data() + e * es, value(root, e), type);
+                continue;
+            }
+            if (what == collectives::op::send_recv) {  // the predecessor's input
+                put_value(out.data() + e * es, value((p + n - 1) % n, e), type);
                 continue;
             }
             if (what == collectives::op::all_to_all) {  // chunk i: rank i's chunk p

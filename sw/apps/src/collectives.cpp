@@ -60,10 +60,11 @@ constexpr std::uint64_t ring_at = buffer_base + 12 * gib + (1 << 20), ring_strid
 
 class collectives_program final : public host_program {
 public:
-    param<std::string> op{
-        nullptr, "collectives.op", "all_reduce", "the collective",
-        one_of<std::string>{{"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast"}}};
-    param<std::uint64_t> root{nullptr, "collectives.root", 0, "broadcast: the root's rank in the communicator"};
+    param<std::string> op{nullptr, "collectives.op", "all_reduce", "the collective",
+                          one_of<std::string>{{"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast",
+                                               "reduce", "sendrecv"}}};
+    param<std::uint64_t> root{nullptr, "collectives.root", 0,
+                              "broadcast and reduce: the root's rank in the communicator"};
     param<std::string> algorithm{
         nullptr, "collectives.algorithm", "auto",
         "the schedule: auto (collectives::choose, by op, ranks and size), ring, direct, halving_doubling, chain",
@@ -242,7 +243,8 @@ private:
         std::uint64_t wrong[2] = {0, 0};
     };
 
-    int root_column() const { return what() == collectives::op::broadcast ? static_cast<int>(root.get()) : -1; }
+    bool rooted() const { return what() == collectives::op::broadcast || what() == collectives::op::reduce; }
+    int root_column() const { return rooted() ? static_cast<int>(root.get()) : -1; }
     // The schedule for a size: the param's, or collectives::choose's.
     collectives::algorithm algorithm_for(std::uint64_t bytes) const {
         const std::string& a = algorithm.get();
@@ -263,17 +265,20 @@ private:
         return "auto algorithm (" + chosen + ")";
     }
     bool checked(std::uint64_t bytes) const { return bytes <= check_max_bytes.get().bytes; }
-    bool reduces() const { return op.get() == "all_reduce" || op.get() == "reduce_scatter"; }
+    bool reduces() const { return op.get() == "all_reduce" || op.get() == "reduce_scatter" || op.get() == "reduce"; }
     unsigned element_bytes() const { return numerics::element_bytes(dtype_of(dtype.get()).type); }
     double bus_factor() const {
         const double n = size();
-        return op.get() == "all_reduce" ? 2 * (n - 1) / n : op.get() == "broadcast" ? 1.0 : (n - 1) / n;
+        // nccl-tests' factors: broadcast, reduce and sendrecv move the whole buffer once.
+        return op.get() == "all_reduce" ? 2 * (n - 1) / n : rooted() || op.get() == "sendrecv" ? 1.0 : (n - 1) / n;
     }
     collectives::op what() const {
         return op.get() == "all_reduce"       ? collectives::op::all_reduce
                : op.get() == "reduce_scatter" ? collectives::op::reduce_scatter
                : op.get() == "all_gather"     ? collectives::op::all_gather
                : op.get() == "broadcast"      ? collectives::op::broadcast
+               : op.get() == "reduce"         ? collectives::op::reduce
+               : op.get() == "sendrecv"       ? collectives::op::send_recv
                                               : collectives::op::all_to_all;
     }
     unsigned redop_code() const {
@@ -438,10 +443,10 @@ private:
         for (std::size_t c = 0; c < hi.chips.size(); ++c) {
             const int p = rank_of_chip(hi.chips[c].fabric_id);  // its rank
             if (p < 0 || !checked(bytes)) continue;
+            if (what() == collectives::op::reduce && unsigned(p) != root.get()) continue;  // only the root has a result
             const std::uint64_t out_bytes = what() == collectives::op::reduce_scatter ? bytes / n : bytes;
             std::uint64_t out_at = layout.recv;
-            if (in_place && (what() == collectives::op::all_reduce || what() == collectives::op::all_to_all ||
-                             what() == collectives::op::broadcast))
+            if (in_place && what() != collectives::op::reduce_scatter && what() != collectives::op::all_gather)
                 out_at = layout.send;
             if (in_place && what() == collectives::op::reduce_scatter) out_at = layout.send + out_bytes * unsigned(p);
             std::vector<std::uint8_t> got(out_bytes);

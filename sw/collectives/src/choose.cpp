@@ -24,7 +24,8 @@ constexpr double step_bytes = 25e3;
 
 algorithm choose(op what, unsigned ranks, std::uint64_t bytes) {
     if (what == op::all_to_all) return algorithm::direct;
-    if (what == op::broadcast) return algorithm::chain;
+    if (what == op::broadcast || what == op::reduce) return algorithm::chain;
+    if (what == op::send_recv) return algorithm::direct;
     unsigned bits = 0;
     while ((2u << bits) <= ranks) ++bits;
     const unsigned p = 1u << bits;

@@ -22,6 +22,8 @@ const char* name(op o) {
     case op::all_gather: return "all_gather";
     case op::all_to_all: return "all_to_all";
     case op::broadcast: return "broadcast";
+    case op::reduce: return "reduce";
+    case op::send_recv: return "sendrecv";
     }
     return "?";
 }
@@ -62,8 +64,8 @@ std::map<unsigned, unsigned> check(const request& r) {
         throw std::invalid_argument("size " + std::to_string(r.bytes) + " B is not a whole number of " +
                                     std::to_string(es) + "-byte elements");
     const std::uint64_t elements = r.bytes / es;
-    const bool even = r.what != op::all_reduce && r.what != op::broadcast;
-    if (r.what == op::broadcast && r.root >= n)
+    const bool even = r.what == op::reduce_scatter || r.what == op::all_gather || r.what == op::all_to_all;
+    if ((r.what == op::broadcast || r.what == op::reduce) && r.root >= n)
         throw std::invalid_argument("root " + std::to_string(r.root) + " is not a rank (0-" + std::to_string(n - 1) +
                                     ")");
     if (even && elements % n != 0)
@@ -90,14 +92,14 @@ void check_counters(const request& r, unsigned needed, const char* algorithm_nam
 
 unsigned counters_needed(algorithm a, op o, unsigned n) {
     switch (a) {
-    case algorithm::direct: return o == op::all_to_all ? 0 : o == op::all_reduce ? 2 : 1;
+    case algorithm::direct: return o == op::all_to_all ? 0 : o == op::all_reduce || o == op::send_recv ? 2 : 1;
     case algorithm::halving_doubling: {
         unsigned bits = 0;
         while ((2u << bits) <= n) ++bits;  // 2^bits: the largest power of two <= n
         return bits + ((1u << bits) == n ? 0 : 1);
     }
-    case algorithm::ring:
-    case algorithm::chain: return 0;
+    case algorithm::chain: return o == op::reduce ? 2 : 0;
+    case algorithm::ring: return 0;
     }
     return 0;
 }
@@ -108,8 +110,8 @@ void check_supported(algorithm a, op o, unsigned n) {
     std::string why;
     switch (a) {
     case algorithm::ring: ok = reduction_family; break;
-    case algorithm::direct: ok = reduction_family || o == op::all_to_all; break;
-    case algorithm::chain: ok = o == op::broadcast; break;
+    case algorithm::direct: ok = reduction_family || o == op::all_to_all || o == op::send_recv; break;
+    case algorithm::chain: ok = o == op::broadcast || o == op::reduce; break;
     case algorithm::halving_doubling:
         ok = reduction_family && (o == op::all_reduce || (n & (n - 1)) == 0);
         if (reduction_family && !ok) why = " (on " + std::to_string(n) + " ranks: only on a power of two)";

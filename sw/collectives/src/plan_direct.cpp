@@ -50,6 +50,43 @@ std::vector<rank_plan> all_to_all(const request& r) {
     return plans;
 }
 
+// send_recv: rank p's buffer (this channel's part) to rank p + 1's output.
+std::vector<rank_plan> send_recv(const request& r) {
+    const auto n = static_cast<unsigned>(r.ring.size());
+    check_counters(r, counters_needed(algorithm::direct, op::send_recv, n), "direct");
+    const std::vector<unsigned>& ranks = ranks_of(r);
+    const unsigned data = r.first_counter, tokens = r.first_counter + 1;
+    const std::uint64_t es = r.element_bytes;
+    const chunk c = chunk_of(r.bytes / es, r.channels, r.channel);
+    const chunk part{c.first * es, c.count * es};
+    const std::uint64_t token_slot = r.at.token + 2 * token_bytes * r.channel;
+    std::vector<rank_plan> plans(n);
+    for (unsigned me = 0; me < n; ++me) {
+        rank_plan& plan = plans[me];
+        plan.fabric_id = ranks[me];
+        auto& d = plan.descriptors;
+        const unsigned next = ranks[(me + 1) % n], prev = ranks[(me + n - 1) % n];
+        std::uint64_t from = r.at.send, landed = 0;
+        const std::uint64_t output = r.in_place ? r.at.send : r.at.recv;
+        if (r.in_place) {
+            // Aside first; then the predecessor may write here, and this rank
+            // writes to its successor once the successor has said so.
+            from = r.at.work;
+            if (part.count > 0) d.push_back(copy(r.at.send + part.first, from + part.first, part.count));
+            d.push_back(copy(token_slot, TRN3_FABRIC_ADDR(prev, token_slot + token_bytes), token_bytes,
+                             TRN3_DESC_ON_CHANNEL(tokens)));
+            d.push_back(wait_on(tokens, token_bytes));
+            landed += token_bytes;
+        }
+        if (part.count > 0)
+            d.push_back(copy(from + part.first, TRN3_FABRIC_ADDR(next, output + part.first), part.count,
+                             TRN3_DESC_ON_CHANNEL(data)));
+        d.push_back(wait_on(data, part.count));
+        plan.rx_bytes = landed + part.count;
+    }
+    return plans;
+}
+
 // reduce_scatter, all_gather, all_reduce: every rank writes each chunk
 // straight to its owner, then the owner's chunk to every rank.
 std::vector<rank_plan> reductions(const request& r) {
@@ -113,7 +150,7 @@ std::vector<rank_plan> reductions(const request& r) {
 std::vector<rank_plan> plan_direct(const request& r) {
     check(r);
     check_supported(algorithm::direct, r.what, static_cast<unsigned>(r.ring.size()));
-    return r.what == op::all_to_all ? all_to_all(r) : reductions(r);
+    return r.what == op::all_to_all ? all_to_all(r) : r.what == op::send_recv ? send_recv(r) : reductions(r);
 }
 
 }  // namespace trn3::collectives

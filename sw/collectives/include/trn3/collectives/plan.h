@@ -37,7 +37,7 @@
 
 namespace trn3::collectives {
 
-enum class op { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast };
+enum class op { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, reduce, send_recv };
 enum class algorithm { ring, direct, halving_doubling, chain };
 
 // Device addresses, the same on every rank.
@@ -69,7 +69,7 @@ struct request {
     // fabric bytes apart) and usually its own ring order; this plan is part
     // `channel`: the channel-th piece of every chunk.
     unsigned channels = 1, channel = 0;
-    unsigned root = 0;  // broadcast: the rank whose input every rank gets
+    unsigned root = 0;  // broadcast: the rank whose input every rank gets; reduce: the one that gets the result
     algorithm how = algorithm::ring;
     // The fabric channels this channel's plan may name (direct,
     // halving_doubling): [first_counter, first_counter + counters). Ring
@@ -98,7 +98,11 @@ chunk chunk_of(std::uint64_t elements, unsigned n, unsigned c);
 // n whole chunks). all_to_all has no ring form: plan() gives it the direct one.
 std::vector<rank_plan> plan_ring(const request& r);
 
-// Direct. all_to_all: rank i writes chunk j of its input straight into
+// Direct. send_recv (nccl-tests' sendrecv): rank p writes its buffer to
+// rank p + 1's output and receives rank p - 1's; in place, each rank first
+// copies its buffer aside and tells its predecessor, and writes only once
+// its successor has told it. Counters: data, then tokens.
+// all_to_all: rank i writes chunk j of its input straight into
 // rank j's output at chunk i (for s = 1..n-1, j = i + s: every rank starts
 // on a different peer), then waits for the n - 1 chunks meant for it; its
 // own chunk is a local copy. In place, each rank first copies its buffer
@@ -112,6 +116,13 @@ std::vector<rank_plan> plan_direct(const request& r);
 // every other rank forwards segment s to its successor once segment s has
 // landed (the last rank only waits). Out of place the root also copies its
 // input to its output; everyone else receives straight into its output.
+// reduce, the chain the other way: the ring rotated to end at the root;
+// every rank but the first copies its input to the buffer it works in (the
+// root: its output; the others: `work`, so their inputs stay as they were)
+// and tells its predecessor with a token; the first rank writes each
+// segment reducing into the next rank's buffer, and every other rank but
+// the root forwards segment s, reducing, once the segment has landed: the
+// reduction order is the chain's. Counters: data, then tokens.
 std::vector<rank_plan> plan_chain(const request& r);
 
 // Direct reductions (one-shot over the switches), for reduce_scatter,

@@ -220,3 +220,54 @@ TEST_CASE("chain reduce gives the root the exact reduction and leaves every inpu
                         }
                     }
 }
+
+TEST_CASE("direct all_to_allv: every rank gets each rank's piece for it, of any size (empty ones too), in rank "
+          "order, in and out of place, under every timing") {
+    for (const unsigned n : {2u, 3u, 5u})
+        for (const bool in_place : {false, true})
+            for (const unsigned channels : {1u, 2u}) {
+                const auto ids = ids_of(n);
+                std::vector<std::uint64_t> splits;
+                for (unsigned i = 0; i < n * n; ++i) splits.push_back((i * 7 + 3) % 11);  // 0 to 10 elements
+                std::vector<std::vector<collectives::rank_plan>> plans;
+                for (unsigned c = 0; c < channels; ++c) {
+                    collectives::request r;
+                    r.what = op::all_to_allv;
+                    r.how = algorithm::direct;
+                    for (unsigned id : ids) r.ranks.push_back(id);
+                    for (unsigned id : ids) r.ring.push_back(id);
+                    for (std::uint64_t s : splits) r.splits.push_back(s);
+                    r.bytes = 4;
+                    r.in_place = in_place;
+                    r.at = at;
+                    r.channels = channels;
+                    r.channel = c;
+                    plans.push_back(collectives::plan(r));
+                }
+                for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+                    INFO("n " << n << " in place " << in_place << " channels " << channels << " seed " << seed);
+                    std::vector<memory> mem(n);
+                    std::vector<counts> rx;
+                    for (unsigned i = 0; i < n; ++i) {  // element e of rank i's input: 1000 i + e
+                        std::uint64_t total = 0;
+                        for (unsigned j = 0; j < n; ++j) total += splits[i * n + j];
+                        for (std::uint64_t e = 0; e < total; ++e) {
+                            const float v = float(1000 * i + e);
+                            std::memcpy(mem[i].at(at.send + e * 4, 4), &v, 4);
+                        }
+                    }
+                    REQUIRE(run(plans, ids, mem, rx, seed));
+                    check_landed(plans, ids, rx);
+                    for (unsigned j = 0; j < n; ++j) {
+                        std::uint64_t at_out = 0;
+                        for (unsigned i = 0; i < n; ++i) {
+                            std::uint64_t first = 0;  // where i's piece for j starts in i's input
+                            for (unsigned k = 0; k < j; ++k) first += splits[i * n + k];
+                            for (std::uint64_t e = 0; e < splits[i * n + j]; ++e, ++at_out)
+                                CHECK(f32(mem[j].at((in_place ? at.send : at.recv) + at_out * 4, 4)) ==
+                                      float(1000 * i + first + e));
+                        }
+                    }
+                }
+            }
+}

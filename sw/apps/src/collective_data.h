@@ -69,9 +69,49 @@ struct collective_reference {
         if (p == (e + 1) % n) return static_cast<int>((e / n) % 3) - 1;
         return 0;
     }
+    // all_to_allv: each rank's `elements` split unevenly (and repeatably)
+    // over the n ranks: rank i gives rank j a share weighted 1 to 9 by (i, j).
+    std::vector<std::uint64_t> splits(std::uint64_t elements) const {
+        std::vector<std::uint64_t> s(std::size_t(n) * n);
+        for (unsigned i = 0; i < n; ++i) {
+            std::uint64_t weights = 0, given = 0;
+            for (unsigned j = 0; j < n; ++j) weights += 1 + (i * 31 + j * 17) % 9;
+            for (unsigned j = 0; j < n; ++j) {
+                s[std::size_t(i) * n + j] =
+                    j + 1 == n ? elements - given : elements * (1 + (i * 31 + j * 17) % 9) / weights;
+                given += s[std::size_t(i) * n + j];
+            }
+        }
+        return s;
+    }
+
+    // The bytes rank p's output holds.
+    std::uint64_t output_bytes(std::uint64_t bytes, unsigned p) const {
+        if (what == collectives::op::reduce_scatter) return bytes / n;
+        if (what != collectives::op::all_to_allv) return bytes;
+        const unsigned es = numerics::element_bytes(type);
+        const auto s = splits(bytes / es);
+        std::uint64_t e = 0;
+        for (unsigned i = 0; i < n; ++i) e += s[std::size_t(i) * n + p];
+        return e * es;
+    }
+
     // The expected buffer every rank (or rank p, reduce_scatter) ends with.
     std::vector<std::uint8_t> expected(std::uint64_t bytes, unsigned p) const {
         const unsigned es = numerics::element_bytes(type);
+        if (what == collectives::op::all_to_allv) {  // every rank's piece for p, in rank order
+            const auto s = splits(bytes / es);
+            std::vector<std::uint8_t> out;
+            for (unsigned i = 0; i < n; ++i) {
+                std::uint64_t first = 0;
+                for (unsigned k = 0; k < p; ++k) first += s[std::size_t(i) * n + k];
+                for (std::uint64_t e = 0; e < s[std::size_t(i) * n + p]; ++e) {
+                    out.resize(out.size() + es);
+                    put_value(out.data() + out.size() - es, value(i, first + e), type);
+                }
+            }
+            return out;
+        }
         const std::uint64_t elements = bytes / es;
         std::vector<std::uint8_t> out(bytes);
         for (std::uint64_t e = 0; e < elements; ++e) {

@@ -61,8 +61,8 @@ constexpr std::uint64_t ring_at = buffer_base + 12 * gib + (1 << 20), ring_strid
 class collectives_program final : public host_program {
 public:
     param<std::string> op{nullptr, "collectives.op", "all_reduce", "the collective",
-                          one_of<std::string>{{"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "broadcast",
-                                               "reduce", "sendrecv"}}};
+                          one_of<std::string>{{"all_reduce", "reduce_scatter", "all_gather", "all_to_all",
+                                               "all_to_allv", "broadcast", "reduce", "sendrecv"}}};
     param<std::uint64_t> root{nullptr, "collectives.root", 0,
                               "broadcast and reduce: the root's rank in the communicator"};
     param<std::string> algorithm{
@@ -279,6 +279,7 @@ private:
                : op.get() == "broadcast"      ? collectives::op::broadcast
                : op.get() == "reduce"         ? collectives::op::reduce
                : op.get() == "sendrecv"       ? collectives::op::send_recv
+               : op.get() == "all_to_allv"    ? collectives::op::all_to_allv
                                               : collectives::op::all_to_all;
     }
     unsigned redop_code() const {
@@ -316,6 +317,7 @@ private:
         r.counters = collectives::counters_needed(r.how, r.what, size());
         r.first_counter = channel * r.counters;
         r.timing_only = !checked(bytes);
+        if (r.what == collectives::op::all_to_allv) r.splits = reference().splits(bytes / element_bytes());
         return r;
     }
     unsigned size() const { return static_cast<unsigned>(members_.size()); }
@@ -389,8 +391,7 @@ private:
             if (checked(bytes)) {
                 const auto in = reference().input(bytes, unsigned(p));
                 const std::uint64_t in_at = in_place && gather_only ? layout.recv + part * unsigned(p) : layout.send;
-                const std::vector<std::uint8_t> stale(
-                    reduces() && what() == collectives::op::reduce_scatter ? bytes / n : bytes, 0xA5);
+                const std::vector<std::uint8_t> stale(reference().output_bytes(bytes, unsigned(p)), 0xA5);
                 if ((!in_place && d.write(layout.recv, stale.data(), stale.size()) != driver::status::ok) ||
                     d.write(in_at, in.data(), in.size()) != driver::status::ok)
                     fail("writing the inputs");
@@ -444,7 +445,7 @@ private:
             const int p = rank_of_chip(hi.chips[c].fabric_id);  // its rank
             if (p < 0 || !checked(bytes)) continue;
             if (what() == collectives::op::reduce && unsigned(p) != root.get()) continue;  // only the root has a result
-            const std::uint64_t out_bytes = what() == collectives::op::reduce_scatter ? bytes / n : bytes;
+            const std::uint64_t out_bytes = reference().output_bytes(bytes, unsigned(p));
             std::uint64_t out_at = layout.recv;
             if (in_place && what() != collectives::op::reduce_scatter && what() != collectives::op::all_gather)
                 out_at = layout.send;

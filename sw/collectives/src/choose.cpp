@@ -23,7 +23,7 @@ constexpr double step_bytes = 25e3;
 }  // namespace
 
 algorithm choose(op what, unsigned ranks, std::uint64_t bytes) {
-    if (what == op::all_to_all) return algorithm::direct;
+    if (what == op::all_to_all || what == op::all_to_allv) return algorithm::direct;
     if (what == op::broadcast || what == op::reduce) return algorithm::chain;
     if (what == op::send_recv) return algorithm::direct;
     unsigned bits = 0;

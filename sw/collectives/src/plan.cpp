@@ -21,6 +21,7 @@ const char* name(op o) {
     case op::reduce_scatter: return "reduce_scatter";
     case op::all_gather: return "all_gather";
     case op::all_to_all: return "all_to_all";
+    case op::all_to_allv: return "all_to_allv";
     case op::broadcast: return "broadcast";
     case op::reduce: return "reduce";
     case op::send_recv: return "sendrecv";
@@ -65,6 +66,9 @@ std::map<unsigned, unsigned> check(const request& r) {
                                     std::to_string(es) + "-byte elements");
     const std::uint64_t elements = r.bytes / es;
     const bool even = r.what == op::reduce_scatter || r.what == op::all_gather || r.what == op::all_to_all;
+    if (r.what == op::all_to_allv && r.splits.size() != std::size_t(n) * n)
+        throw std::invalid_argument("all_to_allv: " + std::to_string(r.splits.size()) + " splits for " +
+                                    std::to_string(n) + " ranks (want n x n)");
     if ((r.what == op::broadcast || r.what == op::reduce) && r.root >= n)
         throw std::invalid_argument("root " + std::to_string(r.root) + " is not a rank (0-" + std::to_string(n - 1) +
                                     ")");
@@ -92,7 +96,8 @@ void check_counters(const request& r, unsigned needed, const char* algorithm_nam
 
 unsigned counters_needed(algorithm a, op o, unsigned n) {
     switch (a) {
-    case algorithm::direct: return o == op::all_to_all ? 0 : o == op::all_reduce || o == op::send_recv ? 2 : 1;
+    case algorithm::direct:
+        return o == op::all_to_all || o == op::all_to_allv ? 0 : o == op::all_reduce || o == op::send_recv ? 2 : 1;
     case algorithm::halving_doubling: {
         unsigned bits = 0;
         while ((2u << bits) <= n) ++bits;  // 2^bits: the largest power of two <= n
@@ -110,7 +115,9 @@ void check_supported(algorithm a, op o, unsigned n) {
     std::string why;
     switch (a) {
     case algorithm::ring: ok = reduction_family; break;
-    case algorithm::direct: ok = reduction_family || o == op::all_to_all || o == op::send_recv; break;
+    case algorithm::direct:
+        ok = reduction_family || o == op::all_to_all || o == op::all_to_allv || o == op::send_recv;
+        break;
     case algorithm::chain: ok = o == op::broadcast || o == op::reduce; break;
     case algorithm::halving_doubling:
         ok = reduction_family && (o == op::all_reduce || (n & (n - 1)) == 0);

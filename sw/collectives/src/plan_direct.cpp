@@ -9,11 +9,35 @@ using namespace detail;
 
 namespace {
 
+// all_to_all and all_to_allv: what rank i sends rank j is, in bytes, the
+// piece sent(i, j) of i's input, and it lands at received(j, i) in j's output.
 std::vector<rank_plan> all_to_all(const request& r) {
     const auto n = static_cast<unsigned>(r.ring.size());
     const std::vector<unsigned>& ranks = ranks_of(r);
-    // This channel's piece of chunk c.
-    auto piece = [&](unsigned c) { return piece_of(r, n, c); };
+    const std::uint64_t es = r.element_bytes;
+    const bool uneven = r.what == op::all_to_allv;
+    // Where i's elements for j start in i's input, and where i's land in j's output (all_to_allv).
+    auto split = [&](unsigned i, unsigned j) { return r.splits[std::size_t(i) * n + j]; };
+    auto sent_before = [&](unsigned i, unsigned j) {
+        std::uint64_t e = 0;
+        for (unsigned k = 0; k < j; ++k) e += split(i, k);
+        return e;
+    };
+    auto received_before = [&](unsigned j, unsigned i) {
+        std::uint64_t e = 0;
+        for (unsigned k = 0; k < i; ++k) e += split(k, j);
+        return e;
+    };
+    // This channel's piece of what i sends j, and where it lands in j's output.
+    auto sent = [&](unsigned i, unsigned j) {
+        if (!uneven) return piece_of(r, n, j);
+        const chunk c = chunk_of(split(i, j), r.channels, r.channel);
+        return chunk{(sent_before(i, j) + c.first) * es, c.count * es};
+    };
+    auto received = [&](unsigned j, unsigned i) {
+        if (!uneven) return piece_of(r, n, i).first;
+        return (received_before(j, i) + chunk_of(split(i, j), r.channels, r.channel).first) * es;
+    };
     // Token slots: channel k's token from peer i lands at token + (512 k + i) x 64; slot n is the one sent.
     auto token_slot = [&](unsigned from) { return r.at.token + (512ull * r.channel + from) * token_bytes; };
     std::vector<rank_plan> plans(n);
@@ -23,27 +47,37 @@ std::vector<rank_plan> all_to_all(const request& r) {
         auto& d = plan.descriptors;
         std::uint64_t from = r.at.send, landed = 0;
         const std::uint64_t output = r.in_place ? r.at.send : r.at.recv;
-        const chunk own = piece(me);
+        const chunk own = sent(me, me);
         if (r.in_place) {
             from = r.at.work;
-            for (unsigned c = 0; c < n; ++c)
-                if (piece(c).count > 0)
-                    d.push_back(copy(r.at.send + piece(c).first, from + piece(c).first, piece(c).count));
+            if (uneven) {
+                // Other channels' pieces land where this channel's input lies
+                // (the layouts differ): every channel puts the whole input
+                // aside (the same bytes: their copies do not conflict).
+                std::uint64_t total = 0;
+                for (unsigned c = 0; c < n; ++c) total += split(me, c);
+                if (total > 0) d.push_back(copy(r.at.send, from, total * es));
+            } else {
+                for (unsigned c = 0; c < n; ++c)
+                    if (sent(me, c).count > 0)
+                        d.push_back(copy(r.at.send + sent(me, c).first, from + sent(me, c).first, sent(me, c).count));
+            }
             for (unsigned s = 1; s < n; ++s)
                 d.push_back(copy(token_slot(n), TRN3_FABRIC_ADDR(ranks[(me + s) % n], token_slot(me)), token_bytes));
             landed += std::uint64_t(n - 1) * token_bytes;
             d.push_back(wait_for(landed));  // every peer has its buffer aside
-        } else if (own.count > 0) {
-            d.push_back(copy(r.at.send + own.first, r.at.recv + own.first, own.count));
         }
+        // Its own piece: already in place for an in-place all_to_all.
+        if (own.count > 0 && !(r.in_place && !uneven))
+            d.push_back(copy(from + own.first, output + received(me, me), own.count));
         for (unsigned s = 1; s < n; ++s) {
             const unsigned to = (me + s) % n;
-            const chunk out = piece(to);
-            // Chunk `to` of this rank's input goes to rank `to`, at chunk `me` of its output.
+            const chunk out = sent(me, to);
+            // This rank's piece for rank `to` goes to its place in `to`'s output.
             if (out.count > 0)
-                d.push_back(copy(from + out.first, TRN3_FABRIC_ADDR(ranks[to], output + own.first), out.count));
+                d.push_back(copy(from + out.first, TRN3_FABRIC_ADDR(ranks[to], output + received(to, me)), out.count));
+            landed += sent(to, me).count;  // and `to`'s piece for this rank comes here
         }
-        landed += std::uint64_t(n - 1) * own.count;
         d.push_back(wait_for(landed));
         plan.rx_bytes = landed;
     }
@@ -150,7 +184,8 @@ std::vector<rank_plan> reductions(const request& r) {
 std::vector<rank_plan> plan_direct(const request& r) {
     check(r);
     check_supported(algorithm::direct, r.what, static_cast<unsigned>(r.ring.size()));
-    return r.what == op::all_to_all ? all_to_all(r) : r.what == op::send_recv ? send_recv(r) : reductions(r);
+    if (r.what == op::all_to_all || r.what == op::all_to_allv) return all_to_all(r);
+    return r.what == op::send_recv ? send_recv(r) : reductions(r);
 }
 
 }  // namespace trn3::collectives

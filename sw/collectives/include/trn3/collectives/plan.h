@@ -37,7 +37,7 @@
 
 namespace trn3::collectives {
 
-enum class op { all_reduce, reduce_scatter, all_gather, all_to_all, broadcast, reduce, send_recv };
+enum class op { all_reduce, reduce_scatter, all_gather, all_to_all, all_to_allv, broadcast, reduce, send_recv };
 enum class algorithm { ring, direct, halving_doubling, chain };
 
 // Device addresses, the same on every rank.
@@ -70,6 +70,10 @@ struct request {
     // `channel`: the channel-th piece of every chunk.
     unsigned channels = 1, channel = 0;
     unsigned root = 0;  // broadcast: the rank whose input every rank gets; reduce: the one that gets the result
+        // all_to_allv: n x n element counts, splits[i x n + j] from rank i to
+    // rank j; i's input holds its pieces for j = 0..n-1 in order, j's output
+    // the pieces from i = 0..n-1 in order (`bytes` is not used).
+    std::vector<std::uint64_t> splits;
     algorithm how = algorithm::ring;
     // The fabric channels this channel's plan may name (direct,
     // halving_doubling): [first_counter, first_counter + counters). Ring
@@ -102,7 +106,7 @@ std::vector<rank_plan> plan_ring(const request& r);
 // rank p + 1's output and receives rank p - 1's; in place, each rank first
 // copies its buffer aside and tells its predecessor, and writes only once
 // its successor has told it. Counters: data, then tokens.
-// all_to_all: rank i writes chunk j of its input straight into
+// all_to_all (all_to_allv: pieces of any sizes, splits): rank i writes chunk j of its input straight into
 // rank j's output at chunk i (for s = 1..n-1, j = i + s: every rank starts
 // on a different peer), then waits for the n - 1 chunks meant for it; its
 // own chunk is a local copy. In place, each rank first copies its buffer

@@ -95,6 +95,9 @@ void ultraserver::build_nodes() {
 // A link per edge; link end ids follow the edge order (2i + 1, 2i + 2).
 void ultraserver::build_edges() {
     std::vector<unsigned> next_port(topo_.nodes.size(), 0);
+    // Each NeuronLink end buffers 64 KiB of TLPs it forwards (flow control;
+    // no public figure: the order of a switch port's buffer). Param: <link>.rx_buffer.
+    constexpr std::uint64_t fabric_rx_buffer_bytes = 64 << 10;
     const pcie::generation fabric_gen =
         topo_.params.switch_gen == 3 ? pcie::generation::ualink : pcie::generation::gen6;
     for (std::size_t i = 0; i < topo_.edges.size(); ++i) {
@@ -122,8 +125,12 @@ void ultraserver::build_edges() {
         const unsigned spare = e.standby() ? 0 : e.spare_lanes;
         const unsigned retimers = e.m == medium::backplane ? 1 : e.m == medium::cross_rack ? 2 : 0;
         const pcie::generation g = e.m == medium::backplane ? fabric_gen : pcie::generation::gen6;
-        auto& l = add_link(
-            lname, id, pcie::link_config{g, active}.with_retimers(retimers).with_spares(spare).trained_by_firmware());
+        auto& l = add_link(lname, id,
+                           pcie::link_config{g, active}
+                               .with_retimers(retimers)
+                               .with_spares(spare)
+                               .trained_by_firmware()
+                               .with_rx_buffer(fabric_rx_buffer_bytes));
         links_by_medium_[e.m].push_back(&l);
         if (e.standby()) standby_.insert(&l);
         // The first end is always a chip: its firmware trains the link.

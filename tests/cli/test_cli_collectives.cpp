@@ -40,7 +40,8 @@ TEST_CASE("collectives: nccl-tests tables with exact results for every op on red
                              "-p collectives.op=broadcast -p collectives.dtype=bf16 -p collectives.root=5",
                              "-p collectives.op=all_reduce -p collectives.dtype=int32 -p collectives.redop=min",
                              "-p collectives.op=reduce -p collectives.dtype=fp16 -p collectives.root=6",
-                             "-p collectives.op=sendrecv -p collectives.dtype=e5m2"}) {
+                             "-p collectives.op=sendrecv -p collectives.dtype=e5m2",
+                             "-p collectives.op=all_to_allv -p collectives.dtype=bf16"}) {
         const result r = trn3vp(base + args);
         INFO(args << "\n" << r.out << r.err);
         CHECK(r.code == 0);
@@ -234,4 +235,36 @@ TEST_CASE("collectives: the table as JSON, with the same fields, and a file that
                                "-p collectives.min_bytes=64 -p collectives.max_bytes=64 -p collectives.json=/dev/full");
     CHECK(full.code == 2);
     CHECK_THAT(full.err, Catch::Contains("collectives JSON file '/dev/full'"));
+}
+
+namespace {
+// Every "...backpressure" counter of a stats file, summed.
+std::uint64_t backpressure(const nlohmann::json& j) {
+    std::uint64_t sum = 0;
+    if (j.is_object())
+        for (const auto& [key, value] : j.items()) {
+            if (value.is_number() && key.size() >= 12 && key.compare(key.size() - 12, 12, "backpressure") == 0)
+                sum += value.get<std::uint64_t>();
+            else sum += backpressure(value);
+        }
+    return sum;
+}
+}  // namespace
+
+TEST_CASE("flow control on the fabric: an all_to_all's senders converging on each chip are held by full receive "
+          "buffers and the data is exact, and with the buffers unbounded nothing is held") {
+    const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
+                             "-p collectives.op=all_to_all -p collectives.min_bytes=4M -p collectives.max_bytes=4M "
+                             "-p collectives.check_max_bytes=4M --stats ";
+    for (const bool bounded : {true, false}) {
+        const std::string stats = temp_path("stats");
+        const result r = trn3vp(base + stats + (bounded ? "" : " -p 'nl32x2.*.rx_buffer=0'"));
+        INFO(r.out << r.err);
+        REQUIRE(r.code == 0);
+        CHECK_THAT(r.out, Catch::Contains("# Out of bounds values : 0 OK"));
+        const auto j = nlohmann::json::parse(slurp(stats));
+        std::remove(stats.c_str());
+        if (bounded) CHECK(backpressure(j) > 0);
+        else CHECK(backpressure(j) == 0);
+    }
 }

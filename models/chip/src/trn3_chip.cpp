@@ -290,21 +290,21 @@ void trn3_chip::drop() {
     control->fabric_dropped();
 }
 
-void trn3_chip::pass_on(unsigned dest, pcie::tlp& t) {
+void trn3_chip::pass_on(unsigned dest, pcie::tlp& t, unsigned from) {
     const unsigned port = control->route(dest);
     if (port >= TRN3_NEURONLINK_PORTS || !nl_[port]) return drop();
     fabric_forwarded_ += t.count;
-    nl_[port]->forward(std::move(t), forward_latency.get());
+    nl_[port]->forward(std::move(t), forward_latency.get(), nl_[from]);
 }
 
-void trn3_chip::fabric_receive(unsigned, pcie::tlp& t) {
+void trn3_chip::fabric_receive(unsigned port, pcie::tlp& t) {
     // A chip its host has not put on the fabric takes nothing: before its id
     // is programmed it must not mistake another chip's write for its own.
     if (!control->fabric_enabled()) return drop();
     const unsigned me = control->fabric_id();
     if (t.type == pcie::tlp_type::completion || t.type == pcie::tlp_type::completion_data) {
         // Completions go back to their requester, a chip's fabric id.
-        if (t.requester != me) return pass_on(t.requester, t);
+        if (t.requester != me) return pass_on(t.requester, t, port);
         if (!fabric_reads_->complete(t)) drop();  // no read waits for it (timed out)
         return;
     }
@@ -312,7 +312,7 @@ void trn3_chip::fabric_receive(unsigned, pcie::tlp& t) {
         t.address < TRN3_FABRIC_ADDR(0, 0))
         return drop();
     const unsigned dest = TRN3_FABRIC_ID(t.address);
-    if (dest != me) return pass_on(dest, t);
+    if (dest != me) return pass_on(dest, t, port);
     if (t.type == pcie::tlp_type::mem_write) deliver_local(t);
     else answer_read(t);
 }

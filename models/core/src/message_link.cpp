@@ -90,6 +90,11 @@ void message_link::abort(const message_port& from) {
     if (free > sc_core::sc_time_stamp()) free = sc_core::sc_time_stamp();
 }
 
+void message_link::hold(const message_port& from, const sc_core::sc_time& until) {
+    sc_core::sc_time& free = wire_free_[&from == &a_ ? 0 : 1];
+    if (free < until) free = until;
+}
+
 sc_core::sc_time message_link::transmit(message_port& from, message&& m, const sc_core::sc_time& send_time) {
     const int dir = &from == &a_ ? 0 : 1;
     message_port& to = dir == 0 ? b_ : a_;

@@ -17,7 +17,13 @@ using sc_core::SC_US;
 
 sc_time link_end::send(tlp&& t, const sc_time& when) { return link_->transmit(dir_, std::move(t), when); }
 
-sc_time link_end::forward(tlp&& t, const sc_time& latency) {
+void link_end::hold_sender(const sc_time& until) {
+    // Messages into this end come from the other end's port.
+    link_->wire_->hold(dir_ == 0 ? link_->port_b_ : link_->port_a_, until);
+    ++link_->backpressure_;
+}
+
+sc_time link_end::forward(tlp&& t, const sc_time& latency, link_end* ingress) {
     const sc_time now = sc_core::sc_time_stamp();
     sc_time start = now + latency;  // the head (the whole TLP, if single) is ready
     if (t.count > 1) {
@@ -27,6 +33,13 @@ sc_time link_end::forward(tlp&& t, const sc_time& latency) {
         const sc_time tail_ready = now + t.train_span + latency;
         const sc_time before_tail = train_time(t, t.count - 1);
         if (tail_ready > before_tail && tail_ready - before_tail > start) start = tail_ready - before_tail;
+    }
+    if (ingress && ingress->link_->rx_buffer.get().bytes > 0 && up()) {
+        const sc_time egress = std::max(start, wire_free());
+        const double rate = ingress->link_->raw_bytes_per_second();
+        const sc_time holds =
+            rate > 0 ? sc_time(double(ingress->link_->rx_buffer.get().bytes) / rate, sc_core::SC_SEC) : sc_time();
+        if (egress > now + holds) ingress->hold_sender(egress - holds);
     }
     return send(std::move(t), start);
 }
@@ -77,6 +90,10 @@ link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint
       flit_bytes(this, "flit_bytes", 0, "flit size on the wire, flit mode (0: the generation's: Gen6 256, UALink 640)"),
       flit_payload_bytes(this, "flit_payload_bytes", 0,
                          "TLP bytes a flit carries (0: the generation's: Gen6 236, UALink 616)"),
+      rx_buffer(this, "rx_buffer", byte_count{d.rx_buffer},
+                "receive buffer of each end, for TLPs a switch or chip forwards (flow control: a full buffer "
+                "holds the sender); 0: unbounded, no flow control",
+                range<byte_count>{byte_count{0}, byte_count{1ull << 30}}),
       gen_(parse_generation(generation_name.get(), std::string(this->name()) + ".generation")),
       port_a_(std::string(this->name()) + ".a", port_id_a),
       port_b_(std::string(this->name()) + ".b", port_id_b), tlps_{{this, "tlps_ab",
@@ -86,7 +103,8 @@ link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint
                      {this, "payload_bytes_ba", "TLP payload bytes b -> a"}},
       flits_{{this, "flits_ab", "flits (flit mode) a -> b"}, {this, "flits_ba", "flits (flit mode) b -> a"}},
       replayed_(this, "replayed", "TLPs replayed after a retrain"),
-      trainings_(this, "trainings", "trainings and retrains completed") {
+      trainings_(this, "trainings", "trainings and retrains completed"),
+      backpressure_(this, "backpressure", "times a full receive buffer held this link's sender (flow control)") {
     const unsigned physical = lanes.get() + spare_lanes.get();
     if (physical > 96)
         throw config_error(fmt::format("{}: lanes + spare_lanes = {} is above the 96 the status registers hold",

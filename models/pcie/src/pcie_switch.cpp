@@ -137,9 +137,9 @@ int pcie_switch::downstream_for_address(std::uint64_t a) const {
     return -1;
 }
 
-void pcie_switch::send_out(unsigned out, tlp&& t) {
+void pcie_switch::send_out(unsigned out, tlp&& t, int in) {
     forwarded_ += t.count;
-    ports_[out].end->forward(std::move(t), latency.get());
+    ports_[out].end->forward(std::move(t), latency.get(), in >= 0 ? ports_[static_cast<unsigned>(in)].end : nullptr);
 }
 
 void pcie_switch::receive(unsigned port, tlp& t) {
@@ -221,7 +221,7 @@ void pcie_switch::route_memory(unsigned in, tlp& t) {
         const int out = dest < fabric_routes_.size() ? fabric_routes_[dest] : -1;
         if (out < 0 || !ports_[static_cast<unsigned>(out)].end) return unsupported(in, t, TRN3_AER_UNSUPPORTED_REQUEST);
         p2p_ += t.count;
-        return send_out(static_cast<unsigned>(out), std::move(t));
+        return send_out(static_cast<unsigned>(out), std::move(t), static_cast<int>(in));
     }
     const bool from_up = static_cast<int>(in) == up_;
     const int j = downstream_for_address(t.address);
@@ -254,7 +254,7 @@ void pcie_switch::route_completion(unsigned in, tlp& t) {
         // A fabric switch: a completion goes back to its requester, a chip's fabric id.
         const int out = t.requester < fabric_routes_.size() ? fabric_routes_[t.requester] : -1;
         if (out >= 0 && ports_[static_cast<unsigned>(out)].end)
-            return send_out(static_cast<unsigned>(out), std::move(t));
+            return send_out(static_cast<unsigned>(out), std::move(t), static_cast<int>(in));
         unexpected_ += t.count;
         return;
     }

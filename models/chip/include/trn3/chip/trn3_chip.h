@@ -95,7 +95,8 @@ private:
     void fabric_read(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay, unsigned port);
     void deliver_local(pcie::tlp& t);
     void answer_read(pcie::tlp& t);
-    void pass_on(unsigned dest, pcie::tlp& t);  // towards chip `dest`, or dropped without a route
+    // Towards chip `dest` (arrived on port `from`: flow control), or dropped without a route.
+    void pass_on(unsigned dest, pcie::tlp& t, unsigned from);
     void drop();
     tlm_utils::simple_target_socket<trn3_chip> fabric_out{"fabric_out"};
     tlm_utils::simple_initiator_socket<trn3_chip> fabric_in{"fabric_in"};

@@ -128,6 +128,9 @@ public:
     // had reserved beyond now is free again. Messages already on it are still
     // delivered; the link above decides what they mean.
     void abort(const message_port& from);
+    // The wire from `from` stays busy until `until` (back-pressure: the far
+    // end has no buffer for more); what is already on it is not affected.
+    void hold(const message_port& from, const sc_core::sc_time& until);
     bandwidth current_rate() const { return rate_now_; }
 
 private:

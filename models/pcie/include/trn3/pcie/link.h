@@ -38,11 +38,11 @@
 //
 // params:  generation, lanes, spare_lanes, retimers, failed_lanes, fault_time,
 //          phy_latency, fec_latency, auto_train, detect_time, polling_time,
-//          config_time, eq_phase0..3, recovery_time, flit_bytes, flit_payload_bytes
+//          config_time, eq_phase0..3, recovery_time, flit_bytes, flit_payload_bytes, rx_buffer
 // sockets: in (target, may stay unbound): training and status registers, spec/link.h
 // irq:     irq, raised while (EVENTS & EVENT_MASK) != 0
 // stats:   tlps_ab, tlps_ba, payload_bytes_ab, payload_bytes_ba, flits_ab, flits_ba,
-//          replayed, trainings
+//          replayed, trainings, backpressure
 #pragma once
 
 #include <cstdint>
@@ -76,14 +76,21 @@ public:
     sc_core::sc_time send(tlp&& t, const sc_core::sc_time& when);
     // Forwards a TLP that arrived now on another link (a switch or bridge,
     // `latency` from ingress to egress): an aggregate starts when its first
-    // TLP is ready and its tail never leaves before it arrived.
-    sc_core::sc_time forward(tlp&& t, const sc_core::sc_time& latency);
+    // TLP is ready and its tail never leaves before it arrived. With the
+    // end it arrived on (`ingress`) and that link's rx_buffer, flow control:
+    // a TLP waits in the ingress buffer until its egress starts; when that
+    // wait is longer than the buffer holds at the ingress link's rate, the
+    // buffer is full, and the ingress link's sender is held until there is
+    // room (its wire stays busy: back-pressure, hop by hop to the source).
+    sc_core::sc_time forward(tlp&& t, const sc_core::sc_time& latency, link_end* ingress = nullptr);
     // Time to serialise n TLPs like t back to back at the current width.
     sc_core::sc_time train_time(const tlp& t, std::uint64_t n) const;
     // When the wire leaving this end is next free.
     sc_core::sc_time wire_free() const;
 
     link& owner() const { return *link_; }
+    // Holds the sender at the other end of this end's link until `until`.
+    void hold_sender(const sc_core::sc_time& until);
     bool up() const;
     unsigned width() const;
 
@@ -104,6 +111,7 @@ struct link_config {
     unsigned spare_lanes = 0;
     unsigned retimers = 0;
     bool auto_train = true;
+    std::uint64_t rx_buffer = 0;  // bytes per receiving end; 0: no flow control
 
     link_config& with_retimers(unsigned n) {
         retimers = n;
@@ -115,6 +123,10 @@ struct link_config {
     }
     link_config& trained_by_firmware() {
         auto_train = false;
+        return *this;
+    }
+    link_config& with_rx_buffer(std::uint64_t bytes) {
+        rx_buffer = bytes;
         return *this;
     }
 };
@@ -133,6 +145,7 @@ public:
     param<sc_core::sc_time> detect_time, polling_time, config_time, recovery_time;
     param<sc_core::sc_time> eq_phase0, eq_phase1, eq_phase2, eq_phase3;
     param<std::uint64_t> flit_bytes, flit_payload_bytes;
+    param<byte_count> rx_buffer;
 
     irq_line irq;
 
@@ -160,6 +173,7 @@ public:
     sc_core::sc_time latency() const;  // phy + fec + retimers: what the wire adds after the last flit
     sc_core::sc_time trained_at() const { return trained_at_; }
     std::uint64_t replayed() const { return replayed_.value(); }
+    std::uint64_t held_by_receiver() const { return backpressure_.value(); }  // flow control: times the sender was held
     retimer& retimer_at(unsigned i) { return *retimers_[i]; }
     // Fails lanes now (a fault injected by a test or a platform); a link in
     // L0 retrains.
@@ -214,7 +228,7 @@ private:
     timeline::track track_;
     sc_core::sc_event step_event_, fault_event_;
 
-    counter tlps_[2], payload_bytes_[2], flits_[2], replayed_, trainings_;
+    counter tlps_[2], payload_bytes_[2], flits_[2], replayed_, trainings_, backpressure_;
 
     reg control_{regs, "control", TRN3_LINK_CONTROL, 4, 0, access::rw, "bit 0 enable (train), bit 1 retrain (write 1)"};
     reg status_{regs,

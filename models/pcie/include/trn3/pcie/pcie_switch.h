@@ -113,7 +113,8 @@ private:
     void route_memory(unsigned in, tlp& t);
     void route_completion(unsigned in, tlp& t);
     void unsupported(unsigned in, tlp& t, std::uint32_t aer_bit);
-    void send_out(unsigned out, tlp&& t);
+    // `in`: the port it came in on, for flow control (fabric routes), or -1.
+    void send_out(unsigned out, tlp&& t, int in = -1);
     int downstream_for_bus(unsigned bus) const;
     int downstream_for_address(std::uint64_t address) const;
 

@@ -101,6 +101,18 @@ TEST_CASE("collectives: an algorithm that cannot run the op, or needs more fabri
     expect_user_error(base + "-p collectives.algorithm=tree", "must be one of auto, ring, direct, halving_doubling");
 }
 
+TEST_CASE("collectives: a chain pipelines in segments of collectives.segment_bytes, exact, and the segment size "
+          "changes the time") {
+    const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
+                             "-p collectives.op=broadcast -p collectives.min_bytes=1M -p collectives.max_bytes=1M ";
+    const auto eight = table_rows(trn3vp(base).out),
+               small = table_rows(trn3vp(base + "-p collectives.segment_bytes=16K").out);
+    REQUIRE(eight.size() == 1);
+    REQUIRE(small.size() == 1);
+    CHECK_THAT(small[0], Catch::EndsWith("      0"));
+    CHECK(small[0] != eight[0]);  // 64 segments: here their descriptors cost more than the finer pipeline gains
+}
+
 TEST_CASE("collectives run on reduced nl72x2 and on the 2D torus too") {
     for (const char* platform :
          {"nl72x2 -p nl72x2.trays=1 -p nl72x2.app=collectives", "nl16-torus2d -p nl16_torus2d.app=collectives"}) {

@@ -159,7 +159,8 @@ TEST_CASE("direct all_to_all: every rank gets chunk i of rank i's input at chunk
     CHECK_THROWS_WITH(collectives::plan_ring(r), "all_to_all has no ring plan (plan_direct)");
 }
 
-TEST_CASE("chain broadcast: every rank gets the root's input, from any root, in and out of place, under every timing") {
+TEST_CASE("chain broadcast: every rank gets the root's input, from any root, in and out of place, in n segments or "
+          "segments of a size, under every timing") {
     for (const unsigned n : {2u, 3u, 5u, 8u})
         for (const std::uint64_t elements : {std::uint64_t(1), std::uint64_t(13), std::uint64_t(8 * n)})
             for (const bool in_place : {false, true})
@@ -180,6 +181,7 @@ TEST_CASE("chain broadcast: every rank gets the root's input, from any root, in 
                         r.channels = channels;
                         r.channel = c;
                         r.root = root;
+                        r.segment_bytes = elements == 13 ? 12 : 0;  // 5 segments: 4 of 3 elements, one of 1
                         plans.push_back(collectives::plan(r));
                     }
                     for (std::uint64_t seed = 1; seed <= 8; ++seed) {

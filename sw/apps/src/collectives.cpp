@@ -65,6 +65,10 @@ public:
                                                "all_to_allv", "broadcast", "reduce", "sendrecv"}}};
     param<std::uint64_t> root{nullptr, "collectives.root", 0,
                               "broadcast and reduce: the root's rank in the communicator"};
+    param<byte_count> segment_bytes{nullptr, "collectives.segment_bytes", byte_count{0},
+                                    "chains (broadcast, reduce) pipeline the buffer in segments of this size; 0: as "
+                                    "many segments as ranks",
+                                    range<byte_count>{byte_count{0}, byte_count{1ull << 30}}};
     param<std::string> algorithm{
         nullptr, "collectives.algorithm", "auto",
         "the schedule: auto (collectives::choose, by op, ranks and size), ring, direct, halving_doubling, chain",
@@ -317,6 +321,7 @@ private:
         r.counters = collectives::counters_needed(r.how, r.what, size());
         r.first_counter = channel * r.counters;
         r.timing_only = !checked(bytes);
+        r.segment_bytes = segment_bytes.get().bytes;
         if (r.what == collectives::op::all_to_allv) r.splits = reference().splits(bytes / element_bytes());
         return r;
     }

@@ -10,6 +10,13 @@ using namespace detail;
 
 namespace {
 
+// The segments a chain pipelines: n, or the buffer in pieces of segment_bytes.
+unsigned segments_of(const request& r, unsigned n) {
+    if (r.segment_bytes == 0) return n;
+    const std::uint64_t s = (r.bytes + r.segment_bytes - 1) / r.segment_bytes;
+    return static_cast<unsigned>(std::min<std::uint64_t>(std::max<std::uint64_t>(s, 1), 1u << 16));
+}
+
 // reduce: the chain ends at the root; segments flow towards it, reduced at every rank.
 std::vector<rank_plan> reduce_chain(const request& r) {
     const auto n = static_cast<unsigned>(r.ring.size());
@@ -18,7 +25,8 @@ std::vector<rank_plan> reduce_chain(const request& r) {
     const unsigned data = r.first_counter, tokens = r.first_counter + 1;
     const std::uint32_t root_id = ranks[r.root];
     const auto root_at = static_cast<unsigned>(std::find(r.ring.begin(), r.ring.end(), root_id) - r.ring.begin());
-    auto piece = [&](unsigned s) { return piece_of(r, n, s); };
+    const unsigned segments = segments_of(r, n);
+    auto piece = [&](unsigned s) { return piece_of(r, segments, s); };
     const std::uint32_t reduce_flags = TRN3_DESC_REDUCE_WITH(r.reduce_op, r.reduce_type) | TRN3_DESC_ON_CHANNEL(data);
     const std::uint64_t token_slot = r.at.token + 2 * token_bytes * r.channel;
     // The buffer a rank reduces into: the root's output; the others' work (their inputs stay).
@@ -34,7 +42,7 @@ std::vector<rank_plan> reduce_chain(const request& r) {
         const unsigned next = r.ring[(root_at + 2 + q) % n], prev = r.ring[(root_at + q) % n];
         if (q > 0) {
             if (work != r.at.send)
-                for (unsigned s = 0; s < n; ++s)
+                for (unsigned s = 0; s < segments; ++s)
                     if (piece(s).count > 0)
                         d.push_back(copy(r.at.send + piece(s).first, work + piece(s).first, piece(s).count));
             // Ready: the predecessor may reduce into this rank's buffer.
@@ -43,7 +51,7 @@ std::vector<rank_plan> reduce_chain(const request& r) {
         }
         if (!root) d.push_back(wait_on(tokens, token_bytes));
         std::uint64_t landed = 0;
-        for (unsigned s = 0; s < n; ++s) {
+        for (unsigned s = 0; s < segments; ++s) {
             const chunk seg = piece(s);
             if (seg.count == 0) continue;
             if (q > 0) {
@@ -71,7 +79,8 @@ std::vector<rank_plan> plan_chain(const request& r) {
     // The chain: the ring from the root on.
     const std::uint32_t root_id = ranks[r.root];
     const auto start = static_cast<unsigned>(std::find(r.ring.begin(), r.ring.end(), root_id) - r.ring.begin());
-    auto piece = [&](unsigned s) { return piece_of(r, n, s); };
+    const unsigned segments = segments_of(r, n);
+    auto piece = [&](unsigned s) { return piece_of(r, segments, s); };
     const std::uint64_t input = r.at.send, output = r.in_place ? r.at.send : r.at.recv;
     std::vector<rank_plan> plans(n);
     for (unsigned q = 0; q < n; ++q) {  // q: place in the chain
@@ -81,7 +90,7 @@ std::vector<rank_plan> plan_chain(const request& r) {
         const bool last = q + 1 == n;
         const unsigned next = r.ring[(start + q + 1) % n];
         std::uint64_t landed = 0;
-        for (unsigned s = 0; s < n; ++s) {
+        for (unsigned s = 0; s < segments; ++s) {
             const chunk seg = piece(s);
             if (seg.count == 0) continue;
             if (q == 0) {

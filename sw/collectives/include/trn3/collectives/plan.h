@@ -75,6 +75,9 @@ struct request {
     // the pieces from i = 0..n-1 in order (`bytes` is not used).
     std::vector<std::uint64_t> splits;
     algorithm how = algorithm::ring;
+    // Chains (broadcast, reduce) pipeline the buffer in segments of this many
+    // bytes (at most 65,536 segments); 0: n segments.
+    std::uint64_t segment_bytes = 0;
     // The fabric channels this channel's plan may name (direct,
     // halving_doubling): [first_counter, first_counter + counters). Ring
     // and chain plans count on their queue's own channel.

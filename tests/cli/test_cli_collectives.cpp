@@ -41,7 +41,9 @@ TEST_CASE("collectives: nccl-tests tables with exact results for every op on red
                              "-p collectives.op=all_reduce -p collectives.dtype=int32 -p collectives.redop=min",
                              "-p collectives.op=reduce -p collectives.dtype=fp16 -p collectives.root=6",
                              "-p collectives.op=sendrecv -p collectives.dtype=e5m2",
-                             "-p collectives.op=all_to_allv -p collectives.dtype=bf16"}) {
+                             "-p collectives.op=all_to_allv -p collectives.dtype=bf16",
+                             "-p collectives.op=all_reduce -p collectives.dtype=bf16 -p collectives.redop=avg",
+                             "-p collectives.op=reduce_scatter -p collectives.dtype=fp32 -p collectives.redop=prod"}) {
         const result r = trn3vp(base + args);
         INFO(args << "\n" << r.out << r.err);
         CHECK(r.code == 0);
@@ -99,6 +101,8 @@ TEST_CASE("collectives: an algorithm that cannot run the op, or needs more fabri
                       "halving_doubling all_reduce on 8 ranks counts on 3 fabric channels per channel: 6 channels "
                       "need 18 of 16 (collectives.channels)");
     expect_user_error(base + "-p collectives.algorithm=tree", "must be one of auto, ring, direct, halving_doubling");
+    expect_user_error(base + "-p collectives.redop=avg -p collectives.dtype=int32",
+                      "collectives: avg is a sum over a floating type");
 }
 
 TEST_CASE("collectives: a chain pipelines in segments of collectives.segment_bytes, exact, and the segment size "

@@ -24,9 +24,9 @@
 namespace trn3::test::plans {
 
 constexpr std::uint64_t base = 0x1000000000ull, region = 1ull << 30, region_bytes = 1 << 16;
-// send, recv, work, token; scratch areas from the fifth region on, one region apart.
-inline const collectives::buffers at{base,  base + region, base + 2 * region, base + 3 * region, base + 4 * region,
-                                     region};
+// send, recv, work, token; scratch areas from the fifth region on, one region apart; avg's constant in the last.
+inline const collectives::buffers at{base,   base + region,     base + 2 * region, base + 3 * region, base + 4 * region,
+                                     region, base + 15 * region};
 
 // A rank's memory: regions of 64 KiB, one per GiB from `base`, made when first touched.
 struct memory {

@@ -272,3 +272,72 @@ TEST_CASE("direct all_to_allv: every rank gets each rank's piece for it, of any 
                 }
             }
 }
+
+TEST_CASE("avg: every algorithm's sum, then each rank's finished bytes multiplied once by 1/n, for all_reduce, "
+          "reduce_scatter and reduce, under every timing") {
+    struct one {
+        op what;
+        algorithm how;
+    };
+    for (const one c : {one{op::all_reduce, algorithm::ring}, one{op::all_reduce, algorithm::direct},
+                        one{op::all_reduce, algorithm::halving_doubling}, one{op::reduce_scatter, algorithm::ring},
+                        one{op::reduce_scatter, algorithm::direct}, one{op::reduce, algorithm::chain}})
+        for (const unsigned n : {2u, 4u, 6u})
+            for (const bool in_place : {false, true}) {
+                const std::uint64_t elements = 12 * n;
+                const auto ids = ids_of(n);
+                const unsigned needed = collectives::counters_needed(c.how, c.what, n);
+                std::vector<std::vector<collectives::rank_plan>> plans;
+                for (unsigned k = 0; k < 2; ++k) {
+                    collectives::request r;
+                    r.what = c.what;
+                    r.how = c.how;
+                    for (unsigned id : ids) r.ranks.push_back(id);
+                    for (unsigned i = 0; i < n; ++i) r.ring.push_back(ids[(i + k) % n]);
+                    r.bytes = elements * 4;
+                    r.in_place = in_place;
+                    r.at = at;
+                    r.channels = 2;
+                    r.channel = k;
+                    r.first_counter = k * needed;
+                    r.counters = needed;
+                    r.average = true;
+                    plans.push_back(collectives::plan(r));
+                }
+                for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+                    INFO(collectives::name(c.how) << " " << collectives::name(c.what) << " n " << n << " in place "
+                                                  << in_place << " seed " << seed);
+                    std::vector<memory> mem(n);
+                    std::vector<counts> rx;
+                    const float inverse = 1.0f / float(n);
+                    for (unsigned p = 0; p < n; ++p) {
+                        for (std::uint64_t e = 0; e < elements; ++e) {
+                            const float v = float(8 * p + e % 8);
+                            std::memcpy(mem[p].at(at.send + e * 4, 4), &v, 4);
+                            std::memcpy(mem[p].at(at.constant + e * 4, 4), &inverse, 4);
+                        }
+                    }
+                    REQUIRE(run(plans, ids, mem, rx, seed));
+                    const std::uint64_t chunk = elements / n;
+                    for (unsigned p = 0; p < n; ++p) {
+                        if (c.what == op::reduce && p != 0) continue;  // root 0
+                        const std::uint64_t first = c.what == op::reduce_scatter ? chunk * p : 0;
+                        const std::uint64_t count = c.what == op::reduce_scatter ? chunk : elements;
+                        const std::uint64_t out = in_place ? at.send + first * 4 : at.recv;
+                        for (std::uint64_t e = 0; e < count; ++e) {
+                            const float sum = float(8 * n * (n - 1) / 2 + n * ((first + e) % 8));
+                            CHECK(f32(mem[p].at(out + e * 4, 4)) == sum * inverse);  // scaled once
+                        }
+                    }
+                }
+            }
+    collectives::request r;
+    r.what = op::all_reduce;
+    for (unsigned i = 0; i < 4; ++i) r.ring.push_back(i);
+    r.bytes = 64;
+    r.at = at;
+    r.average = true;
+    r.reduce_type = TRN3_REDUCE_INT32;
+    CHECK_THROWS_WITH(collectives::plan(r),
+                      "avg is a sum over a floating type, for all_reduce, reduce_scatter and reduce");
+}

@@ -41,7 +41,7 @@ TEST_CASE("a malformed REDUCE descriptor stops its queue with error 3 and touche
         desc(dev0, host_base + 0x300000, 8,
              TRN3_DESC_DST_HOST | TRN3_DESC_REDUCE_WITH(TRN3_REDUCE_SUM, TRN3_REDUCE_FP32), 4),
         desc(dev0, dev1, 6, TRN3_DESC_REDUCE_WITH(TRN3_REDUCE_SUM, TRN3_REDUCE_FP32), 5),
-        desc(dev0, dev1, 8, TRN3_DESC_REDUCE_WITH(3, TRN3_REDUCE_FP32), 6),
+        desc(dev0, dev1, 8, TRN3_DESC_REDUCE_WITH(4, TRN3_REDUCE_FP32), 6),
         desc(dev0, dev1, 8, TRN3_DESC_REDUCE_WITH(TRN3_REDUCE_SUM, 6), 7)};
     rig r;
     std::memcpy(r.dev(dev1), "ABCDEFGH", 8);

@@ -101,6 +101,32 @@ TEST_CASE("int32 sums wrap, max and min are signed, and a partial element is ref
     CHECK_FALSE(reduce_into({reduce_op::min, reduce_type::int32}, d.data(), s.data(), 10));
     CHECK(d == before);
     CHECK(reduction_of(2, 5).has_value());
-    CHECK_FALSE(reduction_of(3, 0).has_value());
+    CHECK(reduction_of(3, 0).has_value());  // prod
+    CHECK_FALSE(reduction_of(4, 0).has_value());
     CHECK_FALSE(reduction_of(0, 6).has_value());
+}
+
+TEST_CASE("prod multiplies: fp32 rounds to nearest even, bf16 rounds again to the format, int32 wraps") {
+    auto f = bytes_of<float>({3.0f, 1.0f + 0x1p-23f, -0.0f});
+    const auto g = bytes_of<float>({0.125f, 1.0f + 0x1p-23f, 5.0f});
+    REQUIRE(reduce_into({reduce_op::prod, reduce_type::fp32}, f.data(), g.data(), f.size()));
+    std::vector<float> v(3);
+    std::memcpy(v.data(), f.data(), 12);
+    CHECK(v[0] == 0.375f);
+    CHECK(v[1] == 1.0f + 0x1p-22f);  // 1 + 2^-22 + 2^-46 rounds to 1 + 2^-22
+    CHECK((v[2] == 0.0f && std::signbit(v[2])));
+    // bf16 1.5 x 1.0078125 = 1.51171875 (exact in fp32), halfway between bf16's 1.5078125 and 1.515625: to even
+    std::vector<std::uint16_t> a = {0x3fc0}, b = {0x3f81};
+    std::vector<std::uint8_t> ab(2), bb(2);
+    std::memcpy(ab.data(), a.data(), 2);
+    std::memcpy(bb.data(), b.data(), 2);
+    REQUIRE(reduce_into({reduce_op::prod, reduce_type::bf16}, ab.data(), bb.data(), 2));
+    std::memcpy(a.data(), ab.data(), 2);
+    CHECK(a[0] == 0x3fc2);  // 1.515625
+    auto i = bytes_of<std::int32_t>({65536, -3});
+    const auto j = bytes_of<std::int32_t>({65536, 7});
+    REQUIRE(reduce_into({reduce_op::prod, reduce_type::int32}, i.data(), j.data(), i.size()));
+    std::vector<std::int32_t> w(2);
+    std::memcpy(w.data(), i.data(), 8);
+    CHECK(w == std::vector<std::int32_t>{0, -21});  // 2^32 wraps to 0
 }

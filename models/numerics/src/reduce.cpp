@@ -15,6 +15,7 @@ float combine(reduce_op op, float a, float b) {
     case reduce_op::sum: return a + b;
     case reduce_op::max: return (a > b || (a == b && !std::signbit(a))) ? a : b;
     case reduce_op::min: return (a < b || (a == b && std::signbit(a))) ? a : b;
+    case reduce_op::prod: return a * b;
     }
     return a;
 }
@@ -25,6 +26,8 @@ std::int32_t combine(reduce_op op, std::int32_t a, std::int32_t b) {
         return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) + static_cast<std::uint32_t>(b));
     case reduce_op::max: return a > b ? a : b;
     case reduce_op::min: return a < b ? a : b;
+    case reduce_op::prod:
+        return static_cast<std::int32_t>(static_cast<std::uint32_t>(a) * static_cast<std::uint32_t>(b));
     }
     return a;
 }
@@ -58,6 +61,7 @@ const char* name(reduce_op op) {
     case reduce_op::sum: return "sum";
     case reduce_op::max: return "max";
     case reduce_op::min: return "min";
+    case reduce_op::prod: return "prod";
     }
     return "?";
 }
@@ -75,7 +79,7 @@ const char* name(reduce_type t) {
 }
 
 std::optional<reduction> reduction_of(unsigned op_code, unsigned type_code) {
-    if (op_code > static_cast<unsigned>(reduce_op::min) || type_code > static_cast<unsigned>(reduce_type::int32))
+    if (op_code > static_cast<unsigned>(reduce_op::prod) || type_code > static_cast<unsigned>(reduce_type::int32))
         return std::nullopt;
     return reduction{static_cast<reduce_op>(op_code), static_cast<reduce_type>(type_code)};
 }

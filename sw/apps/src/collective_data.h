@@ -54,7 +54,8 @@ struct collective_reference {
     unsigned n = 2;  // ranks
     numerics::reduce_type type = numerics::reduce_type::fp32;
     unsigned redop = TRN3_REDUCE_SUM;
-    unsigned root = 0;  // broadcast
+    unsigned root = 0;  // broadcast, reduce
+    bool average = false;  // avg: the sum times 1/n rounded to the type
 
     bool reduces() const {
         return what == collectives::op::all_reduce || what == collectives::op::reduce_scatter ||
@@ -67,7 +68,7 @@ struct collective_reference {
         if (!reduces()) return static_cast<int>((p * 5 + e * 3) % 7) - 3;
         if (p == e % n) return 1 + static_cast<int>((e / n) % 2);
         if (p == (e + 1) % n) return static_cast<int>((e / n) % 3) - 1;
-        return 0;
+        return redop == TRN3_REDUCE_PROD ? 1 : 0;  // the others: the reduction's identity
     }
     // all_to_allv: each rank's `elements` split unevenly (and repeatably)
     // over the n ranks: rank i gives rank j a share weighted 1 to 9 by (i, j).
@@ -83,6 +84,14 @@ struct collective_reference {
             }
         }
         return s;
+    }
+
+    // 1/n in the type: one element (avg multiplies the sum by it).
+    std::vector<std::uint8_t> one_over_n() const {
+        std::vector<std::uint8_t> v(numerics::element_bytes(type));
+        const std::uint32_t code = numerics::encode(1.0f / static_cast<float>(n), numerics::format_of(type));
+        std::memcpy(v.data(), &code, v.size());
+        return v;
     }
 
     // The bytes rank p's output holds.
@@ -140,9 +149,11 @@ struct collective_reference {
             put_value(next, value(unsigned((e + 1) % n), e), type);
             numerics::reduce_into(r, out.data() + e * es, next, es);
             if (n > 2) {
-                put_value(next, 0, type);
+                put_value(next, redop == TRN3_REDUCE_PROD ? 1 : 0, type);
                 numerics::reduce_into(r, out.data() + e * es, next, es);
             }
+            if (average)
+                numerics::reduce_into({numerics::reduce_op::prod, type}, out.data() + e * es, one_over_n().data(), es);
         }
         if (what == collectives::op::reduce_scatter) {
             const std::uint64_t chunk = bytes / n;

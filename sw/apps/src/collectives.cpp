@@ -53,8 +53,10 @@ namespace {
 // Where the collectives keep their buffers in each chip's HBM (stack 1).
 constexpr std::uint64_t buffer_base = TRN3_DEV_HBM_BASE(1), gib = 1ull << 30;
 // Scratch: up to 9 areas of 1 GiB (halving-doubling's steps on 144 chips, and its fold).
+// avg's constant (1/n) at 26 GiB.
 constexpr collectives::buffers layout{
-    buffer_base, buffer_base + 4 * gib, buffer_base + 8 * gib, buffer_base + 12 * gib, buffer_base + 16 * gib, gib};
+    buffer_base, buffer_base + 4 * gib, buffer_base + 8 * gib, buffer_base + 12 * gib, buffer_base + 16 * gib,
+    gib,         buffer_base + 26 * gib};
 // Channel k's schedule runs on DMA queue 1 + k from a ring at ring_at + k x ring_stride.
 constexpr std::uint64_t ring_at = buffer_base + 12 * gib + (1 << 20), ring_stride = 16 << 20;
 
@@ -75,8 +77,11 @@ public:
         one_of<std::string>{{"auto", "ring", "direct", "halving_doubling", "chain"}}};
     param<std::string> dtype{nullptr, "collectives.dtype", "fp32", "element type",
                              one_of<std::string>{{"fp32", "bf16", "fp16", "e4m3", "e5m2", "int32"}}};
-    param<std::string> redop{nullptr, "collectives.redop", "sum", "reduction (all_reduce, reduce_scatter)",
-                             one_of<std::string>{{"sum", "max", "min"}}};
+    param<std::string> redop{
+        nullptr, "collectives.redop", "sum",
+        "reduction (all_reduce, reduce_scatter, reduce); avg: the sum times 1/n rounded to the type "
+        "(floating types)",
+        one_of<std::string>{{"sum", "max", "min", "prod", "avg"}}};
     param<byte_count> min_bytes{nullptr, "collectives.min_bytes", byte_count{8},
                                 "first size of the sweep (K, M, G: binary, as nccl-tests' -b)",
                                 range<byte_count>{byte_count{1}, byte_count{1ull << 30}}};
@@ -287,7 +292,10 @@ private:
                                               : collectives::op::all_to_all;
     }
     unsigned redop_code() const {
-        return redop.get() == "sum" ? TRN3_REDUCE_SUM : redop.get() == "max" ? TRN3_REDUCE_MAX : TRN3_REDUCE_MIN;
+        return redop.get() == "max"    ? TRN3_REDUCE_MAX
+               : redop.get() == "min"  ? TRN3_REDUCE_MIN
+               : redop.get() == "prod" ? TRN3_REDUCE_PROD
+                                       : TRN3_REDUCE_SUM;  // sum, avg
     }
     // Channel k's ring over ranks 0..n-1 (rank = fabric id): stride 1, then
     // n - 1 (the reverse), then 3, n - 3, 5... whichever are coprime with n.
@@ -322,12 +330,18 @@ private:
         r.first_counter = channel * r.counters;
         r.timing_only = !checked(bytes);
         r.segment_bytes = segment_bytes.get().bytes;
+        r.average = reduces() && redop.get() == "avg";
         if (r.what == collectives::op::all_to_allv) r.splits = reference().splits(bytes / element_bytes());
         return r;
     }
     unsigned size() const { return static_cast<unsigned>(members_.size()); }
     collective_reference reference() const {
-        return {what(), size(), dtype_of(dtype.get()).type, redop_code(), static_cast<unsigned>(root.get())};
+        return {what(),
+                size(),
+                dtype_of(dtype.get()).type,
+                redop_code(),
+                static_cast<unsigned>(root.get()),
+                reduces() && redop.get() == "avg"};
     }
     // A chip's rank in the communicator, -1 when it is not in it.
     int rank_of_chip(int fabric_id) const {
@@ -400,6 +414,14 @@ private:
                 if ((!in_place && d.write(layout.recv, stale.data(), stale.size()) != driver::status::ok) ||
                     d.write(in_at, in.data(), in.size()) != driver::status::ok)
                     fail("writing the inputs");
+                if (reference().average) {  // 1/n, element after element
+                    const auto one = reference().one_over_n();
+                    std::vector<std::uint8_t> constant(bytes);
+                    for (std::size_t at = 0; at + one.size() <= bytes; at += one.size())
+                        std::memcpy(constant.data() + at, one.data(), one.size());
+                    if (d.write(layout.constant, constant.data(), constant.size()) != driver::status::ok)
+                        fail("writing avg's constant");
+                }
             }
             // The waits count from each channel's bytes so far: read those the plans wait on.
             std::array<std::uint64_t, TRN3_FABRIC_CHANNELS> base{};

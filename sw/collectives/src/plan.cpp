@@ -128,6 +128,9 @@ void check_supported(algorithm a, op o, unsigned n) {
 }
 
 namespace {
+using detail::piece_of;
+using detail::ranks_of;
+
 std::vector<rank_plan> by_algorithm(const request& r) {
     switch (r.how) {
     case algorithm::ring: return plan_ring(r);
@@ -137,11 +140,48 @@ std::vector<rank_plan> by_algorithm(const request& r) {
     }
     return {};
 }
+
+// avg: the bytes of rank `rank`'s output this channel finished (in bytes,
+// from the output's start), by the algorithm's split of the buffer.
+std::vector<chunk> finished_here(const request& r, unsigned rank) {
+    const auto n = static_cast<unsigned>(r.ring.size());
+    const std::uint64_t es = r.element_bytes, elements = r.bytes / es;
+    std::vector<chunk> out;
+    if (r.what == op::reduce_scatter) {
+        const chunk p = piece_of(r, n, rank), whole = chunk_of(elements, n, rank);
+        out.push_back({r.in_place ? p.first : p.first - whole.first * es, p.count});
+    } else if (r.what == op::reduce) {
+        if (rank != r.root) return out;
+        const std::uint64_t segments =
+            r.segment_bytes == 0 ? n
+                                 : std::min<std::uint64_t>((r.bytes + r.segment_bytes - 1) / r.segment_bytes, 1u << 16);
+        for (unsigned s = 0; s < segments; ++s) out.push_back(piece_of(r, static_cast<unsigned>(segments), s));
+    } else if (r.how == algorithm::ring) {
+        for (unsigned c = 0; c < n; ++c) out.push_back(piece_of(r, n, c));
+    } else {
+        const chunk part = chunk_of(elements, r.channels, r.channel);
+        out.push_back({part.first * es, part.count * es});
+    }
+    return out;
+}
 }  // namespace
 
 std::vector<rank_plan> plan(const request& r) {
     check_supported(r.how, r.what, static_cast<unsigned>(r.ring.size()));
+    if (r.average && (r.reduce_op != TRN3_REDUCE_SUM || r.reduce_type == TRN3_REDUCE_INT32 ||
+                      (r.what != op::all_reduce && r.what != op::reduce_scatter && r.what != op::reduce)))
+        throw std::invalid_argument("avg is a sum over a floating type, for all_reduce, reduce_scatter and reduce");
     std::vector<rank_plan> plans = by_algorithm(r);
+    if (r.average) {
+        std::map<unsigned, unsigned> rank_of;
+        for (unsigned i = 0; i < ranks_of(r).size(); ++i) rank_of[ranks_of(r)[i]] = i;
+        const std::uint64_t output = r.in_place ? r.at.send : r.at.recv;
+        for (auto& p : plans)
+            for (const chunk& c : finished_here(r, rank_of.at(p.fabric_id)))
+                if (c.count > 0)
+                    p.descriptors.push_back(detail::copy(r.at.constant, output + c.first, c.count,
+                                                         TRN3_DESC_REDUCE_WITH(TRN3_REDUCE_PROD, r.reduce_type)));
+    }
     if (r.timing_only)
         for (auto& p : plans)
             for (auto& d : p.descriptors)

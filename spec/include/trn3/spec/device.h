@@ -179,12 +179,13 @@ struct trn3_dma_descriptor { /* 32 bytes */
  * and switch on the way, and moves no data and reduces nothing. Sweeps past
  * the sizes worth checking use it: the times are those of the data mode. */
 #define TRN3_DESC_TIMING_ONLY 0x20u
-#define TRN3_DESC_REDUCE_OP(f) (((f) >> 8) & 0xFu) /* TRN3_REDUCE_SUM, _MAX, _MIN */
+#define TRN3_DESC_REDUCE_OP(f) (((f) >> 8) & 0xFu) /* TRN3_REDUCE_SUM, _MAX, _MIN, _PROD */
 #define TRN3_DESC_REDUCE_TYPE(f) (((f) >> 12) & 0xFu) /* TRN3_REDUCE_FP32 ... _INT32 */
 #define TRN3_DESC_REDUCE_WITH(op, type) (TRN3_DESC_REDUCE | ((uint32_t)(op) << 8) | ((uint32_t)(type) << 12))
 #define TRN3_REDUCE_SUM 0u
 #define TRN3_REDUCE_MAX 1u
 #define TRN3_REDUCE_MIN 2u
+#define TRN3_REDUCE_PROD 3u
 #define TRN3_REDUCE_FP32 0u
 #define TRN3_REDUCE_BF16 1u
 #define TRN3_REDUCE_FP16 2u

@@ -2,7 +2,7 @@
 // engines do them at the destination ("near-memory" read-add-write): the
 // collectives' reduce steps. The rules, format by format:
 //
-//   fp32            IEEE single: sum rounds to nearest even; max/min of two
+//   fp32            IEEE single: sum and prod round to nearest even; max/min of two
 //                   numbers is the larger/smaller (-0 < +0); a NaN in
 //                   either operand gives the canonical quiet NaN.
 //   bf16, fp16,     both operands decoded exactly to fp32, combined as
@@ -11,10 +11,10 @@
 //                   to NaN, the others to infinity). A sum is rounded twice
 //                   (fp32, then the format); it is exact whenever the exact
 //                   sum fits the format, as the collectives' tests arrange.
-//   int32           two's complement: sum wraps, max/min signed.
+//   int32           two's complement: sum and prod wrap, max/min signed.
 //
-// avg is a sum followed by a division on the host side (the communicator),
-// not a reduction here.
+// avg is not a reduction here: the collectives sum, then multiply by 1/n
+// rounded to the type (a prod with a buffer of that constant).
 #pragma once
 
 #include <cstddef>
@@ -26,7 +26,7 @@
 
 namespace trn3::numerics {
 
-enum class reduce_op : std::uint8_t { sum = 0, max = 1, min = 2 };
+enum class reduce_op : std::uint8_t { sum = 0, max = 1, min = 2, prod = 3 };
 enum class reduce_type : std::uint8_t { fp32 = 0, bf16 = 1, fp16 = 2, e4m3fn = 3, e5m2 = 4, int32 = 5 };
 
 struct reduction {

@@ -49,6 +49,8 @@ struct buffers {
     // halving_doubling): areas of scratch_stride bytes (at least the buffer),
     // as many as counters_needed().
     std::uint64_t scratch = 0, scratch_stride = 0;
+    // avg: a buffer as long as the collective's, every element 1/n in its type.
+    std::uint64_t constant = 0;
 };
 
 struct request {
@@ -82,6 +84,10 @@ struct request {
     // halving_doubling): [first_counter, first_counter + counters). Ring
     // and chain plans count on their queue's own channel.
     unsigned first_counter = 0, counters = 0;
+    // avg (reduce_op sum, a floating type): after the sum, each rank
+    // multiplies what this channel finished there by `at.constant` (1/n
+    // rounded to the type: TRN3_REDUCE_PROD), locally (plan() adds it).
+    bool average = false;
     // Every descriptor timing only (TRN3_DESC_TIMING_ONLY): the times of the
     // data mode, no data moved (plan() sets the flag).
     bool timing_only = false;

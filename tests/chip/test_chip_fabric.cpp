@@ -21,6 +21,24 @@ using sc_core::sc_time;
 using sc_core::SC_US;
 using test::chip_rig;
 
+namespace {
+// Chip 1 (fabric id 1, on the fabric) with NeuronLink port 3 on a link whose
+// far end the test plays: what leaves lands in `out`; chip 9 is routed
+// through port 3. With `boot`, the firmware has run (HBM trained).
+struct port3_rig {
+    delivery_queue queue{"queue"};
+    pcie::link nl3{"nl3", queue, 1, 2, pcie::link_config{pcie::generation::gen6, 8}};
+    std::vector<pcie::tlp> out;
+    chip_rig r{[this](chip::trn3_chip& c) { c.attach_neuronlink(3, nl3); }};
+    explicit port3_rig(bool boot) {
+        nl3.b().on_receive([this](pcie::tlp& t) { out.push_back(t); });
+        if (boot) r.boot();
+        r.wr(TRN3_CHIP_ROUTE(9), 3);
+        r.wr(TRN3_CHIP_FABRIC_ID, 1 | TRN3_FABRIC_ENABLE);
+    }
+};
+}  // namespace
+
 TEST_CASE(
     "a write to this chip's own fabric address lands in its HBM and reads back, an access without a route is refused") {
     chip_rig r;
@@ -41,13 +59,9 @@ TEST_CASE(
 
 TEST_CASE(
     "a write to another chip's fabric address leaves on the routed NeuronLink port as write TLPs of fabric_mps bytes") {
-    delivery_queue queue("queue");
-    pcie::link nl3("nl3", queue, 1, 2, pcie::link_config{pcie::generation::gen6, 8});
-    std::vector<pcie::tlp> out;
-    nl3.b().on_receive([&](pcie::tlp& t) { out.push_back(t); });
-    chip_rig r([&](chip::trn3_chip& c) { c.attach_neuronlink(3, nl3); });
-    r.wr(TRN3_CHIP_ROUTE(9), 3);
-    r.wr(TRN3_CHIP_FABRIC_ID, 1 | TRN3_FABRIC_ENABLE);
+    port3_rig p(false);
+    auto& r = p.r;
+    auto& out = p.out;
     const auto data = test::pattern(1000, 3);
     const std::uint64_t at = TRN3_FABRIC_ADDR(9, TRN3_DEV_HBM_BASE(2) + 0x80);  // not 256-byte aligned
     CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, at, const_cast<std::uint8_t*>(data.data()), 1000) ==
@@ -188,14 +202,10 @@ TEST_CASE(
 
 TEST_CASE("a reducing write leaves with its reduction and channel in each TLP, and one arriving for this chip reduces "
           "into HBM as it lands, counted on its channel") {
-    delivery_queue queue("queue");
-    pcie::link nl3("nl3", queue, 1, 2, pcie::link_config{pcie::generation::gen6, 8});
-    std::vector<pcie::tlp> out;
-    nl3.b().on_receive([&](pcie::tlp& t) { out.push_back(t); });
-    chip_rig r([&](chip::trn3_chip& c) { c.attach_neuronlink(3, nl3); });
-    r.boot();
-    r.wr(TRN3_CHIP_ROUTE(9), 3);
-    r.wr(TRN3_CHIP_FABRIC_ID, 1 | TRN3_FABRIC_ENABLE);
+    port3_rig p(true);
+    auto& r = p.r;
+    auto& out = p.out;
+    auto& nl3 = p.nl3;
     sc_core::sc_start(sc_time(50, SC_US));  // the link is up
     const numerics::reduction sum_fp32{numerics::reduce_op::sum, numerics::reduce_type::fp32};
 
@@ -242,14 +252,10 @@ TEST_CASE("a reducing write leaves with its reduction and channel in each TLP, a
 
 TEST_CASE("a timing-only write leaves as TLPs without data, and one arriving for this chip takes the memory's time, "
           "moves nothing and is counted on its channel") {
-    delivery_queue queue("queue");
-    pcie::link nl3("nl3", queue, 1, 2, pcie::link_config{pcie::generation::gen6, 8});
-    std::vector<pcie::tlp> out;
-    nl3.b().on_receive([&](pcie::tlp& t) { out.push_back(t); });
-    chip_rig r([&](chip::trn3_chip& c) { c.attach_neuronlink(3, nl3); });
-    r.boot();
-    r.wr(TRN3_CHIP_ROUTE(9), 3);
-    r.wr(TRN3_CHIP_FABRIC_ID, 1 | TRN3_FABRIC_ENABLE);
+    port3_rig p(true);
+    auto& r = p.r;
+    auto& out = p.out;
+    auto& nl3 = p.nl3;
     sc_core::sc_start(sc_time(50, SC_US));  // the link is up
 
     std::vector<std::uint8_t> buffer(4096, 0x5A);

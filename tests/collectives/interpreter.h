@@ -136,4 +136,40 @@ inline float f32(const std::uint8_t* p) {
     return v;
 }
 
+// all_reduce, reduce_scatter, all_gather on fp32: rank p's input element e
+// is 1000 p + e (all_gather: its part, in its place when in place) ...
+inline void fill_inputs(collectives::op what, std::uint64_t elements, bool in_place, std::vector<memory>& mem) {
+    const auto n = static_cast<unsigned>(mem.size());
+    const std::uint64_t chunk = elements / n;
+    for (unsigned p = 0; p < n; ++p) {
+        const bool part = what == collectives::op::all_gather;
+        const std::uint64_t count = part ? chunk : elements, in = part && in_place ? at.recv + chunk * 4 * p : at.send;
+        for (std::uint64_t e = 0; e < count; ++e) {
+            const float v = float(1000 * p + e);
+            std::memcpy(mem[p].at(in + e * 4, 4), &v, 4);
+        }
+    }
+}
+
+// ... and every rank's output is exactly what the op gives.
+inline void check_outputs(collectives::op what, std::uint64_t elements, bool in_place, std::vector<memory>& mem) {
+    const auto n = static_cast<unsigned>(mem.size());
+    const std::uint64_t chunk = elements / n;
+    const float sum_p = float(1000 * n * (n - 1) / 2);
+    for (unsigned p = 0; p < n; ++p) {
+        if (what == collectives::op::all_reduce) {
+            const std::uint64_t out = in_place ? at.send : at.recv;
+            for (std::uint64_t e = 0; e < elements; ++e) CHECK(f32(mem[p].at(out + e * 4, 4)) == sum_p + float(n * e));
+        } else if (what == collectives::op::reduce_scatter) {
+            const std::uint64_t out = in_place ? at.send + chunk * 4 * p : at.recv;
+            for (std::uint64_t e = 0; e < chunk; ++e)
+                CHECK(f32(mem[p].at(out + e * 4, 4)) == sum_p + float(n * (chunk * p + e)));
+        } else {
+            for (unsigned q = 0; q < n; ++q)
+                for (std::uint64_t e = 0; e < chunk; ++e)
+                    CHECK(f32(mem[p].at(at.recv + (chunk * q + e) * 4, 4)) == float(1000 * q + e));
+        }
+    }
+}
+
 }  // namespace trn3::test::plans

@@ -37,41 +37,15 @@ TEST_CASE("ring all_reduce, reduce_scatter and all_gather give exact results und
                             plans.push_back(collectives::plan_ring(r));
                             REQUIRE(plans.back().size() == n);
                         }
-                        const std::uint64_t chunk = elements / n;
                         for (std::uint64_t seed = 1; seed <= 8; ++seed) {
                             INFO(collectives::name(what) << " n " << n << " elements " << elements << " in place "
                                                          << in_place << " channels " << channels << " seed " << seed);
                             std::vector<memory> mem(n);  // by rank
                             std::vector<counts> rx;
-                            // Rank p's input: element e is 1000 p + e (all_gather: its part).
-                            for (unsigned p = 0; p < n; ++p) {
-                                const std::uint64_t count = what == op::all_gather ? chunk : elements;
-                                const std::uint64_t in =
-                                    what == op::all_gather && in_place ? at.recv + chunk * 4 * p : at.send;
-                                for (std::uint64_t e = 0; e < count; ++e) {
-                                    const float v = float(1000 * p + e);
-                                    std::memcpy(mem[p].at(in + e * 4, 4), &v, 4);
-                                }
-                            }
+                            fill_inputs(what, elements, in_place, mem);
                             REQUIRE(run(plans, ids, mem, rx, seed));
                             check_landed(plans, ids, rx);
-                            for (unsigned p = 0; p < n; ++p) {
-                                if (what == op::all_reduce) {
-                                    const std::uint64_t out = in_place ? at.send : at.recv;
-                                    for (std::uint64_t e = 0; e < elements; ++e)
-                                        CHECK(f32(mem[p].at(out + e * 4, 4)) == float(1000 * n * (n - 1) / 2 + n * e));
-                                } else if (what == op::reduce_scatter) {
-                                    const std::uint64_t out = in_place ? at.send + chunk * 4 * p : at.recv;
-                                    for (std::uint64_t e = 0; e < chunk; ++e)
-                                        CHECK(f32(mem[p].at(out + e * 4, 4)) ==
-                                              float(1000 * n * (n - 1) / 2 + n * (chunk * p + e)));
-                                } else {
-                                    for (unsigned q = 0; q < n; ++q)
-                                        for (std::uint64_t e = 0; e < chunk; ++e)
-                                            CHECK(f32(mem[p].at(at.recv + (chunk * q + e) * 4, 4)) ==
-                                                  float(1000 * q + e));
-                                }
-                            }
+                            check_outputs(what, elements, in_place, mem);
                         }
                     }
 }

@@ -5,6 +5,8 @@
 // result that does not depend on the timing, bit for bit, when the sums round.
 #include <catch2/catch.hpp>
 
+#include <functional>
+
 #include "interpreter.h"
 #include "trn3/collectives/choose.h"
 
@@ -15,9 +17,11 @@ using collectives::op;
 
 namespace {
 
-// Plans of every channel; channel k names fabric channels from k x needed on.
-std::vector<std::vector<collectives::rank_plan>> plans_for(algorithm how, op what, const std::vector<unsigned>& ids,
-                                                           std::uint64_t elements, bool in_place, unsigned channels) {
+// Plans of every channel; channel k names fabric channels from k x needed
+// on and rings from the k-th rank; `also` sets what else a case needs.
+std::vector<std::vector<collectives::rank_plan>> plans_for(
+    algorithm how, op what, const std::vector<unsigned>& ids, std::uint64_t elements, bool in_place, unsigned channels,
+    const std::function<void(collectives::request&)>& also = {}) {
     const auto n = static_cast<unsigned>(ids.size());
     const unsigned needed = collectives::counters_needed(how, what, n);
     std::vector<std::vector<collectives::rank_plan>> plans;
@@ -34,6 +38,7 @@ std::vector<std::vector<collectives::rank_plan>> plans_for(algorithm how, op wha
         r.channel = c;
         r.first_counter = c * needed;
         r.counters = needed;
+        if (also) also(r);
         plans.push_back(collectives::plan(r));
         REQUIRE(plans.back().size() == n);
     }
@@ -61,41 +66,16 @@ TEST_CASE("direct and halving-doubling all_reduce, reduce_scatter and all_gather
                             if (what != op::all_reduce && elements % n != 0) continue;
                             const auto ids = ids_of(n);
                             const auto plans = plans_for(how, what, ids, elements, in_place, channels);
-                            const std::uint64_t chunk = elements / n;
                             for (std::uint64_t seed = 1; seed <= 6; ++seed) {
                                 INFO(collectives::name(how)
                                      << " " << collectives::name(what) << " n " << n << " elements " << elements
                                      << " in place " << in_place << " channels " << channels << " seed " << seed);
                                 std::vector<memory> mem(n);
                                 std::vector<counts> rx;
-                                for (unsigned p = 0; p < n; ++p) {  // element e of rank p: 1000 p + e
-                                    const std::uint64_t count = what == op::all_gather ? chunk : elements;
-                                    const std::uint64_t in =
-                                        what == op::all_gather && in_place ? at.recv + chunk * 4 * p : at.send;
-                                    for (std::uint64_t e = 0; e < count; ++e) {
-                                        const float v = float(1000 * p + e);
-                                        std::memcpy(mem[p].at(in + e * 4, 4), &v, 4);
-                                    }
-                                }
+                                fill_inputs(what, elements, in_place, mem);
                                 REQUIRE(run(plans, ids, mem, rx, seed));
                                 check_landed(plans, ids, rx);
-                                const float sum_p = float(1000 * n * (n - 1) / 2);
-                                for (unsigned p = 0; p < n; ++p) {
-                                    if (what == op::all_reduce) {
-                                        const std::uint64_t out = in_place ? at.send : at.recv;
-                                        for (std::uint64_t e = 0; e < elements; ++e)
-                                            CHECK(f32(mem[p].at(out + e * 4, 4)) == sum_p + float(n * e));
-                                    } else if (what == op::reduce_scatter) {
-                                        const std::uint64_t out = in_place ? at.send + chunk * 4 * p : at.recv;
-                                        for (std::uint64_t e = 0; e < chunk; ++e)
-                                            CHECK(f32(mem[p].at(out + e * 4, 4)) == sum_p + float(n * (chunk * p + e)));
-                                    } else {
-                                        for (unsigned q = 0; q < n; ++q)
-                                            for (std::uint64_t e = 0; e < chunk; ++e)
-                                                CHECK(f32(mem[p].at(at.recv + (chunk * q + e) * 4, 4)) ==
-                                                      float(1000 * q + e));
-                                    }
-                                }
+                                check_outputs(what, elements, in_place, mem);
                             }
                         }
             }
@@ -176,25 +156,11 @@ TEST_CASE("chain reduce gives the root the exact reduction and leaves every inpu
                         const auto ids = ids_of(n);
                         const unsigned root = n / 2;
                         const algorithm how = what == op::reduce ? algorithm::chain : algorithm::direct;
-                        const unsigned needed = collectives::counters_needed(how, what, n);
-                        std::vector<std::vector<collectives::rank_plan>> plans;
-                        for (unsigned c = 0; c < channels; ++c) {
-                            collectives::request r;
-                            r.what = what;
-                            r.how = how;
-                            for (unsigned id : ids) r.ranks.push_back(id);
-                            for (unsigned i = 0; i < n; ++i) r.ring.push_back(ids[(c % 2 ? n - i : i) % n]);
-                            r.bytes = elements * 4;
-                            r.in_place = in_place;
-                            r.at = at;
-                            r.channels = channels;
-                            r.channel = c;
-                            r.root = root;
-                            r.first_counter = c * needed;
-                            r.counters = needed;
-                            r.segment_bytes = elements == 13 ? 8 : 0;  // 7 segments of 2 elements, one of 1
-                            plans.push_back(collectives::plan(r));
-                        }
+                        const auto plans =
+                            plans_for(how, what, ids, elements, in_place, channels, [&](collectives::request& r) {
+                                r.root = root;
+                                r.segment_bytes = elements == 13 ? 8 : 0;  // 7 segments of 2 elements, one of 1
+                            });
                         for (std::uint64_t seed = 1; seed <= 6; ++seed) {
                             INFO(collectives::name(what) << " n " << n << " elements " << elements << " in place "
                                                          << in_place << " channels " << channels << " seed " << seed);
@@ -230,21 +196,10 @@ TEST_CASE("direct all_to_allv: every rank gets each rank's piece for it, of any 
                 const auto ids = ids_of(n);
                 std::vector<std::uint64_t> splits;
                 for (unsigned i = 0; i < n * n; ++i) splits.push_back((i * 7 + 3) % 11);  // 0 to 10 elements
-                std::vector<std::vector<collectives::rank_plan>> plans;
-                for (unsigned c = 0; c < channels; ++c) {
-                    collectives::request r;
-                    r.what = op::all_to_allv;
-                    r.how = algorithm::direct;
-                    for (unsigned id : ids) r.ranks.push_back(id);
-                    for (unsigned id : ids) r.ring.push_back(id);
-                    for (std::uint64_t s : splits) r.splits.push_back(s);
-                    r.bytes = 4;
-                    r.in_place = in_place;
-                    r.at = at;
-                    r.channels = channels;
-                    r.channel = c;
-                    plans.push_back(collectives::plan(r));
-                }
+                const auto plans = plans_for(algorithm::direct, op::all_to_allv, ids, 1, in_place, channels,
+                                             [&](collectives::request& r) {
+                                                 for (std::uint64_t s : splits) r.splits.push_back(s);
+                                             });
                 for (std::uint64_t seed = 1; seed <= 6; ++seed) {
                     INFO("n " << n << " in place " << in_place << " channels " << channels << " seed " << seed);
                     std::vector<memory> mem(n);
@@ -286,24 +241,8 @@ TEST_CASE("avg: every algorithm's sum, then each rank's finished bytes multiplie
             for (const bool in_place : {false, true}) {
                 const std::uint64_t elements = 12 * n;
                 const auto ids = ids_of(n);
-                const unsigned needed = collectives::counters_needed(c.how, c.what, n);
-                std::vector<std::vector<collectives::rank_plan>> plans;
-                for (unsigned k = 0; k < 2; ++k) {
-                    collectives::request r;
-                    r.what = c.what;
-                    r.how = c.how;
-                    for (unsigned id : ids) r.ranks.push_back(id);
-                    for (unsigned i = 0; i < n; ++i) r.ring.push_back(ids[(i + k) % n]);
-                    r.bytes = elements * 4;
-                    r.in_place = in_place;
-                    r.at = at;
-                    r.channels = 2;
-                    r.channel = k;
-                    r.first_counter = k * needed;
-                    r.counters = needed;
-                    r.average = true;
-                    plans.push_back(collectives::plan(r));
-                }
+                const auto plans = plans_for(c.how, c.what, ids, elements, in_place, 2,
+                                             [](collectives::request& r) { r.average = true; });
                 for (std::uint64_t seed = 1; seed <= 4; ++seed) {
                     INFO(collectives::name(c.how) << " " << collectives::name(c.what) << " n " << n << " in place "
                                                   << in_place << " seed " << seed);

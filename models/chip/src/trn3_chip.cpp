@@ -213,53 +213,37 @@ void trn3_chip::fabric_read(tlm::tlm_generic_payload& tx, sc_core::sc_time& dela
     else if (failed) tx.set_response_status(tlm::TLM_GENERIC_ERROR_RESPONSE);
 }
 
+// A write TLP for this chip lands in its memory. Timing only (no_data): the
+// same accesses, carrying trn3::timing_only and pointing at a buffer nobody
+// reads; nothing moved, nothing reduced.
 void trn3_chip::deliver_local(pcie::tlp& t) {
-    tlm::tlm_generic_payload tx;
-    sc_core::sc_time delay = t.train_span;
     const std::uint64_t bytes = t.total_bytes();
-    if (t.no_data) {
-        // Timing only: the memory's accesses timed (a read first when the
-        // write reduces), nothing moved or reduced.
-        timing_only ext;
-        tx.set_extension(&ext);
-        if (timing_buffer_.size() < bytes) timing_buffer_.resize(bytes);  // what the accesses point at; untouched
-        for (const tlm::tlm_command cmd :
-             {t.reduce ? tlm::TLM_READ_COMMAND : tlm::TLM_IGNORE_COMMAND, tlm::TLM_WRITE_COMMAND}) {
-            if (cmd == tlm::TLM_IGNORE_COMMAND) continue;
-            set_access(tx, cmd, TRN3_FABRIC_OFFSET(t.address), timing_buffer_.data(), static_cast<unsigned>(bytes));
-            fabric_in->b_transport(tx, delay);
-            if (tx.get_response_status() != tlm::TLM_OK_RESPONSE) break;
-        }
-        tx.clear_extension(&ext);
-        if (tx.get_response_status() != tlm::TLM_OK_RESPONSE) return drop();
-        if (t.reduce) ++fabric_reduced_;
-        fabric_received_ += t.count;
-        control->fabric_landed(bytes, t.channel);
-        dma0.fabric_progress();
-        return;
-    }
+    if (!t.no_data && t.data.size() != bytes) return drop();  // a TLP whose data is not its length
+    tlm::tlm_generic_payload tx;
+    if (t.no_data) tx.set_extension(new timing_only);  // the payload owns it
+    sc_core::sc_time delay = t.train_span;
+    if (t.no_data && timing_buffer_.size() < bytes) timing_buffer_.resize(bytes);
+    std::uint8_t* data = t.no_data ? timing_buffer_.data() : t.data.data();
+    auto access = [&](tlm::tlm_command cmd, std::uint8_t* at) {
+        set_access(tx, cmd, TRN3_FABRIC_OFFSET(t.address), at, static_cast<unsigned>(bytes));
+        fabric_in->b_transport(tx, delay);
+        return tx.get_response_status() == tlm::TLM_OK_RESPONSE;
+    };
+    std::vector<std::uint8_t> current;
     if (t.reduce) {
         // Near-memory reduction: the memory's bytes, reduced with the data, written back.
-        std::vector<std::uint8_t> current(t.data.size());
-        set_access(tx, tlm::TLM_READ_COMMAND, TRN3_FABRIC_OFFSET(t.address), current.data(),
-                   static_cast<unsigned>(current.size()));
-        fabric_in->b_transport(tx, delay);
-        if (tx.get_response_status() != tlm::TLM_OK_RESPONSE ||
-            !numerics::reduce_into(dma::reduction_of_tlp_code(t.reduce), current.data(), t.data.data(), current.size()))
+        if (!t.no_data) current.resize(bytes);
+        std::uint8_t* held = t.no_data ? data : current.data();
+        if (!access(tlm::TLM_READ_COMMAND, held) ||
+            (!t.no_data && !numerics::reduce_into(dma::reduction_of_tlp_code(t.reduce), held, t.data.data(), bytes)))
             return drop();
-        t.data.swap(current);
+        data = held;
         ++fabric_reduced_;
     }
-    set_access(tx, tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_OFFSET(t.address), t.data.data(),
-               static_cast<unsigned>(t.data.size()));
-    fabric_in->b_transport(tx, delay);
-    if (tx.get_response_status() == tlm::TLM_OK_RESPONSE) {
-        fabric_received_ += t.count;
-        control->fabric_landed(t.data.size(), t.channel);
-        dma0.fabric_progress();  // a queue may wait for these bytes
-    } else {
-        drop();
-    }
+    if (!access(tlm::TLM_WRITE_COMMAND, data)) return drop();
+    fabric_received_ += t.count;
+    control->fabric_landed(bytes, t.channel);
+    dma0.fabric_progress();  // a queue may wait for these bytes
 }
 
 // A read request for this chip: its memory, read now, goes back to the

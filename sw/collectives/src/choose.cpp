@@ -16,6 +16,8 @@
 // the ring otherwise; all_to_all is direct, broadcast the chain.
 #include "trn3/collectives/choose.h"
 
+#include "plan_util.h"
+
 namespace trn3::collectives {
 
 namespace {
@@ -26,8 +28,7 @@ algorithm choose(op what, unsigned ranks, std::uint64_t bytes) {
     if (what == op::all_to_all || what == op::all_to_allv) return algorithm::direct;
     if (what == op::broadcast || what == op::reduce) return algorithm::chain;
     if (what == op::send_recv) return algorithm::direct;
-    unsigned bits = 0;
-    while ((2u << bits) <= ranks) ++bits;
+    const unsigned bits = detail::floor_log2(ranks);
     const unsigned p = 1u << bits;
     const bool fold = p != ranks;
     if (what != op::all_reduce) return fold ? algorithm::ring : algorithm::halving_doubling;

@@ -99,8 +99,7 @@ unsigned counters_needed(algorithm a, op o, unsigned n) {
     case algorithm::direct:
         return o == op::all_to_all || o == op::all_to_allv ? 0 : o == op::all_reduce || o == op::send_recv ? 2 : 1;
     case algorithm::halving_doubling: {
-        unsigned bits = 0;
-        while ((2u << bits) <= n) ++bits;  // 2^bits: the largest power of two <= n
+        const unsigned bits = detail::floor_log2(n);  // a counter per peer distance, one for the fold
         return bits + ((1u << bits) == n ? 0 : 1);
     }
     case algorithm::chain: return o == op::reduce ? 2 : 0;
@@ -152,10 +151,8 @@ std::vector<chunk> finished_here(const request& r, unsigned rank) {
         out.push_back({r.in_place ? p.first : p.first - whole.first * es, p.count});
     } else if (r.what == op::reduce) {
         if (rank != r.root) return out;
-        const std::uint64_t segments =
-            r.segment_bytes == 0 ? n
-                                 : std::min<std::uint64_t>((r.bytes + r.segment_bytes - 1) / r.segment_bytes, 1u << 16);
-        for (unsigned s = 0; s < segments; ++s) out.push_back(piece_of(r, static_cast<unsigned>(segments), s));
+        const unsigned segments = detail::segments_of(r, n);
+        for (unsigned s = 0; s < segments; ++s) out.push_back(piece_of(r, segments, s));
     } else if (r.how == algorithm::ring) {
         for (unsigned c = 0; c < n; ++c) out.push_back(piece_of(r, n, c));
     } else {

@@ -10,13 +10,6 @@ using namespace detail;
 
 namespace {
 
-// The segments a chain pipelines: n, or the buffer in pieces of segment_bytes.
-unsigned segments_of(const request& r, unsigned n) {
-    if (r.segment_bytes == 0) return n;
-    const std::uint64_t s = (r.bytes + r.segment_bytes - 1) / r.segment_bytes;
-    return static_cast<unsigned>(std::min<std::uint64_t>(std::max<std::uint64_t>(s, 1), 1u << 16));
-}
-
 // reduce: the chain ends at the root; segments flow towards it, reduced at every rank.
 std::vector<rank_plan> reduce_chain(const request& r) {
     const auto n = static_cast<unsigned>(r.ring.size());

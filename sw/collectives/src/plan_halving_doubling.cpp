@@ -13,8 +13,7 @@ std::vector<rank_plan> plan_halving_doubling(const request& r) {
     check_supported(algorithm::halving_doubling, r.what, n);
     const unsigned needed = counters_needed(algorithm::halving_doubling, r.what, n);
     check_counters(r, needed, "halving_doubling");
-    unsigned bits = 0;
-    while ((2u << bits) <= n) ++bits;
+    const unsigned bits = floor_log2(n);
     const unsigned p = 1u << bits, fold = r.first_counter + bits;
     const std::uint64_t es = r.element_bytes, elements = r.bytes / es;
     const bool reduce = r.what != op::all_gather, gather = r.what != op::reduce_scatter;

@@ -2,6 +2,7 @@
 // the request's checks and the channel's piece of a chunk.
 #pragma once
 
+#include <algorithm>
 #include <map>
 #include <string>
 
@@ -48,6 +49,21 @@ inline std::uint64_t work_buffer(const request& r) {
 // `leaves`; reduce_scatter and all_gather (leaves = ranks) take this
 // channel's piece of each chunk.
 chunk leaf_of(const request& r, unsigned leaves, unsigned i);
+
+// k with 2^k the largest power of two <= n (n >= 1).
+inline unsigned floor_log2(unsigned n) {
+    unsigned k = 0;
+    while ((2u << k) <= n) ++k;
+    return k;
+}
+
+// The segments a chain (broadcast, reduce) pipelines: n, or the buffer in
+// pieces of segment_bytes (at most 65,536).
+inline unsigned segments_of(const request& r, unsigned n) {
+    if (r.segment_bytes == 0) return n;
+    const std::uint64_t s = (r.bytes + r.segment_bytes - 1) / r.segment_bytes;
+    return static_cast<unsigned>(std::min<std::uint64_t>(std::max<std::uint64_t>(s, 1), 1u << 16));
+}
 
 // Throws unless counters [first_counter, first_counter + needed) exist and were given.
 void check_counters(const request& r, unsigned needed, const char* algorithm_name);

@@ -17,13 +17,15 @@
 // bytes into the destination (dst = dst op src; numerics/reduce.h): in this
 // chip's memory by reading, reducing and writing back; to another chip's
 // memory as reducing writes that the destination chip applies as the data
-// lands (reduce_extension.h). A WAIT_FABRIC descriptor holds its queue
-// until the chip's FABRIC_RX_BYTES reaches the count in its src (the engine
-// fetches it again each time fabric bytes land), then completes without
-// moving anything; the other queues go on meanwhile. A descriptor with
-// ON_CHANNEL(c) waits on channel c, or tags its fabric writes with c, instead of its queue's number.
-// A TIMING_ONLY descriptor makes the same accesses carrying trn3::timing_only:
-// every target times them and moves nothing (no data, no reduction). A failed access or a malformed
+// lands (fabric_write.h). A WAIT_FABRIC descriptor holds its queue until
+// the chip's FABRIC_RX_CHANNEL(q) reaches the count in its src (the engine
+// remembers the wait and looks at the count again when fabric bytes land),
+// then completes without moving anything; the other queues go on
+// meanwhile. A descriptor with ON_CHANNEL(c) waits on channel c, or tags
+// its fabric writes with c, instead of its queue's number. A TIMING_ONLY
+// descriptor makes the same accesses carrying trn3::timing_only: every
+// target times them and moves nothing (no data, no reduction). Engines
+// that access at the same instant go in queue order. A failed access or a malformed
 // descriptor stops the queue with STATUS error and the error cause (the
 // chip reports it in ERR_STATUS); the engine goes on with the other queues.
 // Writing CONTROL (disable, then enable) restarts a stopped queue.

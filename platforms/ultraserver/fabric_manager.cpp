@@ -25,14 +25,14 @@ void ultraserver::program_routes() {
         const auto kind = topo_.nodes[n].kind;
         if (kind == node_kind::host) continue;
         for (std::size_t k = 0; k < chips.size(); ++k) {
-            const int next = routes[n][k];
-            if (next < 0) continue;
-            const unsigned port = port_of_[n].at(next);
+            if (routes[n][k].empty()) continue;
+            std::vector<unsigned> ports;
+            for (int next : routes[n][k]) ports.push_back(port_of_[n].at(next));
             if (kind == node_kind::scaleup_switch)
-                switches_[switch_index_.at(int(n))]->set_fabric_route(unsigned(k), port);
+                switches_[switch_index_.at(int(n))]->set_fabric_route(unsigned(k), ports);
             else {
                 if (chip_routes_[n].empty()) chip_routes_[n].assign(chips.size(), TRN3_ROUTE_NONE);
-                chip_routes_[n][k] = static_cast<std::uint8_t>(port);
+                for (unsigned port : ports) chip_routes_[n][k] |= TRN3_ROUTE_PORT(port);
             }
         }
     }

@@ -89,7 +89,7 @@ private:
     std::vector<std::map<int, unsigned>> port_of_;  // node -> neighbour -> its port towards it
     std::map<std::size_t, std::vector<int>> host_chips_;  // host -> chip nodes, in root port order
     std::vector<int> fabric_id_;  // by node (-1: not a chip)
-    std::vector<std::vector<std::uint8_t>> chip_routes_;  // by node: the route table its host programs
+    std::vector<std::vector<std::uint32_t>> chip_routes_;  // by node: the route table its host programs
     double elaboration_s_ = 0;
 };
 

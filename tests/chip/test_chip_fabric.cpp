@@ -33,7 +33,7 @@ struct port3_rig {
     explicit port3_rig(bool boot) {
         nl3.b().on_receive([this](pcie::tlp& t) { out.push_back(t); });
         if (boot) r.boot();
-        r.wr(TRN3_CHIP_ROUTE(9), 3);
+        r.wr(TRN3_CHIP_ROUTE(9), TRN3_ROUTE_PORT(3));
         r.wr(TRN3_CHIP_FABRIC_ID, 1 | TRN3_FABRIC_ENABLE);
     }
 };
@@ -53,7 +53,7 @@ TEST_CASE(
     CHECK(back == v);
     CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(6, at), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
     CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_FABRIC_ADDR(6, at), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    r.wr(TRN3_CHIP_ROUTE(6), 2);  // a port with no link
+    r.wr(TRN3_CHIP_ROUTE(6), TRN3_ROUTE_PORT(2));  // a port with no link
     CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(6, at), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
 }
 
@@ -98,7 +98,7 @@ TEST_CASE("a read of another chip's memory leaves as read requests and takes the
             nl3.b().forward(std::move(c), sc_time(10, sc_core::SC_NS));
     });
     chip_rig r([&](chip::trn3_chip& c) { c.attach_neuronlink(3, nl3); });
-    r.wr(TRN3_CHIP_ROUTE(9), 3);
+    r.wr(TRN3_CHIP_ROUTE(9), TRN3_ROUTE_PORT(3));
     r.wr(TRN3_CHIP_FABRIC_ID, 1 | TRN3_FABRIC_ENABLE);
     std::vector<std::uint8_t> got(1000), lost(64);
     tlm::tlm_response_status answered = tlm::TLM_INCOMPLETE_RESPONSE, unanswered = tlm::TLM_INCOMPLETE_RESPONSE;
@@ -139,7 +139,7 @@ TEST_CASE(
         c.attach_neuronlink(5, nl5);
     });
     r.boot();
-    r.wr(TRN3_CHIP_ROUTE(8), 5);
+    r.wr(TRN3_CHIP_ROUTE(8), TRN3_ROUTE_PORT(5));
     r.wr(TRN3_CHIP_FABRIC_ID, 4 | TRN3_FABRIC_ENABLE);
     sc_core::sc_start(sc_time(50, SC_US));  // both links up
     auto write_tlp = [](std::uint64_t address, std::uint8_t fill) {
@@ -161,6 +161,50 @@ TEST_CASE(
     REQUIRE(forwarded.size() == 1);
     CHECK(forwarded[0].address == TRN3_FABRIC_ADDR(8, at));
     CHECK(forwarded[0].data == std::vector<std::uint8_t>(64, 0x88));
+}
+
+TEST_CASE("a route with two ports: each flow (source, channel) is forwarded on the port TRN3_ROUTE_PICK names") {
+    delivery_queue queue("queue");
+    const pcie::link_config cfg{pcie::generation::gen6, 8};
+    pcie::link nl3("nl3", queue, 1, 2, cfg), nl5("nl5", queue, 3, 4, cfg), nl7("nl7", queue, 5, 6, cfg);
+    std::vector<unsigned> left_on;  // by TLP: the port it left on
+    std::vector<pcie::tlp> forwarded;
+    nl5.b().on_receive([&](pcie::tlp& t) {
+        left_on.push_back(5);
+        forwarded.push_back(t);
+    });
+    nl7.b().on_receive([&](pcie::tlp& t) {
+        left_on.push_back(7);
+        forwarded.push_back(t);
+    });
+    chip_rig r([&](chip::trn3_chip& c) {
+        c.attach_neuronlink(3, nl3);
+        c.attach_neuronlink(5, nl5);
+        c.attach_neuronlink(7, nl7);
+    });
+    r.boot();
+    r.wr(TRN3_CHIP_ROUTE(8), TRN3_ROUTE_PORT(5) | TRN3_ROUTE_PORT(7));
+    r.wr(TRN3_CHIP_FABRIC_ID, 4 | TRN3_FABRIC_ENABLE);
+    sc_core::sc_start(sc_time(50, SC_US));  // the links up
+    for (unsigned k = 0; k < 8; ++k) {
+        pcie::tlp t;
+        t.type = pcie::tlp_type::mem_write;
+        t.address = TRN3_FABRIC_ADDR(8, TRN3_DEV_HBM_BASE(0) + 64 * k);
+        t.length = 64;
+        t.data.assign(64, std::uint8_t(k));
+        t.requester = 2;
+        t.channel = std::uint8_t(k % 4);
+        nl3.b().send(std::move(t), sc_core::sc_time_stamp());
+    }
+    sc_core::sc_start(sc_time(10, SC_US));
+    REQUIRE(forwarded.size() == 8);
+    std::vector<std::uint8_t> order[4];  // per channel, in the order they left
+    for (std::size_t i = 0; i < forwarded.size(); ++i) {
+        const unsigned c = forwarded[i].channel;
+        CHECK(left_on[i] == ((2 + 8 + c) % 2 == 0 ? 5u : 7u));  // pick 0: the lower port
+        order[c].push_back(forwarded[i].data[0]);
+    }
+    for (unsigned c = 0; c < 4; ++c) CHECK(order[c] == std::vector<std::uint8_t>{std::uint8_t(c), std::uint8_t(c + 4)});
 }
 
 TEST_CASE("FABRIC_ID and the route table read back what is written, and every route resets to no route") {

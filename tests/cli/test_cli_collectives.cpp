@@ -195,11 +195,11 @@ TEST_CASE("a backplane link that loses lanes during a collective: the collective
     const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
                              "-p collectives.algorithm=ring -p collectives.min_bytes=2097152 "
                              "-p collectives.max_bytes=2097152 -p collectives.check_max_bytes=4194304";
-    // r0.t0.c1's link to plane 1's switch 2 carries the rings; 7 of its 10 lanes fail while the
+    // r0.t0.c1's link to plane 1's switch 3 carries the rings; 7 of its 10 lanes fail while the
     // in-place all_reduce runs: 2 spares take over, the link retrains at x2.
     const auto healthy = table_rows(trn3vp(base).out);
-    const result r = trn3vp(base + " -p nl32x2.r0_t0_c1__r0_p1_sw2.failed_lanes=0-6 "
-                                   "-p nl32x2.r0_t0_c1__r0_p1_sw2.fault_time=1160us");
+    const result r = trn3vp(base + " -p nl32x2.r0_t0_c1__r0_p1_sw3.failed_lanes=0-6 "
+                                   "-p nl32x2.r0_t0_c1__r0_p1_sw3.fault_time=1160us");
     INFO(r.out << r.err);
     CHECK(r.code == 0);
     const auto faulted = table_rows(r.out);
@@ -213,8 +213,8 @@ TEST_CASE("a backplane link that loses lanes during a collective: the collective
 
     // All 10 lanes: the link is gone and its traffic has no other route; the
     // chips waiting for it time out, the run fails, no wrong data is reported.
-    const result dead = trn3vp(base + " -p nl32x2.r0_t0_c1__r0_p1_sw2.failed_lanes=0-9 "
-                                      "-p nl32x2.r0_t0_c1__r0_p1_sw2.fault_time=1160us -p collectives.timeout=1ms");
+    const result dead = trn3vp(base + " -p nl32x2.r0_t0_c1__r0_p1_sw3.failed_lanes=0-9 "
+                                      "-p nl32x2.r0_t0_c1__r0_p1_sw3.fault_time=1160us -p collectives.timeout=1ms");
     INFO(dead.out << dead.err);
     CHECK(dead.code == 1);
     CHECK_THAT(dead.out, Catch::Contains("FAILED: host 0: 2097152 B in place: chip r0.t1.c0 channel 0: timed out"));

@@ -505,16 +505,16 @@ TEST_CASE(
     std::vector<status> got;
     h.run([&] {
         h.probe();
-        got = {h.device.program_fabric(3, {0xFF, 2, 7}), h.device.program_fabric(256, {}),
-               h.device.program_fabric(0, std::vector<std::uint8_t>(257, 1))};
+        got = {h.device.program_fabric(3, {TRN3_ROUTE_NONE, TRN3_ROUTE_PORT(2), 0x80003}),
+               h.device.program_fabric(256, {}), h.device.program_fabric(0, std::vector<std::uint32_t>(257, 1))};
         h.bar0_read(TRN3_CHIP_FABRIC_ID);  // a read: the posted writes before it have arrived
     });
     CHECK(got == std::vector<status>{status::ok, status::bad_argument, status::bad_argument});
     CHECK(h.chip.control->fabric_id() == 3);
     CHECK(h.chip.control->fabric_enabled());
     CHECK(h.chip.control->route(0) == TRN3_ROUTE_NONE);
-    CHECK(h.chip.control->route(1) == 2);
-    CHECK(h.chip.control->route(2) == 7);
+    CHECK(h.chip.control->route(1) == TRN3_ROUTE_PORT(2));
+    CHECK(h.chip.control->route(2) == 0x80003);  // ports 0, 1 and 19
     CHECK(h.chip.control->route(3) == TRN3_ROUTE_NONE);  // untouched
 }
 

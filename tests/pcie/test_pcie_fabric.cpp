@@ -4,10 +4,12 @@
 #include <catch2/catch.hpp>
 
 #include <cstring>
+#include <map>
 
 #include "common.h"
 #include "trn3/pcie/phy.h"
 #include "trn3/pcie/tlp.h"
+#include "trn3/spec/device.h"
 #include "trn3/spec/link.h"
 
 using namespace trn3;
@@ -318,4 +320,43 @@ TEST_CASE(
     sc_core::sc_start(sc_time(60, SC_US));
     REQUIRE(rx.head.size() == 1);
     CHECK(rx.head[0] - sc_time(50, SC_US) == sc_time(2 + 5 + 2, SC_NS));
+}
+
+TEST_CASE("a fabric switch spreads flows over a destination's equal ports by source and channel, each flow in order") {
+    delivery_queue q("q");
+    link_config cfg;
+    cfg.lanes = 8;
+    link in("in", q, 1, 2, cfg), out1("out1", q, 3, 4, cfg), out2("out2", q, 5, 6, cfg);
+    pcie_switch sw("sw", switch_config{"gen1-160"}.fabric());
+    sw.attach(0, in.b());
+    sw.attach(1, out1.a());
+    sw.attach(2, out2.a());
+    sw.set_fabric_route(7, {2, 1});  // any order: the switch takes them lowest first
+    std::vector<std::pair<unsigned, tlp>> got;  // (port, TLP)
+    out1.b().on_receive([&](tlp& t) { got.emplace_back(1, t); });
+    out2.b().on_receive([&](tlp& t) { got.emplace_back(2, t); });
+    script s("s", [&] {
+        wait(sc_time(100, SC_US));
+        for (unsigned k = 0; k < 24; ++k) {  // sources 3 and 4, channels 0..2, four TLPs each
+            tlp t = mwr(TRN3_FABRIC_ADDR(7, 0x1000 + 64 * k), 64);
+            t.requester = std::uint16_t(3 + k % 2);
+            t.channel = std::uint8_t(k / 2 % 3);
+            t.tag = std::uint8_t(k);
+            in.a().send(std::move(t), sc_core::sc_time_stamp());
+        }
+    });
+    sc_core::sc_start(sc_time(200, SC_US));
+    REQUIRE(got.size() == 24);
+    std::map<std::pair<unsigned, unsigned>, int> last_tag;  // per flow (source, channel)
+    unsigned on_port[3] = {};
+    for (const auto& [port, t] : got) {
+        // TRN3_ROUTE_PICK over ports {1, 2}: (source + 7 + channel) even takes port 1.
+        CHECK(port == 1 + (t.requester + 7u + t.channel) % 2);
+        ++on_port[port];
+        const auto flow = std::make_pair(unsigned(t.requester), unsigned(t.channel));
+        CHECK((last_tag.count(flow) == 0 || last_tag[flow] < t.tag));
+        last_tag[flow] = t.tag;
+    }
+    CHECK(on_port[1] == 12);  // the six flows, three on each port
+    CHECK(on_port[2] == 12);
 }

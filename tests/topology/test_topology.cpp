@@ -2,9 +2,12 @@
 // every chip pair reachable, and the published hop counts.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "trn3/spec/device.h"
 #include "trn3/topology/topology.h"
 
 using namespace trn3::topology;
@@ -125,7 +128,7 @@ TEST_CASE("bad topology params are refused with one line naming them") {
     CHECK(small.count(node_kind::chip) == 16);
 }
 
-TEST_CASE("routes follow minimal-hop paths to every chip and spread destinations over the planes") {
+TEST_CASE("routes follow minimal-hop paths to every chip, and flows spread over the equal next hops") {
     for (const char* sku : {"nl32x2", "nl72x2"})
         for (unsigned gen : {1u, 2u, 3u}) {
             const topology t = make(sku, gen);
@@ -133,21 +136,41 @@ TEST_CASE("routes follow minimal-hop paths to every chip and spread destinations
             const auto chips = t.chips();
             const auto hops = t.chip_hops();
             INFO(sku << " gen " << gen);
+            // Every flow (source, destination, channel), taking at each node
+            // the next hop TRN3_ROUTE_PICK names, arrives in the minimal hops.
             bool all_minimal = true;
             for (std::size_t i = 0; i < chips.size(); ++i)
-                for (std::size_t k = 0; k < chips.size(); ++k) {
-                    if (i == k) continue;
-                    int at = chips[i], steps = 0;
-                    while (at != chips[k] && at >= 0 && steps < 16) {
-                        at = routes[std::size_t(at)][k];
-                        ++steps;
+                for (std::size_t k = 0; k < chips.size(); ++k)
+                    for (unsigned channel = 0; channel < 3 && i != k; ++channel) {
+                        int at = chips[i], steps = 0;
+                        while (at != chips[k] && at >= 0 && steps < 16) {
+                            const auto& next = routes[std::size_t(at)][k];
+                            at = next.empty() ? -1 : next[TRN3_ROUTE_PICK(i, k, channel, next.size())];
+                            ++steps;
+                        }
+                        all_minimal = all_minimal && at == chips[k] && steps == hops[i][k] + 1;
                     }
-                    all_minimal = all_minimal && at == chips[k] && steps == hops[i][k] + 1;
-                }
             CHECK(all_minimal);
-            // Balance: the first chip's routes to the other chips use each of its switches.
+            // Balance: the first chip's flows to the other chips, channel 0,
+            // leave through many switches; its equal next hops towards a chip
+            // one switch away are every active switch between them.
             std::map<int, unsigned> first_hops;
-            for (std::size_t k = 1; k < chips.size(); ++k) ++first_hops[routes[std::size_t(chips[0])][k]];
+            std::size_t widest = 0;
+            bool every_switch_between = true;
+            const auto adj = t.forwarding_adjacency();
+            auto joined = [&](int a, int b) {
+                return std::count(adj[std::size_t(a)].begin(), adj[std::size_t(a)].end(), b) > 0;
+            };
+            for (std::size_t k = 1; k < chips.size(); ++k) {
+                const auto& next = routes[std::size_t(chips[0])][k];
+                ++first_hops[next[TRN3_ROUTE_PICK(0, k, 0, next.size())]];
+                widest = std::max(widest, next.size());
+                for (int s : adj[std::size_t(chips[0])])
+                    if (hops[0][k] == 1 && t.nodes[std::size_t(s)].kind == node_kind::scaleup_switch &&
+                        joined(s, chips[k]))
+                        every_switch_between = every_switch_between && std::count(next.begin(), next.end(), s) == 1;
+            }
+            CHECK(every_switch_between);
             unsigned via_switch = 0, switches_used = 0;
             for (const auto& [n, count] : first_hops)
                 if (t.nodes[std::size_t(n)].kind == node_kind::scaleup_switch) {
@@ -156,6 +179,7 @@ TEST_CASE("routes follow minimal-hop paths to every chip and spread destinations
                 }
             CHECK(switches_used >= 4);  // spread, not all through one switch
             CHECK(via_switch > 0);
+            CHECK(widest >= 5);
         }
 }
 

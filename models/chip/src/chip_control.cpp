@@ -22,8 +22,9 @@ chip_control::chip_control(const sc_core::sc_module_name& name,
         launch_pc_[e] = std::make_unique<reg>(regs, fmt::format("launch_pc{}", e), TRN3_CHIP_LAUNCH_PC(e), 8, 0,
                                               access::rw, "start address of engine " + std::to_string(e));
     for (unsigned d = 0; d < TRN3_FABRIC_CHIPS; ++d)
-        routes_.push_back(std::make_unique<reg>(regs, fmt::format("route{}", d), TRN3_CHIP_ROUTE(d), 4, TRN3_ROUTE_NONE,
-                                                access::rw, "NeuronLink port towards chip " + std::to_string(d)));
+        routes_.push_back(
+            std::make_unique<reg>(regs, fmt::format("route{}", d), TRN3_CHIP_ROUTE(d), 4, TRN3_ROUTE_NONE, access::rw,
+                                  "NeuronLink ports towards chip " + std::to_string(d) + " (bit p: port p)"));
     boot_.on_read([this](reg& r) { r.set(boot_status ? boot_status() : TRN3_BOOT_RESET); });
     lnc_.on_write([](reg& r, std::uint64_t old) {
         if (r.value() != 1 && r.value() != 2) r.set(old);  // only 1 and 2 exist

@@ -120,15 +120,17 @@ void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time&
     tx.set_response_status(tlm::TLM_OK_RESPONSE);
     // Off the fabric (the host has not enabled it) or without a route: the
     // access is refused, and the DMA descriptor that made it fails.
-    const unsigned port = control->route(dest);
-    const bool local = dest == control->fabric_id();
-    if (!control->fabric_enabled() || (!local && (port >= TRN3_NEURONLINK_PORTS || !nl_[port]))) {
+    const auto* tag = tx.get_extension<dma::fabric_write>();
+    const unsigned me = control->fabric_id();
+    const int port = port_towards(me, dest, tag ? tag->channel : 0);
+    const bool local = dest == me;
+    if (!control->fabric_enabled() || (!local && port < 0)) {
         ++fabric_unroutable_;
         tx.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
     }
     if (!tx.is_write()) {
-        if (!local) return fabric_read(tx, delay, port);
+        if (!local) return fabric_read(tx, delay, unsigned(port));
         tx.set_address(TRN3_FABRIC_OFFSET(address));  // this chip's own memory, without leaving the chip
         fabric_in->b_transport(tx, delay);
         tx.set_address(address - TRN3_FABRIC_ADDR(0, 0));
@@ -137,7 +139,7 @@ void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time&
     // TLPs of fabric_mps bytes, equal ones as one aggregate (docs/pcie.md);
     // a reducing write (the DMA engine's TRN3_DESC_REDUCE) says so in each.
     const unsigned char* data = tx.get_data_ptr();
-    const auto* tag = tx.get_extension<dma::fabric_write>();
+
     const bool no_data = tx.get_extension<timing_only>() != nullptr;  // TLPs as long, without their data
     const sc_core::sc_time when = sc_core::sc_time_stamp() + delay;
     for (const pcie::tlp_piece& p : pcie::split_access(address, bytes, static_cast<unsigned>(fabric_mps.get()), true)) {
@@ -156,10 +158,10 @@ void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time&
         }
         fabric_sent_ += t.count;
         if (local) deliver_local(t);
-        else nl_[port]->send(std::move(t), when);
+        else nl_[unsigned(port)]->send(std::move(t), when);
     }
     if (!local) {
-        const sc_core::sc_time free = nl_[port]->wire_free(), now = sc_core::sc_time_stamp();
+        const sc_core::sc_time free = nl_[unsigned(port)]->wire_free(), now = sc_core::sc_time_stamp();
         if (free > now + delay) delay = free - now;  // posted: back-pressure from the wire
     }
 }
@@ -257,14 +259,14 @@ void trn3_chip::answer_read(pcie::tlp& t) {
     set_access(tx, tlm::TLM_READ_COMMAND, TRN3_FABRIC_OFFSET(t.address), data.data(),
                static_cast<unsigned>(data.size()));
     fabric_in->b_transport(tx, delay);
-    const unsigned port = control->route(t.requester);
-    if (port >= TRN3_NEURONLINK_PORTS || !nl_[port]) return drop();  // no way back: the requester times out
+    const int port = port_towards(me, t.requester, t.channel);
+    if (port < 0) return drop();  // no way back: the requester times out
     ++fabric_reads_answered_;
     std::vector<pcie::tlp> cpls;
     if (tx.get_response_status() == tlm::TLM_OK_RESPONSE)
         cpls = pcie::data_completions(t, data, static_cast<unsigned>(fabric_mps.get()), me);
     else cpls.push_back(pcie::completion_for(t, pcie::cpl_status::unsupported, me));
-    for (pcie::tlp& c : cpls) nl_[port]->forward(std::move(c), delay + forward_latency.get());
+    for (pcie::tlp& c : cpls) nl_[unsigned(port)]->forward(std::move(c), delay + forward_latency.get());
 }
 
 // A fabric TLP this chip cannot take or pass on: posted, so nobody waits for
@@ -274,11 +276,22 @@ void trn3_chip::drop() {
     control->fabric_dropped();
 }
 
+int trn3_chip::port_towards(unsigned source, unsigned dest, unsigned channel) const {
+    const std::uint32_t ports = control->route(dest) & ((1u << TRN3_NEURONLINK_PORTS) - 1);
+    const unsigned n = static_cast<unsigned>(__builtin_popcount(ports));
+    if (n == 0) return -1;
+    unsigned pick = TRN3_ROUTE_PICK(source, dest, channel, n);
+    for (unsigned p = 0; p < TRN3_NEURONLINK_PORTS; ++p)
+        if ((ports & TRN3_ROUTE_PORT(p)) && pick-- == 0) return nl_[p] ? int(p) : -1;
+    return -1;
+}
+
 void trn3_chip::pass_on(unsigned dest, pcie::tlp& t, unsigned from) {
-    const unsigned port = control->route(dest);
-    if (port >= TRN3_NEURONLINK_PORTS || !nl_[port]) return drop();
+    const bool completion = t.type == pcie::tlp_type::completion || t.type == pcie::tlp_type::completion_data;
+    const int port = port_towards(completion ? t.completer : t.requester, dest, t.channel);
+    if (port < 0) return drop();
     fabric_forwarded_ += t.count;
-    nl_[port]->forward(std::move(t), forward_latency.get(), nl_[from]);
+    nl_[unsigned(port)]->forward(std::move(t), forward_latency.get(), nl_[from]);
 }
 
 void trn3_chip::fabric_receive(unsigned port, pcie::tlp& t) {

@@ -1,9 +1,12 @@
 #include "trn3/pcie/pcie_switch.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 #include "trn3/core/error.h"
 #include "trn3/core/log.h"
+#include "trn3/spec/device.h"
 #include "trn3/spec/pci.h"
 
 namespace trn3::pcie {
@@ -207,19 +210,29 @@ void pcie_switch::route_config(unsigned in, tlp& t) {
     ports_[in].end->forward(std::move(c), latency.get());
 }
 
-void pcie_switch::set_fabric_route(unsigned dest, unsigned port) {
-    if (port >= ports_.size())
-        throw config_error(fmt::format("{}: route to port {} of {}", name(), port, ports_.size()));
-    if (fabric_routes_.size() <= dest) fabric_routes_.resize(dest + 1, -1);
-    fabric_routes_[dest] = static_cast<int>(port);
+void pcie_switch::set_fabric_route(unsigned dest, std::vector<unsigned> ports) {
+    for (unsigned port : ports)
+        if (port >= ports_.size())
+            throw config_error(fmt::format("{}: route to port {} of {}", name(), port, ports_.size()));
+    std::sort(ports.begin(), ports.end());
+    if (fabric_routes_.size() <= dest) fabric_routes_.resize(dest + 1);
+    fabric_routes_[dest] = std::move(ports);
+}
+
+int pcie_switch::fabric_port(unsigned source, unsigned dest, unsigned channel) const {
+    if (dest >= fabric_routes_.size() || fabric_routes_[dest].empty()) return -1;
+    const auto& equal = fabric_routes_[dest];
+    const unsigned out = equal[TRN3_ROUTE_PICK(source, dest, channel, equal.size())];
+    return ports_[out].end ? static_cast<int>(out) : -1;
 }
 
 void pcie_switch::route_memory(unsigned in, tlp& t) {
     if (up_ < 0 && !fabric_routes_.empty() && t.address >= (std::uint64_t(1) << 40)) {
         // A fabric address: route by the destination chip.
         const std::uint64_t dest = (t.address >> 40) - 1;
-        const int out = dest < fabric_routes_.size() ? fabric_routes_[dest] : -1;
-        if (out < 0 || !ports_[static_cast<unsigned>(out)].end) return unsupported(in, t, TRN3_AER_UNSUPPORTED_REQUEST);
+        const int out =
+            dest < fabric_routes_.size() ? fabric_port(t.requester, static_cast<unsigned>(dest), t.channel) : -1;
+        if (out < 0) return unsupported(in, t, TRN3_AER_UNSUPPORTED_REQUEST);
         p2p_ += t.count;
         return send_out(static_cast<unsigned>(out), std::move(t), static_cast<int>(in));
     }
@@ -252,9 +265,8 @@ void pcie_switch::route_memory(unsigned in, tlp& t) {
 void pcie_switch::route_completion(unsigned in, tlp& t) {
     if (up_ < 0 && !fabric_routes_.empty()) {
         // A fabric switch: a completion goes back to its requester, a chip's fabric id.
-        const int out = t.requester < fabric_routes_.size() ? fabric_routes_[t.requester] : -1;
-        if (out >= 0 && ports_[static_cast<unsigned>(out)].end)
-            return send_out(static_cast<unsigned>(out), std::move(t), static_cast<int>(in));
+        const int out = fabric_port(t.completer, t.requester, t.channel);
+        if (out >= 0) return send_out(static_cast<unsigned>(out), std::move(t), static_cast<int>(in));
         unexpected_ += t.count;
         return;
     }

@@ -355,19 +355,19 @@ void bfs(const std::vector<std::vector<int>>& adj, int from, std::vector<int>& d
 }
 }  // namespace
 
-std::vector<std::vector<int>> topology::routes() const {
+std::vector<std::vector<std::vector<int>>> topology::routes() const {
     const auto adj = forwarding_adjacency();
     const auto c = chips();
-    std::vector<std::vector<int>> table(nodes.size(), std::vector<int>(c.size(), -1));
+    std::vector<std::vector<std::vector<int>>> table(nodes.size(), std::vector<std::vector<int>>(c.size()));
     std::vector<int> dist, parent;
     for (std::size_t k = 0; k < c.size(); ++k) {
         bfs(adj, c[k], dist, parent);  // distances to destination k (the graph is undirected)
         for (std::size_t u = 0; u < nodes.size(); ++u) {
             if (int(u) == c[k] || dist[u] <= 0) continue;
-            std::vector<int> next;
+            std::vector<int>& next = table[u][k];
             for (int v : adj[u])
                 if (dist[std::size_t(v)] == dist[u] - 1) next.push_back(v);
-            if (!next.empty()) table[u][k] = next[(k + u) % next.size()];
+            std::sort(next.begin(), next.end());
         }
     }
     return table;

@@ -307,7 +307,7 @@ status trn3_device::device_copy(std::uint64_t src, std::uint64_t dst, std::size_
     return run_descriptor(src, dst, static_cast<std::uint32_t>(bytes), 0);
 }
 
-status trn3_device::program_fabric(unsigned id, const std::vector<std::uint8_t>& routes) {
+status trn3_device::program_fabric(unsigned id, const std::vector<std::uint32_t>& routes) {
     if (!probed_) return status::no_device;
     if (id >= TRN3_FABRIC_CHIPS || routes.size() > TRN3_FABRIC_CHIPS) return status::bad_argument;
     // Routes first, then the id with ENABLE: the chip joins the fabric ready to forward.

@@ -67,8 +67,18 @@
 /* RO 8: bytes of fabric writes of channel c (the sending chip's DMA queue c) that landed */
 #define TRN3_CHIP_FABRIC_RX_CHANNEL(c) (0x80u + 8u * (c))
 #define TRN3_FABRIC_CHANNELS 16u /* = TRN3_DMA_QUEUES */
-#define TRN3_CHIP_ROUTE(d) (0x400u + 4u * (d)) /* RW: NeuronLink port towards chip d; 0xFF: no route */
-#define TRN3_ROUTE_NONE 0xFFu
+/* RW: the NeuronLink ports towards chip d (bit p: port p is a next hop on a shortest path; 0: no route) */
+#define TRN3_CHIP_ROUTE(d) (0x400u + 4u * (d))
+#define TRN3_ROUTE_NONE 0u
+#define TRN3_ROUTE_PORT(p) (1u << (p))
+/* Of the n equal next hops (a chip's set ports, lowest first; a fabric
+ * switch's equal ports the same way), a TLP from chip s to chip d on fabric
+ * channel c takes number TRN3_ROUTE_PICK(s, d, c, n): one flow (source,
+ * destination, channel) keeps one path and so its order; flows spread over
+ * the planes and switches. For a completion, s is the completer, d the
+ * requester. */
+#define TRN3_ROUTE_PICK(s, d, c, n) (((unsigned)(s) + (unsigned)(d) + (unsigned)(c)) % (unsigned)(n))
+
 #define TRN3_CHIP_ID_VALUE 0x1D0F7364u
 #define TRN3_CHIP_VERSION_VALUE 0x00010000u /* major << 16 | minor: 1.0 */
 /* CORE_RESET */

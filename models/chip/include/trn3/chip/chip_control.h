@@ -59,8 +59,9 @@ public:
         return fabric_rx_channel_[channel % TRN3_FABRIC_CHANNELS]->value();
     }
     void fabric_dropped();
-    unsigned route(unsigned dest) const {
-        return dest < routes_.size() ? static_cast<unsigned>(routes_[dest]->value()) : TRN3_ROUTE_NONE;
+    // TRN3_CHIP_ROUTE(dest): the ports towards chip `dest` (bit p: port p).
+    std::uint32_t route(unsigned dest) const {
+        return dest < routes_.size() ? static_cast<std::uint32_t>(routes_[dest]->value()) : TRN3_ROUTE_NONE;
     }
 
 private:

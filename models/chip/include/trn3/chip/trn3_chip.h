@@ -69,7 +69,8 @@ public:
 
     // NeuronLink data path (auto-forwarding): accesses to fabric addresses
     // (spec/device.h TRN3_FABRIC_ADDR) from the chip's initiators leave on the
-    // port its route table names, writes as posted TLPs of fabric_mps bytes,
+    // port its route table picks for the destination (of its equal ports, by
+    // source, destination and channel: TRN3_ROUTE_PICK), writes as posted TLPs of fabric_mps bytes,
     // reads as requests of fabric_read_request bytes whose completions come
     // back to the requester (its fabric id) by the same route tables; a TLP
     // for another chip is forwarded the same way; one for this chip lands in
@@ -95,6 +96,9 @@ private:
     void fabric_read(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay, unsigned port);
     void deliver_local(pcie::tlp& t);
     void answer_read(pcie::tlp& t);
+    // The port a TLP from chip `source` to chip `dest` on `channel` leaves on
+    // (its route's equal ports, TRN3_ROUTE_PICK), or -1: no route, or no link there.
+    int port_towards(unsigned source, unsigned dest, unsigned channel) const;
     // Towards chip `dest` (arrived on port `from`: flow control), or dropped without a route.
     void pass_on(unsigned dest, pcie::tlp& t, unsigned from);
     void drop();

@@ -97,10 +97,12 @@ public:
     unsigned port_count() const { return static_cast<unsigned>(ports_.size()); }
     unsigned total_lanes() const { return total_lanes_; }
     std::uint16_t port_bdf(unsigned port) const;
-    // A fabric switch's route for writes to chip `dest`'s fabric addresses
-    // (spec/device.h TRN3_FABRIC_ADDR): the port towards it. The platform's
-    // fabric manager programs them from the topology.
-    void set_fabric_route(unsigned dest, unsigned port);
+    // A fabric switch's routes for writes to chip `dest`'s fabric addresses
+    // (spec/device.h TRN3_FABRIC_ADDR): the equal ports towards it, of which
+    // a TLP takes the one TRN3_ROUTE_PICK names (by source, destination and
+    // channel: a flow keeps one path). The platform's fabric manager programs
+    // them from the topology.
+    void set_fabric_route(unsigned dest, std::vector<unsigned> ports);
 
 private:
     struct port_state {
@@ -119,7 +121,10 @@ private:
     int downstream_for_address(std::uint64_t address) const;
 
     std::vector<port_state> ports_;
-    std::vector<int> fabric_routes_;  // by destination chip; -1 none
+    // The port towards `dest` for a TLP from `source` on `channel`, or -1.
+    int fabric_port(unsigned source, unsigned dest, unsigned channel) const;
+
+    std::vector<std::vector<unsigned>> fabric_routes_;  // by destination chip: its equal ports (none: no route)
     unsigned total_lanes_ = 0;
     int up_ = 0;
     counter forwarded_, unsupported_, acs_violations_, p2p_, unexpected_;

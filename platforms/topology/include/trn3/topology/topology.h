@@ -89,12 +89,12 @@ struct topology {
     // Per chip (the first chip's; every chip has the same budget): lanes by medium.
     std::map<medium, unsigned> chip_lanes(int chip_node, bool spares) const;
     unsigned backplane_cables() const;
-    // Routing: for every forwarding node and every destination chip, the
-    // neighbour to send to, on a minimal-hop path. Among equal next hops the
-    // choice rotates with the destination's index (and the node's), which
-    // spreads destinations over the planes and switches evenly.
-    // routes()[node][k] = next node towards chips()[k] (-1: the node itself, or unreachable).
-    std::vector<std::vector<int>> routes() const;  // a copper cable per backplane lane (Gen1/Gen2: chips x 80)
+    // Routing: for every forwarding node and every destination chip, every
+    // neighbour on a minimal-hop path (the equal next hops, ascending), which
+    // the fabric programs into chips and switches; each TLP takes one of them
+    // by its flow (spec/device.h TRN3_ROUTE_PICK).
+    // routes()[node][k] = next nodes towards chips()[k] (none: the node itself, or unreachable).
+    std::vector<std::vector<std::vector<int>>> routes() const;
 };
 
 // Throws std::invalid_argument for an unknown SKU, generation or a count

@@ -34,7 +34,7 @@ class pcie_bench;
 struct expected_chip {
     std::string name;  // the topology's name ("r0.t3.c1") or the module's
     int fabric_id = -1;  // its id on the NeuronLink fabric; -1: not on one
-    std::vector<std::uint8_t> routes;  // NeuronLink port towards each fabric chip (TRN3_ROUTE_NONE: none)
+    std::vector<std::uint32_t> routes;  // NeuronLink ports towards each fabric chip (TRN3_CHIP_ROUTE; 0: none)
 };
 
 // One host as a program sees it.

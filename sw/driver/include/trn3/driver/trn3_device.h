@@ -98,8 +98,9 @@ public:
     // fabric address): one descriptor.
     status device_copy(std::uint64_t src, std::uint64_t dst, std::size_t bytes);
     // The chip's place in the fabric: its id and its route to every chip
-    // (routes[d] = NeuronLink port towards chip d, TRN3_ROUTE_NONE for none).
-    status program_fabric(unsigned id, const std::vector<std::uint8_t>& routes);
+    // (routes[d] = the NeuronLink ports towards chip d, TRN3_ROUTE_PORT(p)
+    // each; TRN3_ROUTE_NONE for none).
+    status program_fabric(unsigned id, const std::vector<std::uint32_t>& routes);
     // What the chip's fabric counters say: bytes of fabric writes landed in
     // its memory, TLPs it dropped.
     status fabric_counters(std::uint64_t& rx_bytes, std::uint32_t& dropped);

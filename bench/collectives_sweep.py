@@ -6,12 +6,16 @@ and all_to_all over a size sweep (rows timed only above a small checked
 size), parses the nccl-tests tables, writes one CSV row per (system, op,
 size) and plots busbw against size per op (PNG, matplotlib).
 
-  bench/collectives_sweep.py [--quick] [--build build/release] [--out DIR]
+    bench/collectives_sweep.py [--quick] [--channels N] [--engines N] [--build build/release] [--out DIR]
+
 
 --quick compares 16-chip systems (nl16-torus2d against nl32x2 reduced to 4
 trays per rack); the default compares the 64-chip ones (nl32x2-torus3d
 against nl32x2 at switch generations 1, 2 and 3). Simulated figures are
-deterministic; the wall time of each run is printed too.
+deterministic; the wall time of each run is printed too. --channels (2)
+runs that many channels (each its own DMA queue and fabric channel, so
+routes stripe a peer's data over that many of the equal paths); --engines
+sets every chip's DMA engines (default: the model's 4).
 """
 import argparse
 import csv
@@ -33,11 +37,14 @@ def prefix(sku):
     return sku.replace("-", "_")
 
 
-def run(binary, sku, extra, op, min_bytes, max_bytes):
+def run(binary, sku, extra, op, min_bytes, max_bytes, channels, engines):
     p = prefix(sku)
     cmd = [binary, "run", "--platform", sku, "-p", f"{p}.app=collectives", "-p", f"collectives.op={op}",
            "-p", f"collectives.min_bytes={min_bytes}", "-p", f"collectives.max_bytes={max_bytes}",
-           "-p", "collectives.factor=4", "-p", "collectives.check_max_bytes=65536"] + extra
+           "-p", "collectives.factor=4", "-p", "collectives.check_max_bytes=65536",
+           "-p", f"collectives.channels={channels}"] + extra
+    if engines:
+        cmd += ["-p", f"{p}.*.dma0.engines={engines}"]
     start = time.monotonic()
     out = subprocess.run(cmd, capture_output=True, text=True)
     wall = time.monotonic() - start
@@ -57,6 +64,8 @@ def run(binary, sku, extra, op, min_bytes, max_bytes):
 def main():
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--channels", type=int, default=2)
+    ap.add_argument("--engines", type=int, default=0)
     ap.add_argument("--build", default="build/release")
     ap.add_argument("--out", default="bench/out")
     a = ap.parse_args()
@@ -66,11 +75,11 @@ def main():
     os.makedirs(a.out, exist_ok=True)
     chips = 16 if a.quick else 64
     # Sizes: whole chunks for every op (a multiple of 4 bytes x chips x channels).
-    min_bytes, max_bytes = 4 * chips * 2 * 4, 4 * chips * 2 * 4 ** 8
+    min_bytes, max_bytes = 4 * chips * a.channels * 4, 4 * chips * a.channels * 4 ** 8
     results = []
     for label, sku, extra in systems(a.quick):
         for op in ("all_reduce", "all_to_all"):
-            rows, wall = run(binary, sku, extra, op, min_bytes, max_bytes)
+            rows, wall = run(binary, sku, extra, op, min_bytes, max_bytes, a.channels, a.engines)
             print(f"{label:28} {op:11} {len(rows)} sizes in {wall:6.1f} s wall; busbw at {rows[-1]['size']} B: "
                   f"{rows[-1]['busbw']:.1f} GB/s; time at {rows[0]['size']} B: {rows[0]['time_us']:.2f} us")
             for r in rows:
@@ -95,7 +104,7 @@ def main():
         ax.set_xscale("log", base=2)
         ax.set_xlabel("size (bytes)")
         ax.set_ylabel("busbw (GB/s)")
-        ax.set_title(f"{op}, {chips} chips (out of place)")
+        ax.set_title(f"{op}, {chips} chips, {a.channels} channels (out of place)")
         ax.grid(True, alpha=0.3)
         ax.legend()
     png = os.path.join(a.out, "collectives.png")

@@ -1,6 +1,7 @@
 // The UltraServer's fabric manager, at elaboration: it programs the fabric
 // switches' routes from the topology, prepares each chip's route table for
 // its host to program at boot, and injects the lane faults the params ask for.
+#include <algorithm>
 #include <set>
 
 #include <fmt/format.h>
@@ -21,13 +22,19 @@ void ultraserver::program_routes() {
     fabric_id_.assign(topo_.nodes.size(), -1);
     for (std::size_t k = 0; k < chips.size(); ++k) fabric_id_[std::size_t(chips[k])] = int(k);
     chip_routes_.assign(topo_.nodes.size(), {});
+    next_hops_ = std::make_shared<std::vector<std::vector<std::vector<int>>>>(
+        topo_.nodes.size(), std::vector<std::vector<int>>(chips.size()));
     for (std::size_t n = 0; n < topo_.nodes.size(); ++n) {
         const auto kind = topo_.nodes[n].kind;
         if (kind == node_kind::host) continue;
         for (std::size_t k = 0; k < chips.size(); ++k) {
             if (routes[n][k].empty()) continue;
+            std::vector<int>& by_port = (*next_hops_)[n][k];
+            by_port = routes[n][k];
+            std::sort(by_port.begin(), by_port.end(),
+                      [&](int a, int b) { return port_of_[n].at(a) < port_of_[n].at(b); });
             std::vector<unsigned> ports;
-            for (int next : routes[n][k]) ports.push_back(port_of_[n].at(next));
+            for (int next : by_port) ports.push_back(port_of_[n].at(next));
             if (kind == node_kind::scaleup_switch)
                 switches_[switch_index_.at(int(n))]->set_fabric_route(unsigned(k), ports);
             else {
@@ -36,6 +43,35 @@ void ultraserver::program_routes() {
             }
         }
     }
+}
+
+// Directed link 2e is edge e from its a to its b, 2e + 1 back; a flow's
+// path follows the next hops each node picks (TRN3_ROUTE_PICK).
+std::shared_ptr<const collectives::fabric_paths> ultraserver::fabric_paths() const {
+    auto f = std::make_shared<collectives::fabric_paths>();
+    auto directed = std::make_shared<std::map<std::pair<int, int>, unsigned>>();  // (from, to) -> link
+    for (std::size_t e = 0; e < topo_.edges.size(); ++e) {
+        const topology::edge& ed = topo_.edges[e];
+        const double bytes_per_s = (ed.lanes - std::min(ed.lanes, ed.spare_lanes)) * ed.lane_bytes_per_s;
+        f->capacity.push_back(bytes_per_s);
+        f->capacity.push_back(bytes_per_s);
+        if (ed.standby()) continue;
+        directed->emplace(std::make_pair(ed.a, ed.b), unsigned(2 * e));
+        directed->emplace(std::make_pair(ed.b, ed.a), unsigned(2 * e + 1));
+    }
+    f->links = [hops = next_hops_, chips = topo_.chips(), directed](unsigned s, unsigned d, unsigned c) {
+        std::vector<unsigned> path;
+        if (s >= chips.size() || d >= chips.size()) return path;
+        for (int at = chips[s]; at != chips[d];) {
+            const std::vector<int>& next = (*hops)[std::size_t(at)][d];
+            if (next.empty() || path.size() > hops->size()) return std::vector<unsigned>{};
+            const int to = next[TRN3_ROUTE_PICK(s, d, c, next.size())];
+            path.push_back(directed->at({at, to}));
+            at = to;
+        }
+        return path;
+    };
+    return f;
 }
 
 // The first chip's backplane links, in port order.

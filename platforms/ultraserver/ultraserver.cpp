@@ -165,6 +165,7 @@ void ultraserver::start_hosts() {
         s.hosts.push_back(std::move(hi));
     }
     s.fabric_chips = static_cast<unsigned>(chips_.size());
+    s.fabric = fabric_paths();
     for (const auto& c : chips_) s.fabric_forwarded.push_back(&c->fabric_forwarded());
     make_program(std::move(s));
     for (std::size_t h = 0; h < hosts_.size(); ++h)

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "trn3/chip/trn3_chip.h"
+#include "trn3/collectives/rings.h"
 #include "trn3/core/message_link.h"
 #include "trn3/host/graviton4.h"
 #include "trn3/nic/nic_placeholder.h"
@@ -71,6 +72,9 @@ private:
     pcie::link& add_link(const std::string& name, std::uint64_t id, const pcie::link_config& c);
     // The fabric manager (fabric_manager.cpp).
     void program_routes();
+    // What the hosts' runtime knows of the fabric: its directed links and
+    // each flow's path (for the collectives' ring search).
+    std::shared_ptr<const collectives::fabric_paths> fabric_paths() const;
     void inject_faults();
     std::vector<pcie::link*> first_chip_backplane() const;
 
@@ -90,6 +94,9 @@ private:
     std::map<std::size_t, std::vector<int>> host_chips_;  // host -> chip nodes, in root port order
     std::vector<int> fabric_id_;  // by node (-1: not a chip)
     std::vector<std::vector<std::uint32_t>> chip_routes_;  // by node: the route table its host programs
+    // By node and destination chip: the equal next hops in the order the
+    // node picks among them (its ports ascending: TRN3_ROUTE_PICK).
+    std::shared_ptr<std::vector<std::vector<std::vector<int>>>> next_hops_;
     double elaboration_s_ = 0;
 };
 

@@ -117,6 +117,27 @@ TEST_CASE("collectives: a chain pipelines in segments of collectives.segment_byt
     CHECK(small[0] != eight[0]);  // 64 segments: here their descriptors cost more than the finer pipeline gains
 }
 
+TEST_CASE("collectives: rings searched over the fabric are exact and, on four channels, faster than rings by stride") {
+    const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
+                             "-p collectives.algorithm=ring -p collectives.channels=4 -p collectives.min_bytes=64K "
+                             "-p collectives.max_bytes=4M -p collectives.factor=64 -p collectives.check_max_bytes=64K ";
+    const auto searched = table_rows(trn3vp(base).out),
+               strided = table_rows(trn3vp(base + "-p collectives.rings=stride").out);
+    REQUIRE(searched.size() == 2);
+    REQUIRE(strided.size() == 2);
+    CHECK_THAT(searched[0], Catch::EndsWith("      0"));  // 64 KiB, checked: exact
+    // 4 MiB, out of place: column 6 is the time in us (two racks: the strides
+    // cross between them on the same few cables).
+    auto time_us = [](const std::string& row) {
+        std::istringstream in(row);
+        std::string field;
+        for (int i = 0; i < 6; ++i) in >> field;
+        return std::stod(field);
+    };
+    CHECK(time_us(searched[1]) == Approx(68.86));
+    CHECK(time_us(strided[1]) == Approx(79.93));
+}
+
 TEST_CASE("collectives run on reduced nl72x2 and on the 2D torus too") {
     for (const char* platform :
          {"nl72x2 -p nl72x2.trays=1 -p nl72x2.app=collectives", "nl16-torus2d -p nl16_torus2d.app=collectives"}) {
@@ -195,11 +216,11 @@ TEST_CASE("a backplane link that loses lanes during a collective: the collective
     const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
                              "-p collectives.algorithm=ring -p collectives.min_bytes=2097152 "
                              "-p collectives.max_bytes=2097152 -p collectives.check_max_bytes=4194304";
-    // r0.t0.c1's link to plane 1's switch 3 carries the rings; 7 of its 10 lanes fail while the
+    // r0.t0.c0's link to plane 0's switch 3 carries the rings; 7 of its 10 lanes fail while the
     // in-place all_reduce runs: 2 spares take over, the link retrains at x2.
     const auto healthy = table_rows(trn3vp(base).out);
-    const result r = trn3vp(base + " -p nl32x2.r0_t0_c1__r0_p1_sw3.failed_lanes=0-6 "
-                                   "-p nl32x2.r0_t0_c1__r0_p1_sw3.fault_time=1160us");
+    const result r = trn3vp(base + " -p nl32x2.r0_t0_c0__r0_p0_sw3.failed_lanes=0-6 "
+                                   "-p nl32x2.r0_t0_c0__r0_p0_sw3.fault_time=1160us");
     INFO(r.out << r.err);
     CHECK(r.code == 0);
     const auto faulted = table_rows(r.out);
@@ -213,11 +234,11 @@ TEST_CASE("a backplane link that loses lanes during a collective: the collective
 
     // All 10 lanes: the link is gone and its traffic has no other route; the
     // chips waiting for it time out, the run fails, no wrong data is reported.
-    const result dead = trn3vp(base + " -p nl32x2.r0_t0_c1__r0_p1_sw3.failed_lanes=0-9 "
-                                      "-p nl32x2.r0_t0_c1__r0_p1_sw3.fault_time=1160us -p collectives.timeout=1ms");
+    const result dead = trn3vp(base + " -p nl32x2.r0_t0_c0__r0_p0_sw3.failed_lanes=0-9 "
+                                      "-p nl32x2.r0_t0_c0__r0_p0_sw3.fault_time=1160us -p collectives.timeout=1ms");
     INFO(dead.out << dead.err);
     CHECK(dead.code == 1);
-    CHECK_THAT(dead.out, Catch::Contains("FAILED: host 0: 2097152 B in place: chip r0.t1.c0 channel 0: timed out"));
+    CHECK_THAT(dead.out, Catch::Contains("FAILED: host 0: 2097152 B in place: chip r0.t0.c0 channel 0: timed out"));
     CHECK_THAT(dead.out, Catch::Contains("# Out of bounds values : the sweep did not finish"));
     CHECK_THAT(dead.out, Catch::Contains("platform nl32x2: FAILED"));
 }

@@ -133,7 +133,8 @@ TEST_CASE("an algorithm that cannot run an op, or has too few fabric channels, i
 }
 
 TEST_CASE("auto picks halving-doubling on a power of two and for small all_reduces, the ring for large ones on 144 "
-          "ranks, direct all_to_all and the chain broadcast") {
+          "ranks, direct all_to_all and the chain broadcast, and the ring where halving-doubling would not fit in the "
+          "fabric channels") {
     using collectives::choose;
     CHECK(choose(op::all_reduce, 64, 8) == algorithm::halving_doubling);
     CHECK(choose(op::all_reduce, 64, 1ull << 30) == algorithm::halving_doubling);
@@ -143,6 +144,10 @@ TEST_CASE("auto picks halving-doubling on a power of two and for small all_reduc
     CHECK(choose(op::reduce_scatter, 144, 1 << 20) == algorithm::ring);
     CHECK(choose(op::all_gather, 6, 64) == algorithm::ring);
     CHECK(choose(op::all_to_all, 64, 64) == algorithm::direct);
+    // 16 ranks: 4 fabric channels per channel; 4 channels fit in 16, 5 do not.
+    CHECK(choose(op::all_reduce, 16, 1 << 20, 4) == algorithm::halving_doubling);
+    CHECK(choose(op::all_reduce, 16, 1 << 20, 5) == algorithm::ring);
+    CHECK(choose(op::reduce_scatter, 16, 1 << 20, 8) == algorithm::ring);
     CHECK(choose(op::broadcast, 64, 64) == algorithm::chain);
 }
 

@@ -57,14 +57,19 @@ constexpr std::uint64_t buffer_base = TRN3_DEV_HBM_BASE(1), gib = 1ull << 30;
 constexpr collectives::buffers layout{
     buffer_base, buffer_base + 4 * gib, buffer_base + 8 * gib, buffer_base + 12 * gib, buffer_base + 16 * gib,
     gib,         buffer_base + 26 * gib};
-// Channel k's schedule runs on DMA queue 1 + k from a ring at ring_at + k x ring_stride.
-constexpr std::uint64_t ring_at = buffer_base + 12 * gib + (1 << 20), ring_stride = 16 << 20;
+// Channel k's schedule runs on DMA queue 1 + k from a ring at ring_at + k x
+// ring_stride, in HBM stack 2: away from the buffers, so that a descriptor
+// fetch does not queue behind the collective's own data (on one stack, a
+// fetch under a 15-channel all_reduce took 4-5 us, and busbw fell from
+// 230.78 to 169.44 GB/s on 16 chips at 64 MiB).
+constexpr std::uint64_t ring_at = TRN3_DEV_HBM_BASE(2) + (1 << 20), ring_stride = 16 << 20;
 
 class collectives_program final : public host_program {
 public:
     param<std::string> op{nullptr, "collectives.op", "all_reduce", "the collective",
                           one_of<std::string>{{"all_reduce", "reduce_scatter", "all_gather", "all_to_all",
                                                "all_to_allv", "broadcast", "reduce", "sendrecv"}}};
+
     param<std::uint64_t> root{nullptr, "collectives.root", 0,
                               "broadcast and reduce: the root's rank in the communicator"};
     param<byte_count> segment_bytes{nullptr, "collectives.segment_bytes", byte_count{0},
@@ -93,10 +98,15 @@ public:
     param<std::uint64_t> factor{nullptr, "collectives.factor", 2, "each size is the last times this",
                                 range<std::uint64_t>{2, 1024}};
     param<std::uint64_t> channels{nullptr, "collectives.channels", 2,
-                                  "rings run at once, each over a piece of every chunk on its own DMA queue and "
-                                  "engine: channel 0 in fabric id order, 1 the reverse (the links' other direction), "
-                                  "then strides coprime with the chip count",
+                                  "parts of the collective that run at once, each over a piece of every chunk on its "
+                                  "own DMA queue and fabric channel (its own ring: collectives.rings)",
                                   range<std::uint64_t>{1, TRN3_DMA_QUEUES - 1}};
+    param<std::string> rings{
+        nullptr, "collectives.rings", "topology",
+        "the ring algorithm's rings: topology (searched over the fabric's links and routes, one per channel, "
+        "so that no link carries more than it must), or stride (channel 0 in rank order, 1 the reverse, then "
+        "strides coprime with the rank count)",
+        one_of<std::string>{{"topology", "stride"}}};
     param<byte_count> check_max_bytes{
         nullptr, "collectives.check_max_bytes", byte_count{1 << 20},
         "largest size whose data is written and checked; larger rows are timed only (#wrong N/A): the "
@@ -257,7 +267,7 @@ private:
     // The schedule for a size: the param's, or collectives::choose's.
     collectives::algorithm algorithm_for(std::uint64_t bytes) const {
         const std::string& a = algorithm.get();
-        if (a == "auto") return collectives::choose(what(), size(), bytes);
+        if (a == "auto") return collectives::choose(what(), size(), bytes, static_cast<unsigned>(channels.get()));
         return a == "ring"     ? collectives::algorithm::ring
                : a == "direct" ? collectives::algorithm::direct
                : a == "chain"  ? collectives::algorithm::chain
@@ -297,9 +307,17 @@ private:
                : redop.get() == "prod" ? TRN3_REDUCE_PROD
                                        : TRN3_REDUCE_SUM;  // sum, avg
     }
-    // Channel k's ring over ranks 0..n-1 (rank = fabric id): stride 1, then
-    // n - 1 (the reverse), then 3, n - 3, 5... whichever are coprime with n.
+    // Channel k's ring: searched over the fabric (collectives::search_rings;
+    // its flows count on the queue's fabric channel, 1 + k), or over ranks
+    // 0..n-1 with stride 1, then n - 1 (the reverse), then 3, n - 3, 5...
+    // whichever are coprime with n.
     std::vector<unsigned> ring_of(unsigned channel) const {
+        if (rings.get() == "topology" && sys_.fabric) {
+            if (searched_.empty())
+                searched_ = collectives::search_rings(*sys_.fabric, members_, static_cast<unsigned>(channels.get()),
+                                                      [](unsigned k) { return 1 + k; });
+            return searched_[channel];
+        }
         const unsigned n = size();
         std::vector<unsigned> strides;
         for (unsigned s = 1; s < n && strides.size() <= channel; s += 2)
@@ -330,6 +348,7 @@ private:
         r.first_counter = channel * r.counters;
         r.timing_only = !checked(bytes);
         r.segment_bytes = segment_bytes.get().bytes;
+
         r.average = reduces() && redop.get() == "avg";
         if (r.what == collectives::op::all_to_allv) r.splits = reference().splits(bytes / element_bytes());
         return r;
@@ -514,6 +533,7 @@ private:
     std::vector<phase_track> tracks_;
     std::vector<std::uint64_t> sizes_;
     std::vector<unsigned> members_;  // the communicator's fabric ids, in rank order
+    mutable std::vector<std::vector<unsigned>> searched_;  // the rings by channel, once searched
     std::map<unsigned, unsigned> rank_of_id_;
     std::vector<row> rows_;
     std::size_t hosts_done_ = 0, barrier_arrived_ = 0;

@@ -13,7 +13,9 @@
 // crossover falls between 2 and 4 MiB, where the sweeps put it; on a power of
 // two halving-doubling always wins (no fold), as the 64-chip sweep shows.
 // reduce_scatter and all_gather take halving-doubling on a power of two,
-// the ring otherwise; all_to_all is direct, broadcast the chain.
+// the ring otherwise; all_to_all is direct, broadcast the chain. Where
+// halving-doubling's fabric channels (one per peer distance, per channel)
+// do not fit in the chip's 16, the ring runs.
 #include "trn3/collectives/choose.h"
 
 #include "plan_util.h"
@@ -24,10 +26,13 @@ namespace {
 constexpr double step_bytes = 25e3;
 }  // namespace
 
-algorithm choose(op what, unsigned ranks, std::uint64_t bytes) {
+algorithm choose(op what, unsigned ranks, std::uint64_t bytes, unsigned channels) {
     if (what == op::all_to_all || what == op::all_to_allv) return algorithm::direct;
     if (what == op::broadcast || what == op::reduce) return algorithm::chain;
     if (what == op::send_recv) return algorithm::direct;
+    const bool room =
+        std::uint64_t(counters_needed(algorithm::halving_doubling, what, ranks)) * channels <= TRN3_FABRIC_CHANNELS;
+    if (!room) return algorithm::ring;
     const unsigned bits = detail::floor_log2(ranks);
     const unsigned p = 1u << bits;
     const bool fold = p != ranks;

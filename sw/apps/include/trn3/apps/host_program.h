@@ -21,6 +21,7 @@
 #include <string>
 #include <vector>
 
+#include "trn3/collectives/rings.h"
 #include "trn3/core/registry.h"
 #include "trn3/core/stats.h"
 #include "trn3/driver/host_ops.h"
@@ -56,6 +57,9 @@ struct host_system {
     std::string name;  // the platform, for progress lines
     std::vector<host_info> hosts;
     unsigned fabric_chips = 0;  // chips reachable over NeuronLink (fabric ids 0..n-1)
+    // The fabric's links and each flow's path, as the runtime knows them
+    // (the collectives' ring search); null where the platform gives none.
+    std::shared_ptr<const collectives::fabric_paths> fabric;
     // Hardware counters a report may quote (typed handles, read after the run).
     std::vector<const counter*> fabric_forwarded;  // per chip: TLPs it forwarded for others
     pcie_bench* pcie = nullptr;  // exercisers and an analyzer, where the platform has them

@@ -9,6 +9,9 @@
 
 namespace trn3::collectives {
 
-algorithm choose(op what, unsigned ranks, std::uint64_t bytes);
+// `channels`: how many channels run it; an algorithm whose fabric channels
+// (counters_needed per channel) would not fit in the chip's
+// TRN3_FABRIC_CHANNELS gives way to the ring.
+algorithm choose(op what, unsigned ranks, std::uint64_t bytes, unsigned channels = 1);
 
 }  // namespace trn3::collectives

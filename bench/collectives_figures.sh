@@ -1,0 +1,51 @@
+#!/bin/bash
+# The collectives figures of docs/performance.md that are too slow for
+# scripts/docs_figures.sh: the full nl72x2 (144 chips) and the bandwidth
+# runs. Prints each figure with its wall time; simulated figures are
+# deterministic, wall times are this machine's.
+#
+#   bench/collectives_figures.sh [build/release]   (about 8 minutes on 2 cores)
+set -euo pipefail
+set -f  # the params' '*' patterns are not file globs
+bin="${1:-build/release}/bin/trn3vp"
+[ -x "$bin" ] || { echo "collectives_figures: no $bin (build first)" >&2; exit 2; }
+
+# One run: prints the table rows and the wall time.
+run() {
+    local label="$1"
+    shift
+    local start out ms
+    start=$(date +%s%N)
+    out=$("$bin" run "$@" 2>&1) || { echo "collectives_figures: $label failed:" >&2; echo "$out" | tail -20 >&2; exit 1; }
+    ms=$((($(date +%s%N) - start) / 1000000))
+    echo "## $label ($((ms / 1000)).$((ms % 1000 / 100)) s wall)"
+    echo "$out" | grep -E '^ +[0-9]+ +[0-9]+ ' || true
+}
+
+full="--platform nl72x2 -p nl72x2.app=collectives -p collectives.check_max_bytes=0"
+run "nl72x2 all_reduce 8 B to 2 MiB, auto" $full -p collectives.min_bytes=8 -p collectives.max_bytes=2M
+for a in ring halving_doubling; do
+    run "nl72x2 all_reduce 1 MiB and 4 MiB, $a" $full -p collectives.algorithm=$a \
+        -p collectives.min_bytes=1M -p collectives.max_bytes=4M -p collectives.factor=4
+done
+run "nl72x2 all_reduce 16 MiB, ring" $full -p collectives.algorithm=ring -p collectives.min_bytes=16M \
+    -p collectives.max_bytes=16M
+run "nl72x2 all_reduce 64 MiB, ring" $full -p collectives.algorithm=ring -p collectives.min_bytes=64M \
+    -p collectives.max_bytes=64M
+
+eight="--platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives -p collectives.algorithm=ring"
+eight="$eight -p collectives.min_bytes=64M -p collectives.max_bytes=64M -p collectives.check_max_bytes=0"
+for ch in 2 8 15; do
+    for rings in topology stride; do
+        run "8 chips all_reduce 64 MiB, $ch channels, 16 engines, $rings rings" $eight -p collectives.channels=$ch \
+            -p collectives.rings=$rings -p 'nl32x2.*.dma0.engines=16'
+    done
+done
+
+wide="--platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives -p collectives.algorithm=ring"
+wide="$wide -p collectives.min_bytes=256M -p collectives.max_bytes=256M -p collectives.check_max_bytes=0"
+wide="$wide -p collectives.channels=15 -p nl72x2.*.dma0.engines=16"
+for chunk in 1M 256K; do
+    run "nl72x2 reduced to 16 chips, all_reduce 256 MiB, 15 channels, 16 engines, dma0.chunk $chunk" $wide \
+        -p "nl72x2.*.dma0.chunk=$chunk"
+done

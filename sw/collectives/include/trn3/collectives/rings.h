@@ -1,0 +1,42 @@
+// Rings from the fabric: what a runtime knows of the scale-up fabric (the
+// directed links, their bandwidth, and the links each flow crosses) and a
+// search that lays one ring per channel over it so that no link carries more
+// than it must. No SystemC: the platform describes its fabric
+// (platforms/ultraserver), the host program asks for rings.
+#pragma once
+
+#include <functional>
+#include <vector>
+
+namespace trn3::collectives {
+
+struct fabric_paths {
+    // Bytes per second of each directed link (a cable's two directions are two links).
+    std::vector<double> capacity;
+    // The directed links a flow from fabric chip `src` to `dst` on fabric
+    // channel `channel` crosses, in order (the route tables' choice for it,
+    // spec/device.h TRN3_ROUTE_PICK); empty when there is no route.
+    std::function<std::vector<unsigned>(unsigned src, unsigned dst, unsigned channel)> links;
+};
+
+// One ring per channel over `ranks` (fabric ids; the ring of channel k is
+// rings[k], a permutation of ranks), built greedily: a ring goes from its
+// start to the unvisited rank whose flow on that channel
+// would leave the most loaded link on its path least loaded (load: flows per
+// byte per second, counted over the rings laid before), ties to the fewer
+// links, then to the next rank in `ranks` order; of the rings from 8 starts
+// and the reverses of the rings laid before, the one after which the busiest
+// link is least busy (then the most even loads). Deterministic: every host
+// computes the same rings. `fabric_channel(k)` is the fabric channel ring k's
+// flows carry.
+std::vector<std::vector<unsigned>> search_rings(const fabric_paths& fabric, const std::vector<unsigned>& ranks,
+                                                unsigned rings,
+                                                const std::function<unsigned(unsigned)>& fabric_channel);
+
+// The most loaded directed link's load (flows / bytes per second) when ring
+// k's flows run on fabric_channel(k): what the search minimises, for reports
+// and tests.
+double ring_load(const fabric_paths& fabric, const std::vector<std::vector<unsigned>>& rings,
+                 const std::function<unsigned(unsigned)>& fabric_channel);
+
+}  // namespace trn3::collectives

@@ -33,6 +33,15 @@ run "nl72x2 all_reduce 16 MiB, ring" $full -p collectives.algorithm=ring -p coll
 run "nl72x2 all_reduce 64 MiB, ring" $full -p collectives.algorithm=ring -p collectives.min_bytes=64M \
     -p collectives.max_bytes=64M
 
+run "nl72x2 all_reduce 8 B to 2 MiB, tree" $full -p collectives.algorithm=tree -p collectives.min_bytes=8 \
+    -p collectives.max_bytes=2M -p collectives.factor=16
+
+sixty_four="--platform nl32x2 -p nl32x2.app=collectives -p collectives.check_max_bytes=0"
+for a in ring direct halving_doubling tree; do
+    run "64 chips all_reduce 64 MiB, $a" $sixty_four -p collectives.algorithm=$a -p collectives.min_bytes=64M \
+        -p collectives.max_bytes=64M
+done
+
 eight="--platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives -p collectives.algorithm=ring"
 eight="$eight -p collectives.min_bytes=64M -p collectives.max_bytes=64M -p collectives.check_max_bytes=0"
 for ch in 2 8 15; do

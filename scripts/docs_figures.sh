@@ -154,7 +154,7 @@ pick coll '^# nl32x2: 8 ranks' '^#  +size' '^  +[0-9]+ ' '^# Out of bounds' '^# 
 {
   commands "trn3vp run ${coll[*]} \\"$'\n'"    -p collectives.algorithm=A -p collectives.min_bytes=64 -p collectives.max_bytes=16M -p collectives.factor=512 -p collectives.check_max_bytes=0"
   printf '| algorithm (8 chips, fp32 sum, 2 channels, out of place) | 64 B: time | 32 KiB: time | 16 MiB: time, busbw |\n|---|---|---|---|\n'
-  for a in ring direct halving_doubling; do
+  for a in ring direct halving_doubling tree; do
     run "coll-$a" "${coll[@]}" -p collectives.algorithm=$a -p collectives.min_bytes=64 -p collectives.max_bytes=16M \
       -p collectives.factor=512 -p collectives.check_max_bytes=0
     t64=$(one "coll-$a" 's/^ +64 +[0-9]+ .* -1 +([0-9.]+) .*$/\1 us/')

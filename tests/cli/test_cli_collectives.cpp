@@ -68,10 +68,11 @@ TEST_CASE("collectives: every algorithm runs every op it can with exact data, on
     for (const one& p : {one{"nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives", 8},
                          one{"nl72x2 -p nl72x2.trays=1 -p nl72x2.app=collectives -p collectives.chips=0-5", 6},
                          one{"nl16-torus2d -p nl16_torus2d.app=collectives", 16}})
-        for (const char* how : {"ring", "direct", "halving_doubling"})
+        for (const char* how : {"ring", "direct", "halving_doubling", "tree"})
             for (const char* op : {"all_reduce", "reduce_scatter", "all_gather"}) {
-                // halving_doubling runs reduce_scatter and all_gather on a power of two only
+                // halving_doubling runs reduce_scatter and all_gather on a power of two only; tree all_reduce only
                 if (std::string(how) == "halving_doubling" && std::string(op) != "all_reduce" && p.ranks == 6) continue;
+                if (std::string(how) == "tree" && std::string(op) != "all_reduce") continue;
                 const result r = trn3vp(std::string("run --platform ") + p.platform +
                                         " -p collectives.algorithm=" + how + " -p collectives.op=" + op +
                                         " -p collectives.dtype=bf16 -p collectives.min_bytes=96 "
@@ -100,7 +101,10 @@ TEST_CASE("collectives: an algorithm that cannot run the op, or needs more fabri
     expect_user_error(base + "-p collectives.algorithm=halving_doubling -p collectives.channels=6",
                       "halving_doubling all_reduce on 8 ranks counts on 3 fabric channels per channel: 6 channels "
                       "need 18 of 16 (collectives.channels)");
-    expect_user_error(base + "-p collectives.algorithm=tree", "must be one of auto, ring, direct, halving_doubling");
+    expect_user_error(base + "-p collectives.algorithm=hierarchical",
+                      "must be one of auto, ring, direct, halving_doubling");
+    expect_user_error(base + "-p collectives.algorithm=tree -p collectives.op=all_gather",
+                      "collectives: the tree algorithm does not run all_gather");
     expect_user_error(base + "-p collectives.redop=avg -p collectives.dtype=int32",
                       "collectives: avg is a sum over a floating type");
 }

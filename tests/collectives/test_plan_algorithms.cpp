@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
+#include <set>
 
 #include "interpreter.h"
 #include "trn3/collectives/choose.h"
@@ -53,13 +54,14 @@ std::vector<unsigned> ids_of(unsigned n) {
 
 }  // namespace
 
-TEST_CASE("direct and halving-doubling all_reduce, reduce_scatter and all_gather give exact results under every "
-          "timing, in and out of place, on one channel or several") {
-    for (const algorithm how : {algorithm::direct, algorithm::halving_doubling})
+TEST_CASE("direct and halving-doubling all_reduce, reduce_scatter and all_gather, and the double binary tree's "
+          "all_reduce, give exact results under every timing, in and out of place, on one channel or several") {
+    for (const algorithm how : {algorithm::direct, algorithm::halving_doubling, algorithm::tree})
         for (const op what : {op::all_reduce, op::reduce_scatter, op::all_gather})
             for (const unsigned n : {2u, 3u, 4u, 6u, 7u, 8u}) {
                 const bool power_of_two = (n & (n - 1)) == 0;
                 if (how == algorithm::halving_doubling && what != op::all_reduce && !power_of_two) continue;
+                if (how == algorithm::tree && what != op::all_reduce) continue;
                 for (const std::uint64_t elements : {std::uint64_t(n), std::uint64_t(9 * n), std::uint64_t(1)})
                     for (const bool in_place : {false, true})
                         for (const unsigned channels : {1u, 2u}) {
@@ -81,8 +83,37 @@ TEST_CASE("direct and halving-doubling all_reduce, reduce_scatter and all_gather
             }
 }
 
+TEST_CASE("the double binary tree pipelines in segments of any size, exact, and each tree's leaves are the other's "
+          "inner ranks") {
+    for (const unsigned n : {5u, 8u, 13u})
+        for (const std::uint64_t segment_bytes : {4u, 12u, 1000u}) {
+            const std::uint64_t elements = 37;
+            const auto ids = ids_of(n);
+            const auto plans = plans_for(algorithm::tree, op::all_reduce, ids, elements, false, 1,
+                                         [&](collectives::request& r) { r.segment_bytes = segment_bytes; });
+            for (std::uint64_t seed = 1; seed <= 3; ++seed) {
+                INFO("n " << n << " segment_bytes " << segment_bytes << " seed " << seed);
+                std::vector<memory> mem(n);
+                std::vector<counts> rx;
+                fill_inputs(op::all_reduce, elements, false, mem);
+                REQUIRE(run(plans, ids, mem, rx, seed));
+                check_landed(plans, ids, rx);
+                check_outputs(op::all_reduce, elements, false, mem);
+            }
+            // No rank is inside both trees: each sends to its parent and two
+            // children in one tree and to its parent in the other, four
+            // peers at most (a rank inside both would have five or six).
+            for (const auto& p : plans[0]) {
+                std::set<unsigned> peers;
+                for (const auto& d : p.descriptors)
+                    if (d.dst >= TRN3_FABRIC_ADDR(0, 0)) peers.insert(TRN3_FABRIC_ID(d.dst));
+                CHECK(peers.size() <= 4);
+            }
+        }
+}
+
 TEST_CASE("every algorithm's all_reduce is the same bits on every rank under every timing when its sums round") {
-    for (const algorithm how : {algorithm::ring, algorithm::direct, algorithm::halving_doubling})
+    for (const algorithm how : {algorithm::ring, algorithm::direct, algorithm::halving_doubling, algorithm::tree})
         for (const unsigned n : {5u, 8u}) {
             const std::uint64_t elements = 40;
             const auto ids = ids_of(n);
@@ -113,6 +144,8 @@ TEST_CASE("an algorithm that cannot run an op, or has too few fabric channels, i
         "the halving_doubling algorithm does not run reduce_scatter (on 6 ranks: only on a power of two)");
     CHECK_THROWS_WITH(collectives::check_supported(algorithm::ring, op::all_to_all, 4),
                       "the ring algorithm does not run all_to_all");
+    CHECK_THROWS_WITH(collectives::check_supported(algorithm::tree, op::reduce_scatter, 4),
+                      "the tree algorithm does not run reduce_scatter");
     CHECK_THROWS_WITH(collectives::check_supported(algorithm::chain, op::all_reduce, 4),
                       "the chain algorithm does not run all_reduce");
     CHECK_NOTHROW(collectives::check_supported(algorithm::halving_doubling, op::all_reduce, 6));
@@ -132,14 +165,14 @@ TEST_CASE("an algorithm that cannot run an op, or has too few fabric channels, i
                       "halving_doubling all_reduce on 6 ranks needs 3 fabric channels per channel; it was given 2");
 }
 
-TEST_CASE("auto picks halving-doubling on a power of two and for small all_reduces, the ring for large ones on 144 "
+TEST_CASE("auto picks halving-doubling on a power of two and for all_reduces to 4 MiB, the ring for large ones on 144 "
           "ranks, direct all_to_all and the chain broadcast, and the ring where halving-doubling would not fit in the "
           "fabric channels") {
     using collectives::choose;
     CHECK(choose(op::all_reduce, 64, 8) == algorithm::halving_doubling);
     CHECK(choose(op::all_reduce, 64, 1ull << 30) == algorithm::halving_doubling);
-    CHECK(choose(op::all_reduce, 144, 2ull << 20) == algorithm::halving_doubling);
-    CHECK(choose(op::all_reduce, 144, 4ull << 20) == algorithm::ring);  // the fold's 2 x size outweighs 270 steps
+    CHECK(choose(op::all_reduce, 144, 4ull << 20) == algorithm::halving_doubling);
+    CHECK(choose(op::all_reduce, 144, 16ull << 20) == algorithm::ring);  // the fold's 2 x size outweighs 270 steps
     CHECK(choose(op::reduce_scatter, 16, 1 << 20) == algorithm::halving_doubling);
     CHECK(choose(op::reduce_scatter, 144, 1 << 20) == algorithm::ring);
     CHECK(choose(op::all_gather, 6, 64) == algorithm::ring);
@@ -240,8 +273,9 @@ TEST_CASE("avg: every algorithm's sum, then each rank's finished bytes multiplie
         algorithm how;
     };
     for (const one c : {one{op::all_reduce, algorithm::ring}, one{op::all_reduce, algorithm::direct},
-                        one{op::all_reduce, algorithm::halving_doubling}, one{op::reduce_scatter, algorithm::ring},
-                        one{op::reduce_scatter, algorithm::direct}, one{op::reduce, algorithm::chain}})
+                        one{op::all_reduce, algorithm::halving_doubling}, one{op::all_reduce, algorithm::tree},
+                        one{op::reduce_scatter, algorithm::ring}, one{op::reduce_scatter, algorithm::direct},
+                        one{op::reduce, algorithm::chain}})
         for (const unsigned n : {2u, 4u, 6u})
             for (const bool in_place : {false, true}) {
                 const std::uint64_t elements = 12 * n;

@@ -73,13 +73,14 @@ public:
     param<std::uint64_t> root{nullptr, "collectives.root", 0,
                               "broadcast and reduce: the root's rank in the communicator"};
     param<byte_count> segment_bytes{nullptr, "collectives.segment_bytes", byte_count{0},
-                                    "chains (broadcast, reduce) pipeline the buffer in segments of this size; 0: as "
-                                    "many segments as ranks",
+                                    "chains (broadcast, reduce) pipeline the buffer in segments of this size (0: as "
+                                    "many segments as ranks), trees each half (0: whole)",
                                     range<byte_count>{byte_count{0}, byte_count{1ull << 30}}};
     param<std::string> algorithm{
         nullptr, "collectives.algorithm", "auto",
-        "the schedule: auto (collectives::choose, by op, ranks and size), ring, direct, halving_doubling, chain",
-        one_of<std::string>{{"auto", "ring", "direct", "halving_doubling", "chain"}}};
+        "the schedule: auto (collectives::choose, by op, ranks and size), ring, direct, halving_doubling, chain, tree "
+        "(double binary tree)",
+        one_of<std::string>{{"auto", "ring", "direct", "halving_doubling", "chain", "tree"}}};
     param<std::string> dtype{nullptr, "collectives.dtype", "fp32", "element type",
                              one_of<std::string>{{"fp32", "bf16", "fp16", "e4m3", "e5m2", "int32"}}};
     param<std::string> redop{
@@ -271,6 +272,7 @@ private:
         return a == "ring"     ? collectives::algorithm::ring
                : a == "direct" ? collectives::algorithm::direct
                : a == "chain"  ? collectives::algorithm::chain
+               : a == "tree"   ? collectives::algorithm::tree
                                : collectives::algorithm::halving_doubling;
     }
     // For the header: the algorithm, or what auto chose for each size.

@@ -7,11 +7,13 @@
 //                      2 x size through the fold's ranks
 //
 // One dependent step costs `step_bytes` of bandwidth time: a step's latency
-// (about 1 us: a descriptor fetched from HBM, the fabric crossed, the wait
+// (about 2 us: descriptors fetched from HBM, the fabric crossed, the wait
 // met) times a chip's bandwidth in one channel (about 25 GB/s), as measured
 // on nl72x2 (docs/collectives.md, "Choosing the algorithm"). On 144 chips the
-// crossover falls between 2 and 4 MiB, where the sweeps put it; on a power of
-// two halving-doubling always wins (no fold), as the 64-chip sweep shows.
+// crossover falls near 7 MiB, between the sweeps' 4 MiB (halving-doubling
+// 317.59 us, the ring 340.15) and 16 MiB (1,163.12 against 652.74); on a
+// power of two halving-doubling always wins (no fold), as the 64-chip sweep
+// shows.
 // reduce_scatter and all_gather take halving-doubling on a power of two,
 // the ring otherwise; all_to_all is direct, broadcast the chain. Where
 // halving-doubling's fabric channels (one per peer distance, per channel)
@@ -23,7 +25,7 @@
 namespace trn3::collectives {
 
 namespace {
-constexpr double step_bytes = 25e3;
+constexpr double step_bytes = 50e3;
 }  // namespace
 
 algorithm choose(op what, unsigned ranks, std::uint64_t bytes, unsigned channels) {

@@ -35,6 +35,7 @@ const char* name(algorithm a) {
     case algorithm::direct: return "direct";
     case algorithm::halving_doubling: return "halving_doubling";
     case algorithm::chain: return "chain";
+    case algorithm::tree: return "tree";
     }
     return "?";
 }
@@ -104,6 +105,7 @@ unsigned counters_needed(algorithm a, op o, unsigned n) {
     }
     case algorithm::chain: return o == op::reduce ? 2 : 0;
     case algorithm::ring: return 0;
+    case algorithm::tree: return 6;
     }
     return 0;
 }
@@ -118,6 +120,7 @@ void check_supported(algorithm a, op o, unsigned n) {
         ok = reduction_family || o == op::all_to_all || o == op::all_to_allv || o == op::send_recv;
         break;
     case algorithm::chain: ok = o == op::broadcast || o == op::reduce; break;
+    case algorithm::tree: ok = o == op::all_reduce; break;
     case algorithm::halving_doubling:
         ok = reduction_family && (o == op::all_reduce || (n & (n - 1)) == 0);
         if (reduction_family && !ok) why = " (on " + std::to_string(n) + " ranks: only on a power of two)";
@@ -136,6 +139,7 @@ std::vector<rank_plan> by_algorithm(const request& r) {
     case algorithm::direct: return plan_direct(r);
     case algorithm::halving_doubling: return plan_halving_doubling(r);
     case algorithm::chain: return plan_chain(r);
+    case algorithm::tree: return plan_tree(r);
     }
     return {};
 }

@@ -38,7 +38,7 @@
 namespace trn3::collectives {
 
 enum class op { all_reduce, reduce_scatter, all_gather, all_to_all, all_to_allv, broadcast, reduce, send_recv };
-enum class algorithm { ring, direct, halving_doubling, chain };
+enum class algorithm { ring, direct, halving_doubling, chain, tree };
 
 // Device addresses, the same on every rank.
 struct buffers {
@@ -78,7 +78,8 @@ struct request {
     std::vector<std::uint64_t> splits;
     algorithm how = algorithm::ring;
     // Chains (broadcast, reduce) pipeline the buffer in segments of this many
-    // bytes (at most 65,536 segments); 0: n segments.
+    // bytes (at most 65,536 segments); 0: n segments. Trees pipeline each
+    // half in segments of this many bytes; 0: each half whole.
     std::uint64_t segment_bytes = 0;
     // The fabric channels this channel's plan may name (direct,
     // halving_doubling): [first_counter, first_counter + counters). Ring
@@ -156,6 +157,17 @@ std::vector<rank_plan> plan_chain(const request& r);
 // take the result back at the end. One counter per peer distance (its bytes
 // in order on one path), one for that fold.
 std::vector<rank_plan> plan_halving_doubling(const request& r);
+
+// The double binary tree (all_reduce): two balanced binary trees over the
+// ranks, tree 1 tree 0's positions shifted by one, so that a rank that is a
+// leaf in one is inside the other; each carries half of the channel's part
+// of the buffer, in segments (segment_bytes; 0: whole) that pipeline: up the
+// tree, every rank reduces its children's segment (landed in a scratch slot
+// per child) into its own, locally and in child order, and sends the sum to
+// its parent; then the root's result comes down the same tree. 2 log2 n
+// steps deep, each rank sending at most twice its part. Counters: per tree,
+// one per child slot and one from the parent (6).
+std::vector<rank_plan> plan_tree(const request& r);
 
 // Throws std::invalid_argument, one line, unless algorithm a runs op o on n ranks.
 void check_supported(algorithm a, op o, unsigned n);

@@ -59,11 +59,8 @@ std::vector<rank_plan> plan_halving_doubling(const request& r) {
             plan.rx_bytes = part_bytes.count;
             continue;
         }
-        std::vector<std::uint64_t> landed(needed, 0);
-        auto wait = [&](unsigned counter, std::uint64_t bytes) {
-            landed[counter - r.first_counter] += bytes;
-            d.push_back(wait_on(counter, landed[counter - r.first_counter]));
-        };
+        counter_waits waits(r, needed, d);
+        auto wait = [&](unsigned counter, std::uint64_t bytes) { waits.wait(counter, bytes); };
         // Out of place: the input to the buffer worked in (all_gather: this rank's part to its place).
         const chunk whole_mine = chunk_of(elements, n, me);
         if (!r.in_place && reduce)
@@ -108,7 +105,7 @@ std::vector<rank_plan> plan_halving_doubling(const request& r) {
         if (r.what == op::reduce_scatter && !r.in_place)
             for (const chunk& c : ranges(me, 1))
                 d.push_back(copy(work + c.first, r.at.recv + c.first - whole_mine.first * es, c.count));
-        for (std::uint64_t b : landed) plan.rx_bytes += b;
+        plan.rx_bytes = waits.total();
     }
     return plans;
 }

@@ -89,11 +89,8 @@ std::vector<rank_plan> plan_tree(const request& r) {
         rank_plan& plan = plans[me];
         plan.fabric_id = ranks[me];
         auto& d = plan.descriptors;
-        std::vector<std::uint64_t> landed(6, 0);
-        auto wait = [&](unsigned counter, std::uint64_t bytes) {
-            landed[counter - r.first_counter] += bytes;
-            d.push_back(wait_on(counter, landed[counter - r.first_counter]));
-        };
+        counter_waits waits(r, 6, d);
+        auto wait = [&](unsigned counter, std::uint64_t bytes) { waits.wait(counter, bytes); };
         if (!r.in_place && part.count > 0)
             d.push_back(copy(r.at.send + part.first * es, work + part.first * es, part.count * es));
         // Up: each segment reduced from this rank's and its children's (in
@@ -126,7 +123,7 @@ std::vector<rank_plan> plan_tree(const request& r) {
                                          TRN3_FABRIC_ADDR(ranks[unsigned(node.child[s])], work + seg.first), seg.count,
                                          TRN3_DESC_ON_CHANNEL(down_counter(t))));
             }
-        for (std::uint64_t b : landed) plan.rx_bytes += b;
+        plan.rx_bytes = waits.total();
     }
     return plans;
 }

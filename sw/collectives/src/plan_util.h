@@ -65,6 +65,30 @@ inline unsigned segments_of(const request& r, unsigned n) {
     return static_cast<unsigned>(std::min<std::uint64_t>(std::max<std::uint64_t>(s, 1), 1u << 16));
 }
 
+// A plan's waits on its fabric channels [r.first_counter, + count): each
+// counts what has landed on that channel so far, in order.
+class counter_waits {
+public:
+    counter_waits(const request& r, unsigned count, std::vector<trn3_dma_descriptor>& d)
+        : first_(r.first_counter), landed_(count, 0), d_(d) {}
+    // `bytes` more on `counter`, then a wait for everything on it so far.
+    void wait(unsigned counter, std::uint64_t bytes) {
+        std::uint64_t& landed = landed_[counter - first_];
+        landed += bytes;
+        d_.push_back(wait_on(counter, landed));
+    }
+    std::uint64_t total() const {
+        std::uint64_t t = 0;
+        for (std::uint64_t b : landed_) t += b;
+        return t;
+    }
+
+private:
+    unsigned first_;
+    std::vector<std::uint64_t> landed_;
+    std::vector<trn3_dma_descriptor>& d_;
+};
+
 // Throws unless counters [first_counter, first_counter + needed) exist and were given.
 void check_counters(const request& r, unsigned needed, const char* algorithm_name);
 

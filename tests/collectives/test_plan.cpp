@@ -50,6 +50,38 @@ TEST_CASE("ring all_reduce, reduce_scatter and all_gather give exact results und
                     }
 }
 
+TEST_CASE("out of place, a ring rank reduces into its successor only once the successor has copied its input, "
+          "however the predecessor's data races the successor's token") {
+    // Pieces larger than a token: a predecessor's first piece landing before
+    // the successor's token must not pass for the token.
+    for (const unsigned n : {3u, 5u})
+        for (const unsigned channels : {1u, 2u}) {
+            const std::uint64_t elements = 64 * n * channels;
+            std::vector<unsigned> ids;
+            for (unsigned i = 0; i < n; ++i) ids.push_back(i);
+            std::vector<std::vector<collectives::rank_plan>> plans;
+            for (unsigned c = 0; c < channels; ++c) {
+                collectives::request r;
+                r.what = op::all_reduce;
+                r.ranks = ids;
+                for (unsigned i = 0; i < n; ++i) r.ring.push_back(ids[(c % 2 ? n - i : i) % n]);
+                r.bytes = elements * 4;
+                r.at = at;
+                r.channels = channels;
+                r.channel = c;
+                plans.push_back(collectives::plan_ring(r));
+            }
+            for (std::uint64_t seed = 1; seed <= 200; ++seed) {
+                INFO("n " << n << " channels " << channels << " seed " << seed);
+                std::vector<memory> mem(n);
+                std::vector<counts> rx;
+                fill_inputs(op::all_reduce, elements, false, mem);
+                REQUIRE(run(plans, ids, mem, rx, seed));
+                check_outputs(op::all_reduce, elements, false, mem);
+            }
+        }
+}
+
 TEST_CASE("a plan that cannot be made is refused with one line") {
     collectives::request r;
     r.at = at;
@@ -83,8 +115,10 @@ TEST_CASE("chunks split the elements as evenly as they allow, the larger first")
 
 TEST_CASE("direct all_to_all: every rank gets chunk i of rank i's input at chunk i, in and out of place, under every "
           "timing") {
+    // 64 elements a chunk: pieces larger than a token, so a peer's piece
+    // landing before another peer's token must not pass for it.
     for (const unsigned n : {2u, 3u, 5u, 8u})
-        for (const std::uint64_t per_chunk : {std::uint64_t(1), std::uint64_t(6)})
+        for (const std::uint64_t per_chunk : {std::uint64_t(1), std::uint64_t(6), std::uint64_t(64)})
             for (const bool in_place : {false, true})
                 for (const unsigned channels : {1u, 2u}) {
                     std::vector<unsigned> ids;
@@ -104,7 +138,7 @@ TEST_CASE("direct all_to_all: every rank gets chunk i of rank i's input at chunk
                         r.channel = c;
                         plans.push_back(collectives::plan(r));
                     }
-                    for (std::uint64_t seed = 1; seed <= 8; ++seed) {
+                    for (std::uint64_t seed = 1; seed <= (per_chunk == 64 ? 60u : 8u); ++seed) {
                         INFO("n " << n << " per chunk " << per_chunk << " in place " << in_place << " channels "
                                   << channels << " seed " << seed);
                         std::vector<memory> mem(n);

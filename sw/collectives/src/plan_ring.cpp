@@ -45,12 +45,15 @@ std::vector<rank_plan> plan_ring(const request& r) {
             // all_gather: this rank's part (its input starts at send) in its place
             d.push_back(copy(r.at.send + off(mine) - off_whole(mine), r.at.recv + off(mine), len(mine)));
         }
-        std::uint64_t landed = 0;  // bytes this rank has waited for so far, in order
+        std::uint64_t landed = 0;  // bytes from the predecessor this rank has waited for so far, in order
         if (token) {
+            // The token says this rank's copy is done; it counts on
+            // token_channel, and a rank waits for one from its successor in
+            // every channel's ring.
             const std::uint64_t slot = r.at.token + 2 * token_bytes * r.channel;
-            d.push_back(copy(slot, TRN3_FABRIC_ADDR(pred, slot + token_bytes), token_bytes));
-            landed += token_bytes;
-            d.push_back(wait_for(landed));  // the successor's copy is done
+            d.push_back(copy(slot, TRN3_FABRIC_ADDR(pred, slot + token_bytes), token_bytes,
+                             TRN3_DESC_ON_CHANNEL(token_channel)));
+            d.push_back(wait_on(token_channel, token_bytes * r.channels));
         }
         if (reduce)
             for (unsigned s = 0; s + 1 < n; ++s) {
@@ -74,7 +77,7 @@ std::vector<rank_plan> plan_ring(const request& r) {
         d.push_back(wait_for(landed));
         if (r.what == op::reduce_scatter && !r.in_place && len(mine) > 0)
             d.push_back(copy(work + off(mine), r.at.recv + off(mine) - off_whole(mine), len(mine)));
-        plan.rx_bytes = landed;
+        plan.rx_bytes = landed + (token ? token_bytes : 0);
     }
     return plans;
 }

@@ -20,6 +20,8 @@
 // Out of place, each rank first copies its input to the buffer it works in
 // and then writes a 64-byte token to its predecessor: a reducing write must
 // not land before the copy it reduces into (the predecessor waits for it).
+// Tokens count on fabric channel 0, apart from the data (on the queue's
+// channel), and a rank waits for its successors' tokens of every channel.
 // Every rank's list ends with a wait for every byte meant for it, so a
 // finished queue means a finished collective on that chip.
 //

@@ -103,6 +103,11 @@ TEST_CASE("collectives: an algorithm that cannot run the op, or needs more fabri
                       "need 18 of 16 (collectives.channels)");
     expect_user_error(base + "-p collectives.algorithm=hierarchical",
                       "must be one of auto, ring, direct, halving_doubling");
+    // 64 MiB of halves in 64-byte segments: 2 x 262,144 segments per channel, far past a 16 MiB ring.
+    expect_user_error(base +
+                          "-p collectives.algorithm=tree -p collectives.segment_bytes=64 -p collectives.min_bytes=256M "
+                          "-p collectives.max_bytes=256M",
+                      "descriptors on a channel of rank");
     expect_user_error(base + "-p collectives.algorithm=tree -p collectives.op=all_gather",
                       "collectives: the tree algorithm does not run all_gather");
     expect_user_error(base + "-p collectives.redop=avg -p collectives.dtype=int32",

@@ -1,7 +1,8 @@
 // An interpreter of the DMA engine's descriptors for collective schedules
 // (sw/collectives) under adversarial timing: ranks step in a random order,
 // and posted writes land at random later moments (in order per sender,
-// receiver and queue, as on a NeuronLink path). Channel k's plans run on
+// receiver and fabric channel: a flow, which the routes keep on one path;
+// a queue's writes on different channels may overtake each other). Channel k's plans run on
 // queue 1 + k of every rank; each rank counts landed bytes per fabric
 // channel (a write's ON_CHANNEL, else its queue), and a wait waits on its
 // ON_CHANNEL, else its queue's. Local REDUCE descriptors reduce in place.
@@ -69,7 +70,7 @@ inline bool run(const std::vector<std::vector<collectives::rank_plan>>& channels
     rx.assign(n, counts{});
     std::mt19937_64 rng(seed);
     std::vector<std::size_t> next(queues, 0);
-    // (from, to, channel) -> writes in order
+    // (from, to, fabric channel) -> writes in order
     std::map<std::tuple<std::size_t, std::size_t, std::size_t>, std::deque<write_in_flight>> wire;
     std::map<unsigned, std::size_t> rank_of;
     for (std::size_t p = 0; p < n; ++p) rank_of[ids[p]] = p;
@@ -110,10 +111,11 @@ inline bool run(const std::vector<std::vector<collectives::rank_plan>>& channels
         const trn3_dma_descriptor d = plan_of[k]->descriptors[next[k]++];
         if (d.flags & TRN3_DESC_WAIT_FABRIC) continue;
         std::vector<std::uint8_t> data(mem[p].at(d.src, d.length), mem[p].at(d.src, d.length) + d.length);
-        if (d.dst >= TRN3_FABRIC_ADDR(0, 0))
-            wire[{p, rank_of.at(TRN3_FABRIC_ID(d.dst)), k / n}].push_back(
-                {d.dst, std::move(data), d.flags, TRN3_DESC_CHANNEL_OF(d.flags, static_cast<unsigned>(1 + k / n))});
-        else apply(mem[p].at(d.dst, d.length), data.data(), d.length, d.flags);
+        if (d.dst >= TRN3_FABRIC_ADDR(0, 0)) {
+            // In order per flow (source, destination, fabric channel), as the routes keep them.
+            const unsigned channel = TRN3_DESC_CHANNEL_OF(d.flags, static_cast<unsigned>(1 + k / n));
+            wire[{p, rank_of.at(TRN3_FABRIC_ID(d.dst)), channel}].push_back({d.dst, std::move(data), d.flags, channel});
+        } else apply(mem[p].at(d.dst, d.length), data.data(), d.length, d.flags);
     }
 }
 

@@ -24,6 +24,7 @@ tlp completion_for(const tlp& request, cpl_status status, std::uint16_t complete
     c.completer = completer;
     c.tag = request.tag;
     c.traffic_class = request.traffic_class;
+    c.channel = request.channel;  // a flow's completions keep its path choice
     c.status = status;
     return c;
 }

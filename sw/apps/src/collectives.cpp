@@ -154,7 +154,17 @@ public:
                         "(collectives.channels)",
                         collectives::name(algorithm_for(b)), op.get(), size(), needed, channels.get(),
                         needed * channels.get(), TRN3_FABRIC_CHANNELS));
-                collectives::plan(request(b, false));
+                // Each channel's descriptors and completion records must fit
+                // in its ring area (ring_stride), a power of two of entries.
+                for (const auto& rank : collectives::plan(request(b, false))) {
+                    std::uint64_t entries = 2;
+                    while (entries < rank.descriptors.size()) entries *= 2;
+                    if (entries * (sizeof(trn3_dma_descriptor) + sizeof(trn3_dma_completion)) > ring_stride)
+                        throw std::invalid_argument(fmt::format(
+                            "{} B needs {} descriptors on a channel of rank {}: more than its {} MiB ring holds (a "
+                            "larger collectives.segment_bytes)",
+                            b, rank.descriptors.size(), rank_of_id_.at(rank.fabric_id), ring_stride >> 20));
+                }
             } catch (const std::invalid_argument& e) {
                 throw config_error(std::string("collectives: ") + e.what());
             }

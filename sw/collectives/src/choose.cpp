@@ -11,7 +11,7 @@
 // met) times a chip's bandwidth in one channel (about 25 GB/s), as measured
 // on nl72x2 (docs/collectives.md, "Choosing the algorithm"). On 144 chips the
 // crossover falls near 7 MiB, between the sweeps' 4 MiB (halving-doubling
-// 317.59 us, the ring 340.15) and 16 MiB (1,163.12 against 652.74); on a
+// 317.59 us, the ring 340.55) and 16 MiB (1,163.12 against 648.31); on a
 // power of two halving-doubling always wins (no fold), as the 64-chip sweep
 // shows.
 // reduce_scatter and all_gather take halving-doubling on a power of two,

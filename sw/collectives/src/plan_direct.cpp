@@ -62,10 +62,15 @@ std::vector<rank_plan> all_to_all(const request& r) {
                     if (sent(me, c).count > 0)
                         d.push_back(copy(r.at.send + sent(me, c).first, from + sent(me, c).first, sent(me, c).count));
             }
+            // Every peer has its buffer aside once its tokens of every
+            // channel have come: a channel's token says only that this
+            // channel's copy is done, and (uneven) another channel's pieces
+            // land where this channel copies from. Tokens count on
+            // token_channel, apart from the data.
             for (unsigned s = 1; s < n; ++s)
-                d.push_back(copy(token_slot(n), TRN3_FABRIC_ADDR(ranks[(me + s) % n], token_slot(me)), token_bytes));
-            landed += std::uint64_t(n - 1) * token_bytes;
-            d.push_back(wait_for(landed));  // every peer has its buffer aside
+                d.push_back(copy(token_slot(n), TRN3_FABRIC_ADDR(ranks[(me + s) % n], token_slot(me)), token_bytes,
+                                 TRN3_DESC_ON_CHANNEL(token_channel)));
+            d.push_back(wait_on(token_channel, std::uint64_t(n - 1) * token_bytes * r.channels));
         }
         // Its own piece: already in place for an in-place all_to_all.
         if (own.count > 0 && !(r.in_place && !uneven))
@@ -79,7 +84,7 @@ std::vector<rank_plan> all_to_all(const request& r) {
             landed += sent(to, me).count;  // and `to`'s piece for this rank comes here
         }
         d.push_back(wait_for(landed));
-        plan.rx_bytes = landed;
+        plan.rx_bytes = landed + (r.in_place ? std::uint64_t(n - 1) * token_bytes : 0);
     }
     return plans;
 }

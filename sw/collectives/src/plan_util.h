@@ -11,13 +11,13 @@
 namespace trn3::collectives::detail {
 
 constexpr std::uint64_t token_bytes = 64;
-// The fabric channel the rings' tokens count on, apart from their data (on
-// the queues' channels, 1 and up). A count cannot tell senders apart: on
+// The fabric channel the tokens of ring and in-place all_to_all plans count
+// on, apart from their data (on the queues' channels, 1 and up). A count
+// cannot tell senders apart, nor one channel's tokens from another's: on
 // the data's channel, the predecessor's first piece could land before the
-// successor's token and pass for it; so a rank waits for every token meant
-// for it, from every channel's ring. (all_to_all's tokens share the data's
-// channel safely: every rank tokens every peer, so the first rank to pass
-// its wait passed on tokens alone, and then every rank had its input aside.)
+// successor's token and pass for it; and a channel's token says only that
+// its own copy is done. So a rank waits for every token meant for it, from
+// every channel's plan.
 constexpr unsigned token_channel = 0;
 
 inline trn3_dma_descriptor copy(std::uint64_t src, std::uint64_t dst, std::uint64_t bytes, std::uint32_t flags = 0) {

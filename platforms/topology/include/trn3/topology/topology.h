@@ -92,7 +92,8 @@ struct topology {
     // Routing: for every forwarding node and every destination chip, every
     // neighbour on a minimal-hop path (the equal next hops, ascending), which
     // the fabric programs into chips and switches; each TLP takes one of them
-    // by its flow (spec/device.h TRN3_ROUTE_PICK).
+    // by its flow (spec/device.h TRN3_ROUTE_PICK), counting them in the
+    // order of the node's ports towards them, not in this list's order.
     // routes()[node][k] = next nodes towards chips()[k] (none: the node itself, or unreachable).
     std::vector<std::vector<std::vector<int>>> routes() const;
 };

@@ -9,9 +9,10 @@
 
 namespace trn3::collectives {
 
-// `channels`: how many channels run it; an algorithm whose fabric channels
-// (counters_needed per channel) would not fit in the chip's
-// TRN3_FABRIC_CHANNELS gives way to the ring.
+// `channels`: how many channels run it; halving-doubling, where its fabric
+// channels (counters_needed per channel) would not fit in the chip's
+// TRN3_FABRIC_CHANNELS, gives way to the ring (the other choices, when
+// they do not fit, are the program's one-line error).
 algorithm choose(op what, unsigned ranks, std::uint64_t bytes, unsigned channels = 1);
 
 }  // namespace trn3::collectives

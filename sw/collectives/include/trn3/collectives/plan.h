@@ -22,8 +22,8 @@
 // not land before the copy it reduces into (the predecessor waits for it).
 // Tokens count on fabric channel 0, apart from the data (on the queue's
 // channel), and a rank waits for its successors' tokens of every channel.
-// Every rank's list ends with a wait for every byte meant for it, so a
-// finished queue means a finished collective on that chip.
+// Every rank's list has waited for every byte meant for it by its end, so
+// a finished queue means a finished collective on that chip.
 //
 // Channels split every chunk in `channels` pieces; channel k moves the k-th
 // piece of each chunk, on its own queue and ring, so the channels run at
@@ -84,8 +84,9 @@ struct request {
     // half in segments of this many bytes; 0: each half whole.
     std::uint64_t segment_bytes = 0;
     // The fabric channels this channel's plan may name (direct,
-    // halving_doubling): [first_counter, first_counter + counters). Ring
-    // and chain plans count on their queue's own channel.
+    // halving_doubling, tree, chain reduce): [first_counter, first_counter +
+    // counters). Ring and all_to_all data count on their queue's own
+    // channel, their tokens on fabric channel 0.
     unsigned first_counter = 0, counters = 0;
     // avg (reduce_op sum, a floating type): after the sum, each rank
     // multiplies what this channel finished there by `at.constant` (1/n
@@ -122,9 +123,9 @@ std::vector<rank_plan> plan_ring(const request& r);
 // rank j's output at chunk i (for s = 1..n-1, j = i + s: every rank starts
 // on a different peer), then waits for the n - 1 chunks meant for it; its
 // own chunk is a local copy. In place, each rank first copies its buffer
-// aside and tells every peer (a 64-byte token each), and writes to a peer
-// only once that peer's token has come: nothing lands on a chunk not yet
-// copied. The plans are in `ranks` order (the ring is not used).
+// aside and tells every peer (a 64-byte token each, on fabric channel 0),
+// and writes to peers only once every peer's tokens of every channel have
+// come: nothing lands on a chunk not yet copied. The plans are in `ranks` order (the ring is not used).
 std::vector<rank_plan> plan_direct(const request& r);
 
 // broadcast, a pipelined chain: the ring rotated to start at the root; the

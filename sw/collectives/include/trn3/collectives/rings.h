@@ -23,7 +23,8 @@ struct fabric_paths {
 // rings[k], a permutation of ranks), built greedily: a ring goes from its
 // start to the unvisited rank whose flow on that channel
 // would leave the most loaded link on its path least loaded (load: flows per
-// byte per second, counted over the rings laid before), ties to the fewer
+// byte per second, counted over the rings laid before and this ring's
+// flows so far), ties to the fewer
 // links, then to the next rank in `ranks` order; of the rings from 8 starts
 // and the reverses of the rings laid before, the one after which the busiest
 // link is least busy (then the most even loads). Deterministic: every host

@@ -157,9 +157,7 @@ public:
                 // Each channel's descriptors and completion records must fit
                 // in its ring area (ring_stride), a power of two of entries.
                 for (const auto& rank : collectives::plan(request(b, false))) {
-                    std::uint64_t entries = 2;
-                    while (entries < rank.descriptors.size()) entries *= 2;
-                    if (entries * (sizeof(trn3_dma_descriptor) + sizeof(trn3_dma_completion)) > ring_stride)
+                    if (driver::trn3_device::device_queue_bytes(rank.descriptors.size()) > ring_stride)
                         throw std::invalid_argument(fmt::format(
                             "{} B needs {} descriptors on a channel of rank {}: more than its {} MiB ring holds (a "
                             "larger collectives.segment_bytes)",

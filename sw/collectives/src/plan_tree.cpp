@@ -69,10 +69,7 @@ std::vector<rank_plan> plan_tree(const request& r) {
         return chunk{part.first + h.first, h.count};  // elements
     };
     const std::uint64_t largest_half = half(0).count * es;
-    const unsigned segments = static_cast<unsigned>(std::max<std::uint64_t>(
-        1, r.segment_bytes == 0
-               ? 1
-               : std::min<std::uint64_t>((largest_half + r.segment_bytes - 1) / r.segment_bytes, 1u << 16)));
+    const unsigned segments = segments_of(r, 1, largest_half);
     auto segment = [&](unsigned t, unsigned g) {  // bytes, from the buffer's start
         const chunk h = half(t), s = chunk_of(h.count, segments, g);
         return chunk{(h.first + s.first) * es, s.count * es};

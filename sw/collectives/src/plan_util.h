@@ -65,13 +65,15 @@ inline unsigned floor_log2(unsigned n) {
     return k;
 }
 
-// The segments a chain (broadcast, reduce) pipelines: n, or the buffer in
-// pieces of segment_bytes (at most 65,536).
-inline unsigned segments_of(const request& r, unsigned n) {
+// The segments a chain (the buffer) or a tree (each half, `bytes`)
+// pipelines: n when segment_bytes is 0 (a chain n, a tree 1), else pieces of
+// segment_bytes (at most 65,536).
+inline unsigned segments_of(const request& r, unsigned n, std::uint64_t bytes) {
     if (r.segment_bytes == 0) return n;
-    const std::uint64_t s = (r.bytes + r.segment_bytes - 1) / r.segment_bytes;
+    const std::uint64_t s = (bytes + r.segment_bytes - 1) / r.segment_bytes;
     return static_cast<unsigned>(std::min<std::uint64_t>(std::max<std::uint64_t>(s, 1), 1u << 16));
 }
+inline unsigned segments_of(const request& r, unsigned n) { return segments_of(r, n, r.bytes); }
 
 // A plan's waits on its fabric channels [r.first_counter, + count): each
 // counts what has landed on that channel so far, in order.

@@ -330,13 +330,24 @@ status trn3_device::fabric_channel_bytes(unsigned channel, std::uint64_t& rx_byt
     return status::ok;
 }
 
+namespace {
+std::uint32_t entries_for(std::size_t descriptors) {
+    std::uint32_t entries = 2;
+    while (entries < descriptors) entries *= 2;
+    return entries;
+}
+}  // namespace
+
+std::uint64_t trn3_device::device_queue_bytes(std::size_t descriptors) {
+    return std::uint64_t(entries_for(descriptors)) * (sizeof(trn3_dma_descriptor) + sizeof(trn3_dma_completion));
+}
+
 status trn3_device::load_device_queue(unsigned q, std::uint64_t ring_address,
                                       const std::vector<trn3_dma_descriptor>& descriptors) {
     if (!probed_) return status::no_device;
     if (q == 0 || q >= TRN3_DMA_QUEUES || descriptors.empty() || descriptors.size() > (1u << 20))
         return status::bad_argument;
-    std::uint32_t entries = 2;
-    while (entries < descriptors.size()) entries *= 2;
+    const std::uint32_t entries = entries_for(descriptors.size());
     // HEAD runs free: the ring's entries start where the queue stands.
     const std::uint32_t head = rd(TRN3_BAR0_DMA(q) + TRN3_DMA_HEAD);
     std::vector<trn3_dma_descriptor> ring(entries);

@@ -114,6 +114,9 @@ public:
     // own (the collectives' engines). queue_finished waits until the queue
     // has done them all: ok, dma_error if it stopped on an error (the queue
     // is reset), timeout.
+    // Device memory a queue of this many descriptors takes at ring_address:
+    // its ring (a power of two of entries, at least 2) and completion records.
+    static std::uint64_t device_queue_bytes(std::size_t descriptors);
     status load_device_queue(unsigned queue, std::uint64_t ring_address,
                              const std::vector<trn3_dma_descriptor>& descriptors);
     status start_device_queue(unsigned queue);

@@ -147,6 +147,30 @@ TEST_CASE("collectives: rings searched over the fabric are exact and, on four ch
     CHECK(time_us(strided[1]) == Approx(79.93));
 }
 
+TEST_CASE("collectives: on 16 chips of nl72x2 with 15 channels the local search's rings beat the greedy search's") {
+    // The greedy walk's rings cross between the racks on the same cables
+    // again and again (one hop each, on a link twice a switch link's width);
+    // the local search moves runs of ranks until fewer flows share a link.
+    const std::string base =
+        "run --platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives "
+        "-p collectives.algorithm=ring -p collectives.channels=15 -p nl72x2.*.dma0.engines=16 "
+        "-p collectives.min_bytes=16M -p collectives.max_bytes=16M -p collectives.check_max_bytes=0 ";
+    const auto searched = table_rows(trn3vp(base).out),
+               greedy = table_rows(trn3vp(base + "-p collectives.rings=greedy").out);
+    REQUIRE(searched.size() == 1);
+    REQUIRE(greedy.size() == 1);
+    auto time_us = [](const std::string& row, int column) {
+        std::istringstream in(row);
+        std::string field;
+        for (int i = 0; i < column; ++i) in >> field;
+        return std::stod(field);
+    };
+    CHECK(time_us(searched[0], 6) == Approx(166.18));  // out of place
+    CHECK(time_us(greedy[0], 6) == Approx(174.23));
+    CHECK(time_us(searched[0], 10) == Approx(133.95));  // in place
+    CHECK(time_us(greedy[0], 10) == Approx(137.98));
+}
+
 TEST_CASE("collectives run on reduced nl72x2 and on the 2D torus too") {
     for (const char* platform :
          {"nl72x2 -p nl72x2.trays=1 -p nl72x2.app=collectives", "nl16-torus2d -p nl16_torus2d.app=collectives"}) {

@@ -44,26 +44,39 @@ TEST_CASE("the flags choose each side's address space: device to host, device to
     for (std::uint32_t i = 0; i < 3; ++i) CHECK(r.record(q, i).user == i + 1);
 }
 
-TEST_CASE("a descriptor longer than chunk moves in chunk-sized pieces, each read before it is written") {
+namespace {
+
+// A 10,000-byte descriptor in 4 KiB pieces: the accesses in order.
+void pieces_in_order(const char* reads_ahead, const std::vector<char>& order) {
     param_registry::instance().set_pending_text("dma.chunk", "4KiB", "test");
+    param_registry::instance().set_pending_text("dma.reads_ahead", reads_ahead, "test");
     rig r;
     const auto data = test::pattern(10000, 5);
     std::memcpy(r.host(host_base + 0x100000), data.data(), data.size());
     ring q = r.open(0, 4);
     r.submit(q, desc(host_base + 0x100000, dev0 + 0x40000, 10000, TRN3_DESC_SRC_HOST, 9));
     sc_core::sc_start();
-    const std::vector<access_record> expected = {
-        {'h', 'R', q.base, 32},  // the descriptor
-        {'h', 'R', host_base + 0x100000, 4096},
-        {'d', 'W', dev0 + 0x40000, 4096},
-        {'h', 'R', host_base + 0x101000, 4096},
-        {'d', 'W', dev0 + 0x41000, 4096},
-        {'h', 'R', host_base + 0x102000, 1808},
-        {'d', 'W', dev0 + 0x42000, 1808},
-        {'h', 'W', q.records, 16},  // the completion record
-    };
+    const unsigned length[] = {4096, 4096, 1808};
+    std::vector<access_record> expected{{'h', 'R', q.base, 32}};  // the descriptor
+    unsigned reads = 0, writes = 0;
+    for (char c : order) {
+        const unsigned i = c == 'R' ? reads++ : writes++;
+        if (c == 'R') expected.push_back({'h', 'R', host_base + 0x100000 + 0x1000 * i, length[i]});
+        else expected.push_back({'d', 'W', dev0 + 0x40000 + 0x1000 * i, length[i]});
+    }
+    expected.push_back({'h', 'W', q.records, 16});  // the completion record
     CHECK(r.log == expected);
     CHECK(std::memcmp(r.dev(dev0 + 0x40000), data.data(), data.size()) == 0);
+}
+
+}  // namespace
+
+TEST_CASE("a descriptor longer than chunk moves in chunk-sized pieces: with reads_ahead 4 all three are read first") {
+    pieces_in_order("4", {'R', 'R', 'R', 'W', 'W', 'W'});
+}
+
+TEST_CASE("with reads_ahead 1 a piece's write goes out before the next piece is read") {
+    pieces_in_order("1", {'R', 'W', 'R', 'W', 'R', 'W'});
 }
 
 TEST_CASE("ring indices wrap at the ring size: entry = index & (size - 1), and HEAD counts every descriptor") {
@@ -335,23 +348,39 @@ TEST_CASE("a doorbell rung while the engine serves a descriptor that then fails 
     CHECK(r.head(0) == 1);
 }
 
-TEST_CASE("a descriptor takes its fetch, descriptor_cost, a read and a write per piece, and its record write") {
+namespace {
+
+// Reads 20 ns, writes 11 ns, descriptor_cost 50 ns: a one-piece descriptor,
+// then a three-piece one; each raises its vector when its record is written.
+void piece_timing(const char* reads_ahead, unsigned pieces_ns) {
     for (const char* m : {"host_mem", "hbm0", "hbm1"}) {
-        param_registry::instance().set_pending_text(std::string(m) + ".read_latency", "7ns", "test");
+        param_registry::instance().set_pending_text(std::string(m) + ".read_latency", "20ns", "test");
         param_registry::instance().set_pending_text(std::string(m) + ".write_latency", "11ns", "test");
     }
     param_registry::instance().set_pending_text("dma.descriptor_cost", "50ns", "test");
     param_registry::instance().set_pending_text("dma.chunk", "4KiB", "test");
+    param_registry::instance().set_pending_text("dma.reads_ahead", reads_ahead, "test");
     rig r;
     ring q = r.open(0, 4);
     r.submit(q, desc(dev0, dev1, 64, TRN3_DESC_INTERRUPT, 1));
     r.submit(q, desc(dev0, dev1, 3 * 4096, TRN3_DESC_INTERRUPT, 2));  // three pieces
     sc_core::sc_start();
     REQUIRE(r.vector_times.size() == 2);
-    const sc_time one = sc_time(7 + 50 + 7 + 11 + 11, SC_NS);
+    const sc_time one = sc_time(20 + 50 + 20 + 11 + 11, SC_NS);  // fetch, cost, read, write, record
     CHECK(r.vector_times[0] == one);
-    CHECK(r.vector_times[1] == one + sc_time(7 + 50 + 3 * (7 + 11) + 11, SC_NS));
+    CHECK(r.vector_times[1] == one + sc_time(20 + 50 + pieces_ns + 11, SC_NS));
 }
+
+}  // namespace
+
+TEST_CASE(
+    "a descriptor takes its fetch, descriptor_cost, its pieces and its record: reads_ahead 4 reads them at once") {
+    // The three reads together (20), then the writes one after another (3 x
+    // 11); one piece after another would take 3 x (20 + 11).
+    piece_timing("4", 20 + 3 * 11);
+}
+
+TEST_CASE("with reads_ahead 1 each piece's write overlaps the next piece's read") { piece_timing("1", 3 * 20 + 11); }
 
 TEST_CASE("a descriptor of length 0 moves nothing and still completes with its record") {
     rig r;

@@ -20,6 +20,9 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name, unsigned default_eng
       chunk(this, "chunk", byte_count{1 << 20}, "largest piece moved at once (read, then written)",
             range<byte_count>{byte_count{4096}, byte_count{1ull << 30}}),
       descriptor_cost(this, "descriptor_cost", sc_time(20, sc_core::SC_NS), "engine time per descriptor"),
+      reads_ahead(this, "reads_ahead", 4,
+                  "pieces (chunk) read ahead of the one being written: the engine's reads outstanding",
+                  range<std::uint64_t>{1, 64}),
       engines(this, "engines", default_engines,
               "engines serving the queues at once (each one descriptor of a different queue at a time)",
               range<std::uint64_t>{1, TRN3_DMA_QUEUES}),
@@ -96,7 +99,7 @@ void dma_engine::take_turn(unsigned queue) {
 }
 
 bool dma_engine::transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data,
-                          std::uint64_t n, const access& a, const numerics::reduction* reduce) {
+                          std::uint64_t n, const access& a, const numerics::reduction* reduce, sc_time* done) {
     tlm::tlm_generic_payload tx;
     sc_time delay;
     set_access(tx, cmd, address, data, static_cast<unsigned>(n));
@@ -111,14 +114,17 @@ bool dma_engine::transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t ad
     (host_side ? host : device)->b_transport(tx, delay);
     if (tagged) tx.clear_extension(&tag);
     if (a.timing) tx.clear_extension(&no_data);
-    wait(delay);
+    if (done) *done = sc_core::sc_time_stamp() + delay;  // the target has taken the data: the buffer is free
+    else wait(delay);
     return tx.get_response_status() == tlm::TLM_OK_RESPONSE;
 }
 
 bool dma_engine::reduce_to(std::uint64_t address, std::uint8_t* data, std::uint64_t n, const access& a,
-                           const numerics::reduction& r) {
+                           const numerics::reduction& r, sc_time* done) {
     reduced_bytes_ += n;
-    if (address >= TRN3_FABRIC_ADDR(0, 0)) return transfer(false, tlm::TLM_WRITE_COMMAND, address, data, n, a, &r);
+    if (address >= TRN3_FABRIC_ADDR(0, 0))
+        return transfer(false, tlm::TLM_WRITE_COMMAND, address, data, n, a, &r, done);
+    *done = sc_core::sc_time_stamp();  // read, reduced and written back before the next piece is read
     if (a.timing)  // read and written back in the time they take, nothing reduced
         return transfer(false, tlm::TLM_READ_COMMAND, address, data, n, a) &&
                transfer(false, tlm::TLM_WRITE_COMMAND, address, data, n, a);
@@ -187,18 +193,38 @@ bool dma_engine::serve(unsigned q) {
     // Timing only: the accesses carry trn3::timing_only (targets time them
     // and move nothing) and point at a buffer no one reads.
     const access a{q, channel, (d.flags & TRN3_DESC_TIMING_ONLY) != 0};
-    std::vector<std::uint8_t> buffer;
-    for (std::uint64_t off = 0; off < d.length && status == 0; off += chunk.get().bytes) {
-        const std::uint64_t n = std::min<std::uint64_t>(chunk.get().bytes, d.length - off);
-        if (a.timing && timing_buffer_.empty()) timing_buffer_.resize(chunk.get().bytes);  // once: never moves
-        if (!a.timing) buffer.resize(n);
-        std::uint8_t* data = a.timing ? timing_buffer_.data() : buffer.data();
-        if (!transfer(src_host, tlm::TLM_READ_COMMAND, d.src + off, data, n, a))
+    // Pieces are read up to reads_ahead ahead of the one being written (one
+    // buffer each: a buffer is free again once its write is issued, since
+    // the target takes the data then); piece i is written when it has been
+    // read and piece i - 1's write is done.
+    const std::uint64_t piece = chunk.get().bytes, pieces = (d.length + piece - 1) / piece;
+    const std::uint64_t ahead = std::min<std::uint64_t>(reads_ahead.get(), std::max<std::uint64_t>(pieces, 1));
+    if (a.timing && timing_buffer_.empty()) timing_buffer_.resize(piece);  // once: never moves
+    std::vector<std::vector<std::uint8_t>> buffers(a.timing ? 0 : ahead);
+    std::vector<sc_time> read_done(ahead);
+    auto data_of = [&](std::uint64_t i) { return a.timing ? timing_buffer_.data() : buffers[i % ahead].data(); };
+    auto length_of = [&](std::uint64_t i) { return std::min<std::uint64_t>(piece, d.length - i * piece); };
+    auto read = [&](std::uint64_t i) {
+        if (!a.timing) buffers[i % ahead].resize(length_of(i));
+        if (!transfer(src_host, tlm::TLM_READ_COMMAND, d.src + i * piece, data_of(i), length_of(i), a, nullptr,
+                      &read_done[i % ahead]))
             status = src_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
-        else if (!(reduce ? reduce_to(d.dst + off, data, n, a, *reduce)
-                          : transfer(dst_host, tlm::TLM_WRITE_COMMAND, d.dst + off, data, n, a)))
+    };
+    auto until = [this](const sc_time& t) {
+        if (t > sc_core::sc_time_stamp()) wait(t - sc_core::sc_time_stamp());
+    };
+    sc_time written = sc_core::sc_time_stamp();  // the last write issued is done
+    for (std::uint64_t i = 0; i < std::min(ahead, pieces) && status == 0; ++i) read(i);
+    for (std::uint64_t i = 0; i < pieces && status == 0; ++i) {
+        until(std::max(read_done[i % ahead], written));  // read, and writes one at a time
+        const std::uint64_t off = i * piece;
+        if (!(reduce ? reduce_to(d.dst + off, data_of(i), length_of(i), a, *reduce, &written)
+                     : transfer(dst_host, tlm::TLM_WRITE_COMMAND, d.dst + off, data_of(i), length_of(i), a, nullptr,
+                                &written)))
             status = dst_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
+        else if (i + ahead < pieces) read(i + ahead);
     }
+    until(written);  // the last write done
     trn3_dma_completion c{status, d.length, d.user};
     if (!transfer(ring_on_host, tlm::TLM_WRITE_COMMAND, qu.cpl_base->value() + sizeof c * index,
                   reinterpret_cast<std::uint8_t*>(&c), sizeof c, access{q, q, false}) &&

@@ -105,9 +105,10 @@ public:
     param<std::string> rings{
         nullptr, "collectives.rings", "topology",
         "the ring algorithm's rings: topology (searched over the fabric's links and routes, one per channel, "
-        "so that no link carries more than it must), or stride (channel 0 in rank order, 1 the reverse, then "
-        "strides coprime with the rank count)",
-        one_of<std::string>{{"topology", "stride"}}};
+        "so that no link carries more than it must: greedily, then by a local search), greedy (the greedy "
+        "search alone), or stride (channel 0 in rank order, 1 the reverse, then strides coprime with the rank "
+        "count)",
+        one_of<std::string>{{"topology", "greedy", "stride"}}};
     param<byte_count> check_max_bytes{
         nullptr, "collectives.check_max_bytes", byte_count{1 << 20},
         "largest size whose data is written and checked; larger rows are timed only (#wrong N/A): the "
@@ -233,6 +234,7 @@ public:
         j["redop"] = reduces() ? redop.get() : "none";
         j["ranks"] = members_;
         j["channels"] = channels.get();
+        if (!searched_.empty()) j["rings"] = searched_;  // the ring algorithm's, by channel (fabric ids)
         j["rows"] = nlohmann::json::array();
         for (std::size_t i = 0; i < sizes_.size() && rows_[i].done; ++i) {
             nlohmann::json row{{"size", sizes_[i]},
@@ -322,10 +324,11 @@ private:
     // 0..n-1 with stride 1, then n - 1 (the reverse), then 3, n - 3, 5...
     // whichever are coprime with n.
     std::vector<unsigned> ring_of(unsigned channel) const {
-        if (rings.get() == "topology" && sys_.fabric) {
+        if (rings.get() != "stride" && sys_.fabric) {
             if (searched_.empty())
-                searched_ = collectives::search_rings(*sys_.fabric, members_, static_cast<unsigned>(channels.get()),
-                                                      [](unsigned k) { return 1 + k; });
+                searched_ = collectives::search_rings(
+                    *sys_.fabric, members_, static_cast<unsigned>(channels.get()), [](unsigned k) { return 1 + k; },
+                    rings.get() == "topology");
             return searched_[channel];
         }
         const unsigned n = size();

@@ -11,7 +11,12 @@
 // one descriptor at a time, never a queue another engine is serving (so a
 // queue's descriptors run in order): reads the descriptor (from
 // host memory, or device memory when CONTROL.DEVICE_RING is set), moves its bytes
-// in pieces of `chunk` (read all, then write), writes the completion record
+// in pieces of `chunk`, each read, then written: the engine keeps
+// `reads_ahead` pieces' reads outstanding (one buffer each, free again when
+// its piece's write is issued, since the target takes the data then), and
+// writes a piece once it is read and the piece before is written (writes go
+// one at a time, in order; a fabric write is done when its link's wire is
+// free), writes the completion record
 // at CPL_BASE + index x 16 and advances HEAD; a descriptor with INTERRUPT
 // raises the queue's MSI-X vector. A descriptor with REDUCE reduces its
 // bytes into the destination (dst = dst op src; numerics/reduce.h): in this
@@ -30,7 +35,7 @@
 // chip reports it in ERR_STATUS); the engine goes on with the other queues.
 // Writing CONTROL (disable, then enable) restarts a stopped queue.
 //
-// params:  chunk, descriptor_cost, engines
+// params:  chunk, descriptor_cost, reads_ahead, engines
 // stats:   descriptors, bytes, errors, reduced_bytes
 // timeline: one slice per descriptor on the queue's track
 #pragma once
@@ -58,6 +63,7 @@ public:
 
     param<byte_count> chunk;
     param<sc_core::sc_time> descriptor_cost;
+    param<std::uint64_t> reads_ahead;
     param<std::uint64_t> engines;  // descriptors served at once, each from a different queue
 
     std::function<void(unsigned vector)> raise_msix;  // the chip wires it to its endpoint
@@ -102,12 +108,14 @@ private:
     };
     // One access; a write with `reduce` carries it (a fabric destination reduces as the data lands).
     // Device writes carry the channel (fabric_write.h).
+    // With `done` given, the access is issued and not waited for: *done is when it completes.
     bool transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data, std::uint64_t n,
-                  const access& a, const numerics::reduction* reduce = nullptr);
+                  const access& a, const numerics::reduction* reduce = nullptr, sc_core::sc_time* done = nullptr);
     // dst = dst op src at the destination: read, reduce and write back for
     // this chip's memory; one reducing write for a fabric address.
+    // A fabric destination's reducing write is issued like any write (done).
     bool reduce_to(std::uint64_t address, std::uint8_t* data, std::uint64_t n, const access& a,
-                   const numerics::reduction& r);
+                   const numerics::reduction& r, sc_core::sc_time* done);
     // Waits until no engine with a lower queue number wants to access at this instant.
     void take_turn(unsigned queue);
     void fail(unsigned q, std::uint32_t cause);

@@ -27,12 +27,16 @@ struct fabric_paths {
 // flows so far), ties to the fewer
 // links, then to the next rank in `ranks` order; of the rings from 8 starts
 // and the reverses of the rings laid before, the one after which the busiest
-// link is least busy (then the most even loads). Deterministic: every host
+// link is least busy (then the most even loads). Then (with local_search), on up to 64 ranks,
+// a local search moves runs of ranks and reverses runs while that lowers
+// the sum of the links' loads to the 8th power (the busiest link no
+// busier), over each new ring and then twice over every ring. Ring k is
+// given starting at rank k x n / rings (rings start apart). Deterministic: every host
 // computes the same rings. `fabric_channel(k)` is the fabric channel ring k's
 // flows carry.
 std::vector<std::vector<unsigned>> search_rings(const fabric_paths& fabric, const std::vector<unsigned>& ranks,
-                                                unsigned rings,
-                                                const std::function<unsigned(unsigned)>& fabric_channel);
+                                                unsigned rings, const std::function<unsigned(unsigned)>& fabric_channel,
+                                                bool local_search = true);
 
 // The most loaded directed link's load (flows / bytes per second) when ring
 // k's flows run on fabric_channel(k): what the search minimises, for reports

@@ -195,7 +195,33 @@ TEST_CASE(
     }
     CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_BASE(1) + 36 * GiB, &v, 8) ==
           tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_BASE(4), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_STRIPED_BASE + TRN3_DEV_HBM_STRIPED_SIZE, &v, 8) ==
+          tlm::TLM_ADDRESS_ERROR_RESPONSE);
+}
+
+TEST_CASE("the striped window puts granule after granule on stack after stack, each stack's part from its byte 0") {
+    param_registry::instance().set_pending_text("chip0.hbm_stripe.granule", "4KiB", "test");
+    chip_rig r;
+    r.boot();
+    // 20 KiB from 1 KiB into granule 6 of the window: granules 6..11, on
+    // stacks 2, 3, 0, 1, 2, 3 at their bytes 4 KiB (granules 6, 7) and 8 KiB (8..11).
+    const std::uint64_t at = 6 * 4096 + 1024, bytes = 20 * 1024;
+    auto data = test::pattern(bytes, 7);
+    CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_DEV_HBM_STRIPED_BASE + at, data.data(), unsigned(bytes)) ==
+          tlm::TLM_OK_RESPONSE);
+    for (std::uint64_t x = at; x < at + bytes; x += 512) {
+        const std::uint64_t granule = x / 4096, stack = granule % 4, offset = granule / 4 * 4096 + x % 4096;
+        INFO("byte " << x << " of the window: stack " << stack << " byte " << offset);
+        CHECK(*r.chip.device_memory(TRN3_DEV_HBM_BASE(stack) + offset, 1) == data[x - at]);
+    }
+    std::vector<std::uint8_t> back(bytes);
+    CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_STRIPED_BASE + at, back.data(), unsigned(bytes)) ==
+          tlm::TLM_OK_RESPONSE);
+    CHECK(back == data);
+    // Past a stack's 36 GiB (window byte 4 x 36 GiB on): the stack's address error.
+    std::uint64_t v = 0;
+    CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_STRIPED_BASE + 4 * 36 * GiB, &v, 8) ==
+          tlm::TLM_ADDRESS_ERROR_RESPONSE);
 }
 
 TEST_CASE("CORE_RESET resets exactly the cores whose bits are written, keeps their SBUF, and reads as 0") {

@@ -25,8 +25,8 @@ std::array<neuroncore::neuroncore*, TRN3_DEV_CORES> raw(
 
 trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images& firmware)
     : component(name, frequency{1.4e9}), ep("ep", TRN3_PCI_DEVICE_TRN3, TRN3_BAR0_SIZE, TRN3_BAR2_SIZE),
-      mcu0("mcu0", firmware), dma0("dma0", 4), noc("noc"), regs("regs"), to_host("to_host"),
-      hbm_errors_(this, "hbm_uncorrectable", "uncorrectable HBM errors reported") {
+      mcu0("mcu0", firmware), dma0("dma0", 4), hbm_stripe("hbm_stripe", TRN3_DEV_HBM_STACKS), noc("noc"), regs("regs"),
+      to_host("to_host"), hbm_errors_(this, "hbm_uncorrectable", "uncorrectable HBM errors reported") {
     for (unsigned c = 0; c < TRN3_DEV_CORES; ++c)
         nc[c] = std::make_unique<neuroncore::neuroncore>(fmt::format("nc{}", c).c_str());
     for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s)
@@ -36,6 +36,8 @@ trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images
     // Device memory.
     for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s)
         noc.map(hbm[s]->in, TRN3_DEV_HBM_BASE(s), hbm[s]->size.get().bytes, fmt::format("hbm{}", s));
+    noc.map(hbm_stripe.in, TRN3_DEV_HBM_STRIPED_BASE, TRN3_DEV_HBM_STRIPED_SIZE, "hbm_striped");
+    connect(hbm_stripe.out, noc.in);
     for (auto& core : nc) connect(core->mem, noc.in);
     connect(dma0.device, noc.in);
     connect(ep.bar2, noc.in);

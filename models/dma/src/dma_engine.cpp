@@ -23,6 +23,9 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name, unsigned default_eng
       reads_ahead(this, "reads_ahead", 4,
                   "pieces (chunk) read ahead of the one being written: the engine's reads outstanding",
                   range<std::uint64_t>{1, 64}),
+      descriptor_prefetch(this, "descriptor_prefetch", 8,
+                          "descriptors read at once from a queue's ring (those between HEAD and TAIL)",
+                          range<std::uint64_t>{1, 256}),
       engines(this, "engines", default_engines,
               "engines serving the queues at once (each one descriptor of a different queue at a time)",
               range<std::uint64_t>{1, TRN3_DMA_QUEUES}),
@@ -45,6 +48,7 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name, unsigned default_eng
         qu.control = add("control", TRN3_DMA_CONTROL, 4, trn3::access::rw, "bit 0 enable, bit 1 ring in device memory");
         qu.tail->on_write([this](reg&, std::uint64_t) { ring(); });
         qu.control->on_write([this, q](reg& r, std::uint64_t old) {
+            queues_[q].cached.clear();  // the driver may rewrite the entries (recovery)
             // Enabling a stopped queue restarts it.
             if ((r.value() & TRN3_DMA_CONTROL_ENABLE) && !(old & TRN3_DMA_CONTROL_ENABLE) &&
                 TRN3_DMA_STATUS_STATE(queues_[q].status->value()) == TRN3_DMA_STATE_ERROR)
@@ -135,10 +139,33 @@ bool dma_engine::reduce_to(std::uint64_t address, std::uint8_t* data, std::uint6
 }
 
 void dma_engine::fail(unsigned q, std::uint32_t cause) {
+    queues_[q].cached.clear();
     queues_[q].status->set(TRN3_DMA_STATUS_VALUE(TRN3_DMA_STATE_ERROR, cause));
     ++errors_;
     log().warn("queue {} stopped: error {}", q, cause);
     if (queue_error) queue_error(q);
+}
+
+bool dma_engine::fetch(queue& qu, unsigned q, std::uint32_t head, std::uint32_t size, bool ring_on_host,
+                       trn3_dma_descriptor& d) {
+    const std::uint32_t ahead = head - qu.cached_from;
+    if (ahead < qu.cached.size()) {
+        d = qu.cached[ahead];
+        return true;
+    }
+    const std::uint32_t index = head & (size - 1);
+    const std::uint32_t pending = static_cast<std::uint32_t>(qu.tail->value()) - head;
+    const std::uint32_t n = static_cast<std::uint32_t>(
+        std::min<std::uint64_t>({descriptor_prefetch.get(), std::max(pending, 1u), size - index}));
+    qu.cached.assign(n, trn3_dma_descriptor{});
+    qu.cached_from = head;
+    if (!transfer(ring_on_host, tlm::TLM_READ_COMMAND, qu.ring_base->value() + sizeof d * index,
+                  reinterpret_cast<std::uint8_t*>(qu.cached.data()), sizeof d * n, access{q, q, false})) {
+        qu.cached.clear();
+        return false;
+    }
+    d = qu.cached[0];
+    return true;
 }
 
 bool dma_engine::serve(unsigned q) {
@@ -161,8 +188,7 @@ bool dma_engine::serve(unsigned q) {
     const bool ring_on_host = !(qu.control->value() & TRN3_DMA_CONTROL_DEVICE_RING);
     const std::uint32_t index = head & (size - 1);
     trn3_dma_descriptor d{};
-    if (!transfer(ring_on_host, tlm::TLM_READ_COMMAND, qu.ring_base->value() + sizeof d * index,
-                  reinterpret_cast<std::uint8_t*>(&d), sizeof d, access{q, q, false})) {
+    if (!fetch(qu, q, head, size, ring_on_host, d)) {
         fail(q, ring_on_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE);
         return false;
     }

@@ -23,7 +23,7 @@
 // mode's: a test compares them.
 //
 // params: collectives.op, .dtype, .redop, .chips, .min_bytes, .max_bytes, .factor, .json,
-//         .channels, .check_max_bytes, .poll, .timeout, .link_timeout, .boot_timeout
+//         .channels, .rings, .buffers, .check_max_bytes, .poll, .timeout, .link_timeout, .boot_timeout
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -50,13 +50,16 @@
 namespace trn3::apps {
 namespace {
 
-// Where the collectives keep their buffers in each chip's HBM (stack 1).
-constexpr std::uint64_t buffer_base = TRN3_DEV_HBM_BASE(1), gib = 1ull << 30;
+// Where the collectives keep their buffers in each chip's HBM: from 4 GiB
+// into the striped window (every stack from its byte 1 GiB on, clear of
+// the descriptor rings; spec/device.h TRN3_DEV_HBM_STRIPED_BASE), or in
+// stack 1 (collectives.buffers).
+constexpr std::uint64_t gib = 1ull << 30;
 // Scratch: up to 9 areas of 1 GiB (halving-doubling's steps on 144 chips, and its fold).
 // avg's constant (1/n) at 26 GiB.
-constexpr collectives::buffers layout{
-    buffer_base, buffer_base + 4 * gib, buffer_base + 8 * gib, buffer_base + 12 * gib, buffer_base + 16 * gib,
-    gib,         buffer_base + 26 * gib};
+constexpr collectives::buffers layout_at(std::uint64_t base) {
+    return {base, base + 4 * gib, base + 8 * gib, base + 12 * gib, base + 16 * gib, gib, base + 26 * gib};
+}
 // Channel k's schedule runs on DMA queue 1 + k from a ring at ring_at + k x
 // ring_stride, in HBM stack 2: away from the buffers, so that a descriptor
 // fetch does not queue behind the collective's own data (on one stack, a
@@ -109,6 +112,10 @@ public:
         "search alone), or stride (channel 0 in rank order, 1 the reverse, then strides coprime with the rank "
         "count)",
         one_of<std::string>{{"topology", "greedy", "stride"}}};
+    param<std::string> buffers{nullptr, "collectives.buffers", "striped",
+                               "where each chip keeps the collective's buffers: striped (over its HBM stacks, "
+                               "hbm_stripe.granule at a time) or hbm1 (all in stack 1)",
+                               one_of<std::string>{{"striped", "hbm1"}}};
     param<byte_count> check_max_bytes{
         nullptr, "collectives.check_max_bytes", byte_count{1 << 20},
         "largest size whose data is written and checked; larger rows are timed only (#wrong N/A): the "
@@ -342,6 +349,9 @@ private:
         for (unsigned i = 0; i < n; ++i) ring.push_back(members_[(std::uint64_t(i) * stride) % n]);
         return ring;
     }
+    collectives::buffers layout() const {
+        return layout_at(buffers.get() == "striped" ? TRN3_DEV_HBM_STRIPED_BASE + 4 * gib : TRN3_DEV_HBM_BASE(1));
+    }
     collectives::request request(std::uint64_t bytes, bool in_place, unsigned channel = 0) const {
         collectives::request r;
         r.what = what();
@@ -355,7 +365,7 @@ private:
         r.reduce_op = redop_code();
         r.reduce_type = dtype_of(dtype.get()).code;
         r.in_place = in_place;
-        r.at = layout;
+        r.at = layout();
         r.how = algorithm_for(bytes);
         r.counters = collectives::counters_needed(r.how, r.what, size());
         r.first_counter = channel * r.counters;
@@ -441,9 +451,10 @@ private:
             // Rows timed only write nothing: their schedules move no data.
             if (checked(bytes)) {
                 const auto in = reference().input(bytes, unsigned(p));
-                const std::uint64_t in_at = in_place && gather_only ? layout.recv + part * unsigned(p) : layout.send;
+                const std::uint64_t in_at =
+                    in_place && gather_only ? layout().recv + part * unsigned(p) : layout().send;
                 const std::vector<std::uint8_t> stale(reference().output_bytes(bytes, unsigned(p)), 0xA5);
-                if ((!in_place && d.write(layout.recv, stale.data(), stale.size()) != driver::status::ok) ||
+                if ((!in_place && d.write(layout().recv, stale.data(), stale.size()) != driver::status::ok) ||
                     d.write(in_at, in.data(), in.size()) != driver::status::ok)
                     fail("writing the inputs");
                 if (reference().average) {  // 1/n, element after element
@@ -451,7 +462,7 @@ private:
                     std::vector<std::uint8_t> constant(bytes);
                     for (std::size_t at = 0; at + one.size() <= bytes; at += one.size())
                         std::memcpy(constant.data() + at, one.data(), one.size());
-                    if (d.write(layout.constant, constant.data(), constant.size()) != driver::status::ok)
+                    if (d.write(layout().constant, constant.data(), constant.size()) != driver::status::ok)
                         fail("writing avg's constant");
                 }
             }
@@ -505,10 +516,10 @@ private:
             if (p < 0 || !checked(bytes)) continue;
             if (what() == collectives::op::reduce && unsigned(p) != root.get()) continue;  // only the root has a result
             const std::uint64_t out_bytes = reference().output_bytes(bytes, unsigned(p));
-            std::uint64_t out_at = layout.recv;
+            std::uint64_t out_at = layout().recv;
             if (in_place && what() != collectives::op::reduce_scatter && what() != collectives::op::all_gather)
-                out_at = layout.send;
-            if (in_place && what() == collectives::op::reduce_scatter) out_at = layout.send + out_bytes * unsigned(p);
+                out_at = layout().send;
+            if (in_place && what() == collectives::op::reduce_scatter) out_at = layout().send + out_bytes * unsigned(p);
             std::vector<std::uint8_t> got(out_bytes);
             if (me.chips.devices[c]->read(got.data(), out_at, got.size()) != driver::status::ok) {
                 fail("reading the result");

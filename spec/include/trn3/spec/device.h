@@ -14,6 +14,12 @@
 #define TRN3_DEV_HBM_STACKS 4u
 #define TRN3_DEV_HBM_STRIDE 0x1000000000ull /* stack s at s x 64 GiB */
 #define TRN3_DEV_HBM_BASE(s) ((uint64_t)(s)*TRN3_DEV_HBM_STRIDE)
+/* The stacks striped: byte x of this window is byte ((x / G) / 4) x G + x
+ * mod G of stack (x / G) mod 4, G the chip's hbm_stripe.granule (4 KiB):
+ * one buffer here streams from every stack at once. It aliases the stacks
+ * from their byte 0 (models/hbm/stack_interleave.h). */
+#define TRN3_DEV_HBM_STRIPED_BASE (TRN3_DEV_HBM_STACKS * TRN3_DEV_HBM_STRIDE) /* 256 GiB */
+#define TRN3_DEV_HBM_STRIPED_SIZE (TRN3_DEV_HBM_STACKS * TRN3_DEV_HBM_STRIDE)
 #define TRN3_DEV_CORES 8u
 
 /* Fabric addresses: chip id's device address a, reached over NeuronLink
@@ -27,7 +33,7 @@
 
 /* ---- BARs ---- */
 #define TRN3_BAR0_SIZE 0x1000000ull /* 16 MiB of registers */
-#define TRN3_BAR2_SIZE 0x4000000000ull /* 256 GiB window onto the device address map */
+#define TRN3_BAR2_SIZE 0x8000000000ull /* 512 GiB window onto the device address map: the stacks, then them striped */
 
 /* ---- BAR0 layout (a block's registers take BLOCK_SIZE bytes from its base) ---- */
 #define TRN3_BAR0_CHIP 0x000000u /* chip control, below */

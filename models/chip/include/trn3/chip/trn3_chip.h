@@ -6,7 +6,7 @@
 //                 bar0 ── regs: control (+0), mailbox (+0x10000), hbm s controller (+0x20000 + s x 0x1000),
 //                               NeuronLink port p (+0x30000 + p x 0x100), nc c (+0x100000 + c x 0x10000), dma (+0x200000)
 //   mcu0.chip ── regs (the same space, at the MCU's TRN3_MCU_CHIP_BASE): the firmware trains HBM and links
-//                 bar2 ── noc: hbm s at s x 64 GiB
+//                 bar2 ── noc: hbm s at s x 64 GiB; hbm_stripe at 256 GiB (the stacks striped) ── noc
 //                 dma  <── to_host <── dma.host, control.host   (device requests into host memory)
 //   nc0..nc7.mem ── noc          dma.device ── noc
 //   mcu0: boot ROM, firmware; its mailbox's host side on regs; host_irq -> MSI-X 0
@@ -28,6 +28,7 @@
 #include "trn3/core/timeline.h"
 #include "trn3/dma/dma_engine.h"
 #include "trn3/hbm/hbm_stack.h"
+#include "trn3/hbm/stack_interleave.h"
 #include "trn3/mcu/mcu.h"
 #include "trn3/neuroncore/neuroncore.h"
 #include "trn3/pcie/endpoint.h"
@@ -48,6 +49,7 @@ public:
     dma::dma_engine dma0;
     std::array<std::unique_ptr<neuroncore::neuroncore>, TRN3_DEV_CORES> nc;
     std::array<std::unique_ptr<hbm::hbm_stack>, TRN3_DEV_HBM_STACKS> hbm;
+    hbm::stack_interleave hbm_stripe;
     router noc;
     router regs;
     router to_host;

@@ -6,7 +6,10 @@
 //   host (initiator) ── PCIe endpoint dma: host bus addresses (through the host's IOMMU)
 //   device (initiator) ── chip network: device addresses
 //
-// A write to a queue's TAIL (the doorbell) wakes the engines (`engines` of
+// A queue's descriptors are read up to `descriptor_prefetch` at a time (those
+// between HEAD and TAIL, in one access), so the next ones cost no memory
+// access; writing CONTROL drops what was read ahead (a driver that
+// recovers a queue rewrites its entries). A write to a queue's TAIL (the doorbell) wakes the engines (`engines` of
 // them: the chip's collective engines). Each serves the queues round robin,
 // one descriptor at a time, never a queue another engine is serving (so a
 // queue's descriptors run in order): reads the descriptor (from
@@ -35,7 +38,7 @@
 // chip reports it in ERR_STATUS); the engine goes on with the other queues.
 // Writing CONTROL (disable, then enable) restarts a stopped queue.
 //
-// params:  chunk, descriptor_cost, reads_ahead, engines
+// params:  chunk, descriptor_cost, reads_ahead, descriptor_prefetch, engines
 // stats:   descriptors, bytes, errors, reduced_bytes
 // timeline: one slice per descriptor on the queue's track
 #pragma once
@@ -64,6 +67,7 @@ public:
     param<byte_count> chunk;
     param<sc_core::sc_time> descriptor_cost;
     param<std::uint64_t> reads_ahead;
+    param<std::uint64_t> descriptor_prefetch;
     param<std::uint64_t> engines;  // descriptors served at once, each from a different queue
 
     std::function<void(unsigned vector)> raise_msix;  // the chip wires it to its endpoint
@@ -95,7 +99,16 @@ private:
         std::uint32_t waiting_at = 0;
         unsigned waiting_on = 0;  // the channel
         std::uint64_t waiting_for = 0;
+        // Descriptors read ahead (descriptor_prefetch): entries from index
+        // `cached_from` on, as the ring held them between HEAD and TAIL.
+        std::vector<trn3_dma_descriptor> cached;
+        std::uint32_t cached_from = 0;
     };
+    // The descriptor at `head`: from the queue's read-ahead, or read with
+    // the ones after it up to TAIL (descriptor_prefetch at most, not past
+    // the ring's end) in one access. False when that read fails.
+    bool fetch(queue& qu, unsigned q, std::uint32_t head, std::uint32_t size, bool ring_on_host,
+               trn3_dma_descriptor& d);
     void run();  // one engine
     void ring();  // a doorbell
     bool serve(unsigned q);  // one descriptor; false when the queue has none or stopped

@@ -171,8 +171,8 @@ TEST_CASE("auto picks halving-doubling on a power of two and for all_reduces to 
     using collectives::choose;
     CHECK(choose(op::all_reduce, 64, 8) == algorithm::halving_doubling);
     CHECK(choose(op::all_reduce, 64, 1ull << 30) == algorithm::halving_doubling);
-    CHECK(choose(op::all_reduce, 144, 4ull << 20) == algorithm::halving_doubling);
-    CHECK(choose(op::all_reduce, 144, 16ull << 20) == algorithm::ring);  // the fold's 2 x size outweighs 270 steps
+    CHECK(choose(op::all_reduce, 144, 3ull << 20) == algorithm::halving_doubling);
+    CHECK(choose(op::all_reduce, 144, 4ull << 20) == algorithm::ring);  // the fold's 2 x size outweighs 270 steps
     CHECK(choose(op::reduce_scatter, 16, 1 << 20) == algorithm::halving_doubling);
     CHECK(choose(op::reduce_scatter, 144, 1 << 20) == algorithm::ring);
     CHECK(choose(op::all_gather, 6, 64) == algorithm::ring);

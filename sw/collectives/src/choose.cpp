@@ -7,11 +7,11 @@
 //                      2 x size through the fold's ranks
 //
 // One dependent step costs `step_bytes` of bandwidth time: a step's latency
-// (about 2 us: descriptors fetched from HBM, the fabric crossed, the wait
-// met) times a chip's bandwidth in one channel (about 25 GB/s), as measured
-// on nl72x2 (docs/collectives.md, "Choosing the algorithm"). On 144 chips the
-// crossover falls near 7 MiB, between the sweeps' 4 MiB (halving-doubling
-// 317.59 us, the ring 340.55) and 16 MiB (1,163.12 against 648.31); on a
+// (about 1.2 us: a descriptor read ahead, the fabric crossed, the wait met)
+// times a chip's bandwidth in one channel (about 25 GB/s), as measured on
+// nl72x2 (docs/collectives.md, "Choosing the algorithm"). On 144 chips the
+// crossover falls near 3.8 MiB, between the sweeps' 1 MiB (halving-doubling
+// 75.89 us, the ring 194.73) and 4 MiB (255.15 against 247.90); on a
 // power of two halving-doubling always wins (no fold), as the 64-chip sweep
 // shows.
 // reduce_scatter and all_gather take halving-doubling on a power of two,
@@ -25,7 +25,7 @@
 namespace trn3::collectives {
 
 namespace {
-constexpr double step_bytes = 50e3;
+constexpr double step_bytes = 30e3;
 }  // namespace
 
 algorithm choose(op what, unsigned ranks, std::uint64_t bytes, unsigned channels) {

@@ -276,6 +276,39 @@ TEST_CASE("a backplane link that loses lanes during a collective: the collective
     CHECK_THAT(dead.out, Catch::Contains("platform nl32x2: FAILED"));
 }
 
+TEST_CASE("collectives: channel_bytes runs small sizes on fewer channels, exact, and much sooner") {
+    // 8 channels: every size pays 8 channels' descriptors and waits; with
+    // channel_bytes 1 MiB, 64 B and 16 KiB run on one (and auto then has the
+    // fabric channels for halving-doubling), 4 MiB on four.
+    const std::string path = temp_path("channels.json");
+    const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
+                             "-p collectives.channels=8 -p collectives.min_bytes=64 -p collectives.max_bytes=4M "
+                             "-p collectives.factor=256 -p collectives.check_max_bytes=64K ";
+    const auto every = table_rows(trn3vp(base).out);
+    const result r = trn3vp(base + "-p collectives.channel_bytes=1M -p collectives.json=" + path);
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    const auto fewer = table_rows(r.out);
+    const auto j = nlohmann::json::parse(slurp(path));
+    std::remove(path.c_str());
+    REQUIRE(every.size() == 3);
+    REQUIRE(fewer.size() == 3);
+    REQUIRE(j["rows"].size() == 3);
+    CHECK(j["rows"][0]["channels"] == 1);
+    CHECK(j["rows"][1]["channels"] == 1);
+    CHECK(j["rows"][2]["channels"] == 4);
+    CHECK(j["rows"][0]["algorithm"] == "halving_doubling");
+    auto time_us = [](const std::string& row) {
+        std::istringstream in(row);
+        std::string field;
+        for (int i = 0; i < 6; ++i) in >> field;
+        return std::stod(field);
+    };
+    CHECK_THAT(fewer[1], Catch::EndsWith("      0"));  // 16 KiB, checked: exact
+    CHECK(time_us(every[0]) == Approx(22.86));  // 64 B, out of place
+    CHECK(time_us(fewer[0]) == Approx(5.41));
+}
+
 TEST_CASE("collectives: the table as JSON, with the same fields, and a file that cannot be written is refused") {
     const std::string path = temp_path("collectives.json");
     const result r =

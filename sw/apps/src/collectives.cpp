@@ -23,7 +23,7 @@
 // mode's: a test compares them.
 //
 // params: collectives.op, .dtype, .redop, .chips, .min_bytes, .max_bytes, .factor, .json,
-//         .channels, .rings, .buffers, .check_max_bytes, .poll, .timeout, .link_timeout, .boot_timeout
+//         .channels, .channel_bytes, .rings, .buffers, .check_max_bytes, .poll, .timeout, .link_timeout, .boot_timeout
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -105,6 +105,11 @@ public:
                                   "parts of the collective that run at once, each over a piece of every chunk on its "
                                   "own DMA queue and fabric channel (its own ring: collectives.rings)",
                                   range<std::uint64_t>{1, TRN3_DMA_QUEUES - 1}};
+    param<byte_count> channel_bytes{
+        nullptr, "collectives.channel_bytes", byte_count{0},
+        "bytes a size needs for each channel it uses: a size runs on ceil(size / channel_bytes) channels, at most "
+        "collectives.channels (0: every size on collectives.channels)",
+        range<byte_count>{byte_count{0}, byte_count{1ull << 30}}};
     param<std::string> rings{
         nullptr, "collectives.rings", "topology",
         "the ring algorithm's rings: topology (searched over the fabric's links and routes, one per channel, "
@@ -156,12 +161,12 @@ public:
             try {
                 collectives::check_supported(algorithm_for(b), what(), size());
                 const unsigned needed = collectives::counters_needed(algorithm_for(b), what(), size());
-                if (needed * channels.get() > TRN3_FABRIC_CHANNELS)
+                if (needed * channels_for(b) > TRN3_FABRIC_CHANNELS)
                     throw std::invalid_argument(fmt::format(
                         "{} {} on {} ranks counts on {} fabric channels per channel: {} channels need {} of {} "
                         "(collectives.channels)",
-                        collectives::name(algorithm_for(b)), op.get(), size(), needed, channels.get(),
-                        needed * channels.get(), TRN3_FABRIC_CHANNELS));
+                        collectives::name(algorithm_for(b)), op.get(), size(), needed, channels_for(b),
+                        needed * channels_for(b), TRN3_FABRIC_CHANNELS));
                 // Each channel's descriptors and completion records must fit
                 // in its ring area (ring_stride), a power of two of entries.
                 for (const auto& rank : collectives::plan(request(b, false))) {
@@ -247,7 +252,8 @@ public:
             nlohmann::json row{{"size", sizes_[i]},
                                {"count", sizes_[i] / element_bytes()},
                                {"root", root_column()},
-                               {"algorithm", collectives::name(algorithm_for(sizes_[i]))}};
+                               {"algorithm", collectives::name(algorithm_for(sizes_[i]))},
+                               {"channels", channels_for(sizes_[i])}};
             for (unsigned k = 0; k < 2; ++k) {
                 const double algbw = sizes_[i] / rows_[i].seconds[k] / 1e9;
                 row[k == 0 ? "out_of_place" : "in_place"] = {
@@ -282,10 +288,18 @@ private:
 
     bool rooted() const { return what() == collectives::op::broadcast || what() == collectives::op::reduce; }
     int root_column() const { return rooted() ? static_cast<int>(root.get()) : -1; }
+    // The channels a size runs on: collectives.channels, or fewer for a
+    // size below channel_bytes per channel (each channel's descriptors cost
+    // the same whatever its share of the bytes).
+    unsigned channels_for(std::uint64_t bytes) const {
+        const std::uint64_t most = channels.get(), per = channel_bytes.get().bytes;
+        if (per == 0) return static_cast<unsigned>(most);
+        return static_cast<unsigned>(std::clamp<std::uint64_t>((bytes + per - 1) / per, 1, most));
+    }
     // The schedule for a size: the param's, or collectives::choose's.
     collectives::algorithm algorithm_for(std::uint64_t bytes) const {
         const std::string& a = algorithm.get();
-        if (a == "auto") return collectives::choose(what(), size(), bytes, static_cast<unsigned>(channels.get()));
+        if (a == "auto") return collectives::choose(what(), size(), bytes, channels_for(bytes));
         return a == "ring"     ? collectives::algorithm::ring
                : a == "direct" ? collectives::algorithm::direct
                : a == "chain"  ? collectives::algorithm::chain
@@ -357,7 +371,7 @@ private:
         r.what = what();
         r.ring = ring_of(channel);
         r.ranks = members_;
-        r.channels = static_cast<unsigned>(channels.get());
+        r.channels = channels_for(bytes);
         r.channel = channel;
         r.root = static_cast<unsigned>(root.get());
         r.bytes = bytes;
@@ -434,7 +448,7 @@ private:
         const host_info& hi = sys_.hosts[h];
         host_state& me = hosts_[h];
         const std::uint64_t bytes = sizes_[i];
-        const auto k_channels = static_cast<unsigned>(channels.get());
+        const unsigned k_channels = channels_for(bytes);
         const auto& plans = plans_for(i, in_place);
         const unsigned n = size();
         const bool gather_only = what() == collectives::op::all_gather;
@@ -539,8 +553,8 @@ private:
     const channel_plans& plans_for(std::size_t i, bool in_place) {
         if (plans_key_ != std::make_pair(i, in_place)) {
             plans_key_ = {i, in_place};
-            plans_.assign(channels.get(), {});
-            for (unsigned k = 0; k < channels.get(); ++k)
+            plans_.assign(channels_for(sizes_[i]), {});
+            for (unsigned k = 0; k < channels_for(sizes_[i]); ++k)
                 for (auto& rank : collectives::plan(request(sizes_[i], in_place, k)))
                     plans_[k][rank.fabric_id] = std::move(rank.descriptors);
         }

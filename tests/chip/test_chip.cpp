@@ -368,7 +368,7 @@ TEST_CASE(
 }
 
 TEST_CASE(
-    "through PCIe the chip is 1d0f:7364 with BAR0 16 MiB, BAR2 256 GiB prefetchable, BAR4 64 KiB, 32 MSI-X vectors") {
+    "through PCIe the chip is 1d0f:7364 with BAR0 16 MiB, BAR2 512 GiB prefetchable, BAR4 64 KiB, 32 MSI-X vectors") {
     test::host_rig h;
     std::uint32_t id = 0, version = 0;
     h.run([&] {

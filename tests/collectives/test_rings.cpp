@@ -110,3 +110,23 @@ TEST_CASE("a rank no other rank reaches, or a path over a link without capacity,
     zero.f.capacity[0] = 0;
     CHECK_THROWS_AS(search_rings(zero.f, {0, 1, 2, 3}, 1, channel_of), std::invalid_argument);
 }
+
+TEST_CASE("the local search never makes a hop the routes do not reach") {
+    // Two racks of four; no route from chip 0 to 5 or from 6 to 1 (say, a
+    // failed path): a free hop to the optimiser if it did not look.
+    two_racks fabric;
+    auto links = fabric.f.links;
+    fabric.f.links = [links](unsigned s, unsigned d, unsigned c) {
+        return (s == 0 && d == 5) || (s == 6 && d == 1) ? std::vector<unsigned>{} : links(s, d, c);
+    };
+    std::vector<unsigned> ranks(8);
+    std::iota(ranks.begin(), ranks.end(), 0u);
+    for (unsigned k : {1u, 2u, 4u, 8u})
+        for (bool local : {false, true}) {
+            INFO(k << " rings, local search " << local);
+            const auto rings = search_rings(fabric.f, ranks, k, channel_of, local);
+            for (std::size_t r = 0; r < rings.size(); ++r)
+                for (std::size_t i = 0; i < rings[r].size(); ++i)
+                    CHECK_FALSE(fabric.f.links(rings[r][i], rings[r][(i + 1) % 8], channel_of(unsigned(r))).empty());
+        }
+}

@@ -174,6 +174,22 @@ TEST_CASE("a device write that fails stops the queue with error 2 (device)") {
     CHECK(r.stopped == std::vector<unsigned>{0});
 }
 
+TEST_CASE("a piece whose read fails stops the descriptor: the pieces read before it are still written") {
+    // Three 4 KiB pieces from the last 4 KiB of device memory on: the first
+    // reads, the next two fall off its end (reads_ahead 4 asks for all three).
+    param_registry::instance().set_pending_text("dma.chunk", "4KiB", "test");
+    rig r;
+    const auto data = test::pattern(4096, 11);
+    std::memcpy(r.dev(dev0 + dev_size - 4096), data.data(), data.size());
+    ring q = r.open(0, 4);
+    r.submit(q, desc(dev0 + dev_size - 4096, dev1 + 0x1000, 3 * 4096, 0, 6));
+    sc_core::sc_start();
+    CHECK(std::memcmp(r.dev(dev1 + 0x1000), data.data(), data.size()) == 0);
+    CHECK(r.dev(dev1 + 0x2000)[0] == 0);  // nothing of the pieces that were not read
+    CHECK(r.status(0) == stopped_with(TRN3_DMA_ERR_DEVICE));
+    check_record(r.record(q, 0), TRN3_DMA_ERR_DEVICE, 3 * 4096, 6);
+}
+
 TEST_CASE("a ring the engine cannot read stops its queue: error 1 for a host ring, error 2 for a device ring") {
     rig r;
     r.set(0, TRN3_DMA_RING_BASE, host_hole, 8);

@@ -21,7 +21,8 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name, unsigned default_eng
             range<byte_count>{byte_count{4096}, byte_count{1ull << 30}}),
       descriptor_cost(this, "descriptor_cost", sc_time(20, sc_core::SC_NS), "engine time per descriptor"),
       reads_ahead(this, "reads_ahead", 4,
-                  "pieces (chunk) read ahead of the one being written: the engine's reads outstanding",
+                  "pieces (chunk) read ahead of the one being written: the engine's reads outstanding (each "
+                  "engine holds reads_ahead x chunk bytes of host memory while it moves data)",
                   range<std::uint64_t>{1, 64}),
       descriptor_prefetch(this, "descriptor_prefetch", 8,
                           "descriptors read at once from a queue's ring (those between HEAD and TAIL)",
@@ -46,9 +47,18 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name, unsigned default_eng
         qu.status = add("status", TRN3_DMA_STATUS, 4, trn3::access::ro, "state | error << 8");
         qu.cpl_base = add("cpl_base", TRN3_DMA_CPL_BASE, 8, trn3::access::rw, "completion records");
         qu.control = add("control", TRN3_DMA_CONTROL, 4, trn3::access::rw, "bit 0 enable, bit 1 ring in device memory");
-        qu.tail->on_write([this](reg&, std::uint64_t) { ring(); });
+        // What was read ahead goes when software moves the ring or sets TAIL
+        // back (it may rewrite those entries).
+        qu.ring_base->on_write([this, q](reg&, std::uint64_t) { drop_read_ahead(q); });
+        qu.ring_size->on_write([this, q](reg&, std::uint64_t) { drop_read_ahead(q); });
+        qu.tail->on_write([this, q](reg& r, std::uint64_t) {
+            queue& me = queues_[q];
+            if (static_cast<std::uint32_t>(r.value()) - me.cached_from < me.cached.size()) drop_read_ahead(q);
+            ring();
+        });
         qu.control->on_write([this, q](reg& r, std::uint64_t old) {
-            queues_[q].cached.clear();  // the driver may rewrite the entries (recovery)
+            drop_read_ahead(q);  // the driver may rewrite the entries (recovery)
+            queues_[q].waiting = false;  // a wait of the entries it dropped
             // Enabling a stopped queue restarts it.
             if ((r.value() & TRN3_DMA_CONTROL_ENABLE) && !(old & TRN3_DMA_CONTROL_ENABLE) &&
                 TRN3_DMA_STATUS_STATE(queues_[q].status->value()) == TRN3_DMA_STATE_ERROR)
@@ -128,7 +138,7 @@ bool dma_engine::reduce_to(std::uint64_t address, std::uint8_t* data, std::uint6
     reduced_bytes_ += n;
     if (address >= TRN3_FABRIC_ADDR(0, 0))
         return transfer(false, tlm::TLM_WRITE_COMMAND, address, data, n, a, &r, done);
-    *done = sc_core::sc_time_stamp();  // read, reduced and written back before the next piece is read
+    *done = sc_core::sc_time_stamp();  // read, reduced and written back before this returns
     if (a.timing)  // read and written back in the time they take, nothing reduced
         return transfer(false, tlm::TLM_READ_COMMAND, address, data, n, a) &&
                transfer(false, tlm::TLM_WRITE_COMMAND, address, data, n, a);
@@ -138,8 +148,13 @@ bool dma_engine::reduce_to(std::uint64_t address, std::uint8_t* data, std::uint6
     return transfer(false, tlm::TLM_WRITE_COMMAND, address, current.data(), n, a);
 }
 
-void dma_engine::fail(unsigned q, std::uint32_t cause) {
+void dma_engine::drop_read_ahead(unsigned q) {
     queues_[q].cached.clear();
+    ++queues_[q].generation;  // a read ahead in flight is not kept
+}
+
+void dma_engine::fail(unsigned q, std::uint32_t cause) {
+    drop_read_ahead(q);
     queues_[q].status->set(TRN3_DMA_STATUS_VALUE(TRN3_DMA_STATE_ERROR, cause));
     ++errors_;
     log().warn("queue {} stopped: error {}", q, cause);
@@ -157,14 +172,18 @@ bool dma_engine::fetch(queue& qu, unsigned q, std::uint32_t head, std::uint32_t 
     const std::uint32_t pending = static_cast<std::uint32_t>(qu.tail->value()) - head;
     const std::uint32_t n = static_cast<std::uint32_t>(
         std::min<std::uint64_t>({descriptor_prefetch.get(), std::max(pending, 1u), size - index}));
-    qu.cached.assign(n, trn3_dma_descriptor{});
-    qu.cached_from = head;
+    // Into a batch of its own: software may drop the read-ahead (CONTROL,
+    // RING_BASE, RING_SIZE, TAIL set back) while this read waits.
+    std::vector<trn3_dma_descriptor> batch(n);
+    const std::uint64_t generation = qu.generation;
     if (!transfer(ring_on_host, tlm::TLM_READ_COMMAND, qu.ring_base->value() + sizeof d * index,
-                  reinterpret_cast<std::uint8_t*>(qu.cached.data()), sizeof d * n, access{q, q, false})) {
-        qu.cached.clear();
+                  reinterpret_cast<std::uint8_t*>(batch.data()), sizeof d * n, access{q, q, false}))
         return false;
+    d = batch[0];
+    if (generation == qu.generation) {
+        qu.cached = std::move(batch);
+        qu.cached_from = head;
     }
-    d = qu.cached[0];
     return true;
 }
 
@@ -222,7 +241,9 @@ bool dma_engine::serve(unsigned q) {
     // Pieces are read up to reads_ahead ahead of the one being written (one
     // buffer each: a buffer is free again once its write is issued, since
     // the target takes the data then); piece i is written when it has been
-    // read and piece i - 1's write is done.
+    // read and piece i - 1's write is done. A read that fails stops the
+    // reads; the pieces read before it are still written, then the
+    // descriptor fails.
     const std::uint64_t piece = chunk.get().bytes, pieces = (d.length + piece - 1) / piece;
     const std::uint64_t ahead = std::min<std::uint64_t>(reads_ahead.get(), std::max<std::uint64_t>(pieces, 1));
     if (a.timing && timing_buffer_.empty()) timing_buffer_.resize(piece);  // once: never moves
@@ -230,27 +251,29 @@ bool dma_engine::serve(unsigned q) {
     std::vector<sc_time> read_done(ahead);
     auto data_of = [&](std::uint64_t i) { return a.timing ? timing_buffer_.data() : buffers[i % ahead].data(); };
     auto length_of = [&](std::uint64_t i) { return std::min<std::uint64_t>(piece, d.length - i * piece); };
+    std::uint64_t readable = pieces;  // the first piece whose read failed
     auto read = [&](std::uint64_t i) {
         if (!a.timing) buffers[i % ahead].resize(length_of(i));
         if (!transfer(src_host, tlm::TLM_READ_COMMAND, d.src + i * piece, data_of(i), length_of(i), a, nullptr,
                       &read_done[i % ahead]))
-            status = src_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
+            readable = std::min(readable, i);
     };
     auto until = [this](const sc_time& t) {
         if (t > sc_core::sc_time_stamp()) wait(t - sc_core::sc_time_stamp());
     };
     sc_time written = sc_core::sc_time_stamp();  // the last write issued is done
-    for (std::uint64_t i = 0; i < std::min(ahead, pieces) && status == 0; ++i) read(i);
-    for (std::uint64_t i = 0; i < pieces && status == 0; ++i) {
+    for (std::uint64_t i = 0; i < std::min(ahead, pieces) && i < readable && status == 0; ++i) read(i);
+    for (std::uint64_t i = 0; i < readable && status == 0; ++i) {
         until(std::max(read_done[i % ahead], written));  // read, and writes one at a time
         const std::uint64_t off = i * piece;
         if (!(reduce ? reduce_to(d.dst + off, data_of(i), length_of(i), a, *reduce, &written)
                      : transfer(dst_host, tlm::TLM_WRITE_COMMAND, d.dst + off, data_of(i), length_of(i), a, nullptr,
                                 &written)))
             status = dst_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
-        else if (i + ahead < pieces) read(i + ahead);
+        else if (i + ahead < readable) read(i + ahead);
     }
     until(written);  // the last write done
+    if (status == 0 && readable < pieces) status = src_host ? TRN3_DMA_ERR_HOST : TRN3_DMA_ERR_DEVICE;
     trn3_dma_completion c{status, d.length, d.user};
     if (!transfer(ring_on_host, tlm::TLM_WRITE_COMMAND, qu.cpl_base->value() + sizeof c * index,
                   reinterpret_cast<std::uint8_t*>(&c), sizeof c, access{q, q, false}) &&

@@ -50,6 +50,12 @@ void stack_interleave::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_tim
     const unsigned length = tx.get_data_length();
     unsigned char* const data = tx.get_data_ptr();
     const bool no_data = tx.get_extension<timing_only>() != nullptr;
+    // What the stacks refuse, refused here as a whole (never half a write):
+    // no bytes, byte enables, a streaming width below the length.
+    const unsigned width = tx.get_streaming_width();
+    if (length == 0) return tx.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    if (tx.get_byte_enable_ptr()) return tx.set_response_status(tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+    if (!no_data && width < length) return tx.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
     const std::vector<part> parts = split(address, length);
     unsigned touched = 0;
     sc_core::sc_time done = delay;
@@ -60,6 +66,8 @@ void stack_interleave::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_tim
         if (p.length == 0) continue;
         ++touched;
         unsigned char* at = data;
+        // gather_ is the model's own: safe because no stack's b_transport
+        // waits (they are loosely timed), so no other access runs meanwhile.
         if (!no_data && p.pieces.size() > 1) {  // gather this stack's bytes
             gather_.resize(p.length);
             std::uint64_t o = 0;
@@ -91,7 +99,7 @@ void stack_interleave::b_transport(tlm::tlm_generic_payload& tx, sc_core::sc_tim
     tx.set_address(address);
     tx.set_data_ptr(data);
     tx.set_data_length(length);
-    tx.set_streaming_width(length);
+    tx.set_streaming_width(width);
     tx.set_dmi_allowed(false);
     tx.set_response_status(status);
     delay = done;

@@ -61,10 +61,10 @@ constexpr collectives::buffers layout_at(std::uint64_t base) {
     return {base, base + 4 * gib, base + 8 * gib, base + 12 * gib, base + 16 * gib, gib, base + 26 * gib};
 }
 // Channel k's schedule runs on DMA queue 1 + k from a ring at ring_at + k x
-// ring_stride, in HBM stack 2: away from the buffers, so that a descriptor
-// fetch does not queue behind the collective's own data (on one stack, a
-// fetch under a 15-channel all_reduce took 4-5 us, and busbw fell from
-// 230.78 to 169.44 GB/s on 16 chips at 64 MiB).
+// ring_stride, in HBM stack 2 (with buffers=hbm1, away from them: a
+// descriptor fetch behind a 15-channel all_reduce's data took 4-5 us, and
+// busbw fell from 230.78 to 169.44 GB/s on 16 chips at 64 MiB; striped
+// buffers share stack 2, and the engine reads 8 descriptors at a time).
 constexpr std::uint64_t ring_at = TRN3_DEV_HBM_BASE(2) + (1 << 20), ring_stride = 16 << 20;
 
 class collectives_program final : public host_program {
@@ -198,10 +198,10 @@ public:
     void report(std::ostream& os) const override {
         const dtype_info& t = dtype_of(dtype.get());
         const unsigned n = size();
-        os << fmt::format("# {}: {} ranks ({}), {} {} {}, {}, {} channel{}\n", sys_.name, n,
+        os << fmt::format("# {}: {} ranks ({}), {} {} {}, {}, {}{} channel{}\n", sys_.name, n,
                           chips.get() == "all" ? "every chip on the fabric" : "chips " + chips.get(), op.get(), t.nccl,
-                          reduces() ? redop.get() : "none", algorithm_text(), channels.get(),
-                          channels.get() == 1 ? "" : "s");
+                          reduces() ? redop.get() : "none", algorithm_text(), channel_bytes.get().bytes ? "up to " : "",
+                          channels.get(), channels.get() == 1 ? "" : "s");
         os << "#\n";
         os << fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>6}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}\n", "",
                           "", "", "", "", "out-of-place", "", "", "", "in-place", "", "", "");

@@ -52,8 +52,10 @@ public:
             load_[l] += sign * weight_[l];
             delta += cost(load_[l]) - cost(before);
         }
+        total_ += delta;
         return delta;
     }
+    double total() const { return total_; }  // the sum of the links' cost
     double most() const { return load_.empty() ? 0.0 : *std::max_element(load_.begin(), load_.end()); }
     static double cost(double x) {
         const double x2 = x * x, x4 = x2 * x2;
@@ -63,6 +65,7 @@ public:
 private:
     std::vector<double> weight_;  // load of one flow on each link
     std::vector<double> load_;
+    double total_ = 0;
 };
 
 // Local search on one ring over the rings laid before (`loads` holds them
@@ -88,6 +91,8 @@ void improve(std::vector<unsigned>& ring, unsigned channel, link_loads& loads, p
         return *p;
     };
     auto move = [&](std::size_t a, std::size_t b, double sign) { return loads.change(flow(a, b), sign); };
+    // A hop with no route (an empty path) is never made: it is not free.
+    auto routed = [&](std::size_t a, std::size_t b) { return !flow(a, b).empty(); };
 
     const std::size_t longest = std::min<std::size_t>(8, n - 3);
     for (unsigned pass = 0; pass < passes; ++pass) {
@@ -97,13 +102,14 @@ void improve(std::vector<unsigned>& ring, unsigned channel, link_loads& loads, p
                 // The run at[i .. i + len - 1], between p and q.
                 const std::size_t p = at[(i + n - 1) % n], s0 = at[i], s1 = at[(i + len - 1) % n],
                                   q = at[(i + len) % n];
-
+                if (!routed(p, q)) continue;  // the run cannot leave: p does not reach q
+                const double eps = 1e-9 * std::max(1.0, loads.total());  // below this, rounding
                 const double out = move(p, s0, -1) + move(s1, q, -1) + move(p, q, 1);
-                double best = -1e-9;  // a move must lower the sum by more than rounding
+                double best = -eps;  // a move must lower the sum by more than rounding
                 std::size_t best_k = n;
                 for (std::size_t k = 0; k + len + 2 <= n; ++k) {  // between a and b, from q on to p
                     const std::size_t a = at[(i + len + k) % n], b = at[(i + len + k + 1) % n];
-
+                    if (!routed(a, s0) || !routed(s1, b)) continue;
                     const double in = move(a, b, -1) + move(a, s0, 1) + move(s1, b, 1);
                     move(a, s0, -1);
                     move(s1, b, -1);
@@ -137,7 +143,9 @@ void improve(std::vector<unsigned>& ring, unsigned channel, link_loads& loads, p
         for (std::size_t i = 1; i + 1 < n; ++i)
             for (std::size_t j = i + 1; j + 1 < n; ++j) {
                 const std::size_t p = at[i - 1], q = at[j + 1];
-
+                bool reachable = routed(p, at[j]) && routed(at[i], q);
+                for (std::size_t k = i; k < j && reachable; ++k) reachable = routed(at[k + 1], at[k]);
+                if (!reachable) continue;
                 auto flip = [&](double sign) {  // sign 1: to the reversed run; -1: back
                     double delta = move(p, at[i], -sign) + move(at[j], q, -sign);
                     for (std::size_t k = i; k < j; ++k) delta += move(at[k], at[k + 1], -sign);
@@ -145,7 +153,7 @@ void improve(std::vector<unsigned>& ring, unsigned channel, link_loads& loads, p
                     for (std::size_t k = i; k < j; ++k) delta += move(at[k + 1], at[k], sign);
                     return delta;
                 };
-                if (flip(1) < -1e-9) {
+                if (flip(1) < -1e-9 * std::max(1.0, loads.total())) {
                     std::reverse(at.begin() + std::ptrdiff_t(i), at.begin() + std::ptrdiff_t(j) + 1);
                     moved = true;
                 } else flip(-1);
@@ -187,6 +195,7 @@ std::vector<std::vector<unsigned>> search_rings(const fabric_paths& fabric, cons
                 if (visited[j]) continue;
                 const auto& links = path(ranks[at], ranks[j], channel);
                 if (links.empty()) continue;
+                if (ring.size() + 1 == n && path(ranks[j], ranks[start], channel).empty()) continue;  // must close
                 double worst = 0;
                 for (unsigned l : links) worst = std::max(worst, mine[l] + 1.0 / fabric.capacity[l]);
                 // Loads compare within a part in a million (sums of reciprocals round).
@@ -198,19 +207,21 @@ std::vector<std::vector<unsigned>> search_rings(const fabric_paths& fabric, cons
                     best_links = links.size();
                 }
             }
-            if (best == n) throw std::invalid_argument("search_rings: a rank no other rank reaches");
+            if (best == n) return std::vector<unsigned>{};  // a dead end: not a ring from this start
             add(path(ranks[at], ranks[best], channel));
             visited[best] = true;
             ring.push_back(ranks[best]);
             at = best;
         }
-        add(path(ranks[at], ranks[start], channel));  // closing the ring
+        const auto& closing = path(ranks[at], ranks[start], channel);
+        if (closing.empty() && n > 1) return std::vector<unsigned>{};  // no way back to the start: not a ring
+        add(closing);
         return ring;
     };
     // Ring k improved by moves over rings 0 .. out.size() - 1, kept unless
     // the busiest link ends busier.
     auto polish = [&](std::size_t k) {
-        if (n < 2 || !local_search) return;
+        if (n < 4 || n > 64 || !local_search) return;  // improve()'s bounds
         link_loads loads(fabric);
         for (std::size_t r = 0; r < out.size(); ++r)
             for (std::size_t i = 0; i < n; ++i)
@@ -238,13 +249,13 @@ std::vector<std::vector<unsigned>> search_rings(const fabric_paths& fabric, cons
             if (t < tries) ring = lay((first + t * n / tries) % n, channel, flows);
             else {
                 ring.assign(out[t - tries].rbegin(), out[t - tries].rend());
-                for (std::size_t i = 0; i < n; ++i) {
+                for (std::size_t i = 0; i < n && !ring.empty(); ++i) {
                     const auto& links = path(ring[i], ring[(i + 1) % n], channel);
-                    if (links.empty() && n > 1)
-                        throw std::invalid_argument("search_rings: a rank no other rank reaches");
+                    if (links.empty() && n > 1) ring.clear();  // a hop without a route: not a candidate
                     flows.push_back(&links);
                 }
             }
+            if (ring.empty()) continue;
             std::vector<double> after = load;
             for (const auto* links : flows)
                 for (unsigned l : *links) after[l] += 1.0 / fabric.capacity[l];
@@ -260,6 +271,8 @@ std::vector<std::vector<unsigned>> search_rings(const fabric_paths& fabric, cons
                 best_squares = squares;
             }
         }
+        if (best.empty())
+            throw std::invalid_argument("search_rings: no ring over these ranks (a rank no other rank reaches)");
         // Then moves of runs of ranks while they lower link_loads' cost,
         // kept unless the busiest link ends busier.
         out.push_back(best);

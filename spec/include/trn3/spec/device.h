@@ -15,9 +15,10 @@
 #define TRN3_DEV_HBM_STRIDE 0x1000000000ull /* stack s at s x 64 GiB */
 #define TRN3_DEV_HBM_BASE(s) ((uint64_t)(s)*TRN3_DEV_HBM_STRIDE)
 /* The stacks striped: byte x of this window is byte ((x / G) / 4) x G + x
- * mod G of stack (x / G) mod 4, G the chip's hbm_stripe.granule (4 KiB):
+ * mod G of stack (x / G) mod 4, G the chip's hbm_stripe.granule (1 MiB):
  * one buffer here streams from every stack at once. It aliases the stacks
- * from their byte 0 (models/hbm/stack_interleave.h). */
+ * from their byte 0 (models/hbm/stack_interleave.h); past 4 x a stack's
+ * size (4 x 36 GiB) the stacks answer with an address error. */
 #define TRN3_DEV_HBM_STRIPED_BASE (TRN3_DEV_HBM_STACKS * TRN3_DEV_HBM_STRIDE) /* 256 GiB */
 #define TRN3_DEV_HBM_STRIPED_SIZE (TRN3_DEV_HBM_STACKS * TRN3_DEV_HBM_STRIDE)
 #define TRN3_DEV_CORES 8u

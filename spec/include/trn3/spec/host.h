@@ -6,7 +6,7 @@
 #ifndef TRN3_SPEC_HOST_H
 #define TRN3_SPEC_HOST_H
 
-/* A compute tray's (or JBOG's) host, up to 8 chips of 256 GiB BAR2 each. */
+/* A compute tray's (or JBOG's) host, up to 8 chips of 512 GiB BAR2 each. */
 #define TRN3_TRAY_MMIO32_BASE 0x80000000ull
 #define TRN3_TRAY_MMIO32_SIZE 0x70000000ull
 #define TRN3_TRAY_MMIO64_BASE 0x100000000000ull

@@ -8,8 +8,9 @@
 //
 // A queue's descriptors are read up to `descriptor_prefetch` at a time (those
 // between HEAD and TAIL, in one access), so the next ones cost no memory
-// access; writing CONTROL drops what was read ahead (a driver that
-// recovers a queue rewrites its entries). A write to a queue's TAIL (the doorbell) wakes the engines (`engines` of
+// access; writing CONTROL, RING_BASE or RING_SIZE, or setting TAIL back over
+// them, drops what was read ahead (a driver that recovers a queue rewrites
+// its entries). A write to a queue's TAIL (the doorbell) wakes the engines (`engines` of
 // them: the chip's collective engines). Each serves the queues round robin,
 // one descriptor at a time, never a queue another engine is serving (so a
 // queue's descriptors run in order): reads the descriptor (from
@@ -103,7 +104,9 @@ private:
         // `cached_from` on, as the ring held them between HEAD and TAIL.
         std::vector<trn3_dma_descriptor> cached;
         std::uint32_t cached_from = 0;
+        std::uint64_t generation = 0;  // counts drop_read_ahead()s
     };
+    void drop_read_ahead(unsigned q);
     // The descriptor at `head`: from the queue's read-ahead, or read with
     // the ones after it up to TAIL (descriptor_prefetch at most, not past
     // the ring's end) in one access. False when that read fails.

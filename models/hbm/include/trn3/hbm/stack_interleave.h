@@ -11,9 +11,12 @@
 //
 // An access becomes one access per stack it touches (a granule run of one
 // stack is contiguous there), all issued at the access's time; the access
-// is done when the last is, and fails with the first that fails. Its
-// extensions go with it (timing_only: nothing copied). No DMI: every
-// access is timed by the stacks.
+// is done when the last is, and fails with the first stack (in stack
+// order) that fails; the others' parts still happen. An access of no
+// bytes, with byte enables or a streaming width below its length is
+// refused whole, as a stack would refuse it. Its extensions go with it
+// (timing_only: nothing copied). No DMI: every access is timed by the
+// stacks.
 //
 // params:  granule
 // stats:   accesses, split_accesses

@@ -31,7 +31,10 @@ struct fabric_paths {
 // a local search moves runs of ranks and reverses runs while that lowers
 // the sum of the links' loads to the 8th power (the busiest link no
 // busier), over each new ring and then twice over every ring. Ring k is
-// given starting at rank k x n / rings (rings start apart). Deterministic: every host
+// given starting at rank k x n / rings (rings start apart). No hop of a
+// ring is one the routes do not reach (an empty path): the greedy walk and
+// the moves skip those. Throws std::invalid_argument when no ring closes
+// over the routes, or a path crosses a link without capacity. Deterministic: every host
 // computes the same rings. `fabric_channel(k)` is the fabric channel ring k's
 // flows carry.
 std::vector<std::vector<unsigned>> search_rings(const fabric_paths& fabric, const std::vector<unsigned>& ranks,

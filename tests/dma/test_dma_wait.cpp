@@ -53,3 +53,27 @@ TEST_CASE("a WAIT_FABRIC descriptor holds only its queue until its channel has t
     CHECK(r.record(q2, 1).user == 21);
     CHECK(r.status(2) == TRN3_DMA_STATE_IDLE);
 }
+
+TEST_CASE("a queue held by a wait: software sets TAIL back, rewrites the entries read ahead, and the engine runs "
+          "the new ones") {
+    // Entries 0 (a wait that never comes) and 1 are read ahead together;
+    // software takes both back (TAIL = HEAD = 0), writes a copy at entry 0
+    // and rings again: the engine must read entry 0 again, not run the wait
+    // it had read ahead.
+    rig r;
+    r.dma.fabric_rx_bytes = [](unsigned) { return std::uint64_t(0); };
+    ring q = r.open(2, 8, true);
+    r.post(q, desc(100, 0, 0, TRN3_DESC_WAIT_FABRIC, 1));
+    r.post(q, desc(dev0, dev0 + 0x100, 64, 0, 2));
+    r.doorbell(q);
+    sc_core::sc_start(sc_time(5, sc_core::SC_US));
+    REQUIRE(r.head(2) == 0);  // held
+    q.tail = 0;
+    r.doorbell(q);  // TAIL set back over what was read ahead
+    std::memset(r.dev(dev0 + 0x400), 0x5A, 64);
+    r.submit(q, desc(dev0 + 0x400, dev0 + 0x800, 64, 0, 3));  // entry 0, rewritten
+    sc_core::sc_start(sc_time(5, sc_core::SC_US));
+    CHECK(r.head(2) == 1);
+    CHECK(r.record(q, 0).user == 3);
+    CHECK(r.dev(dev0 + 0x800)[63] == 0x5A);
+}

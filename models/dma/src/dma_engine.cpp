@@ -58,7 +58,6 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name, unsigned default_eng
         });
         qu.control->on_write([this, q](reg& r, std::uint64_t old) {
             drop_read_ahead(q);  // the driver may rewrite the entries (recovery)
-            queues_[q].waiting = false;  // a wait of the entries it dropped
             // Enabling a stopped queue restarts it.
             if ((r.value() & TRN3_DMA_CONTROL_ENABLE) && !(old & TRN3_DMA_CONTROL_ENABLE) &&
                 TRN3_DMA_STATUS_STATE(queues_[q].status->value()) == TRN3_DMA_STATE_ERROR)
@@ -151,6 +150,7 @@ bool dma_engine::reduce_to(std::uint64_t address, std::uint8_t* data, std::uint6
 void dma_engine::drop_read_ahead(unsigned q) {
     queues_[q].cached.clear();
     ++queues_[q].generation;  // a read ahead in flight is not kept
+    queues_[q].waiting = false;  // a wait among those entries is forgotten too
 }
 
 void dma_engine::fail(unsigned q, std::uint32_t cause) {

@@ -9,8 +9,8 @@
 // A queue's descriptors are read up to `descriptor_prefetch` at a time (those
 // between HEAD and TAIL, in one access), so the next ones cost no memory
 // access; writing CONTROL, RING_BASE or RING_SIZE, or setting TAIL back over
-// them, drops what was read ahead (a driver that recovers a queue rewrites
-// its entries). A write to a queue's TAIL (the doorbell) wakes the engines (`engines` of
+// them, drops what was read ahead and a wait among it (a driver that
+// recovers a queue rewrites its entries). A write to a queue's TAIL (the doorbell) wakes the engines (`engines` of
 // them: the chip's collective engines). Each serves the queues round robin,
 // one descriptor at a time, never a queue another engine is serving (so a
 // queue's descriptors run in order): reads the descriptor (from

@@ -2,7 +2,8 @@
 # The collectives figures of docs/performance.md that are too slow for
 # scripts/docs_figures.sh: the full nl72x2 (144 chips) and the bandwidth
 # runs. Prints each figure with its wall time; simulated figures are
-# deterministic, wall times are this machine's.
+# deterministic, wall times are this machine's. Every size runs on every
+# channel (collectives.channel_bytes=0), as these figures were measured.
 #
 #   bench/collectives_figures.sh [build/release]   (about 8 minutes on 2 cores)
 set -euo pipefail
@@ -22,7 +23,7 @@ run() {
     echo "$out" | grep -E '^ +[0-9]+ +[0-9]+ ' || true
 }
 
-full="--platform nl72x2 -p nl72x2.app=collectives -p collectives.check_max_bytes=0"
+full="--platform nl72x2 -p nl72x2.app=collectives -p collectives.check_max_bytes=0 -p collectives.channel_bytes=0"
 run "nl72x2 all_reduce 8 B to 2 MiB, auto" $full -p collectives.min_bytes=8 -p collectives.max_bytes=2M
 for a in ring halving_doubling; do
     run "nl72x2 all_reduce 1 MiB and 4 MiB, $a" $full -p collectives.algorithm=$a \
@@ -36,13 +37,13 @@ run "nl72x2 all_reduce 64 MiB, ring" $full -p collectives.algorithm=ring -p coll
 run "nl72x2 all_reduce 8 B to 2 MiB, tree" $full -p collectives.algorithm=tree -p collectives.min_bytes=8 \
     -p collectives.max_bytes=2M -p collectives.factor=16
 
-sixty_four="--platform nl32x2 -p nl32x2.app=collectives -p collectives.check_max_bytes=0"
+sixty_four="--platform nl32x2 -p nl32x2.app=collectives -p collectives.check_max_bytes=0 -p collectives.channel_bytes=0"
 for a in ring direct halving_doubling tree; do
     run "64 chips all_reduce 64 MiB, $a" $sixty_four -p collectives.algorithm=$a -p collectives.min_bytes=64M \
         -p collectives.max_bytes=64M
 done
 
-eight="--platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives -p collectives.algorithm=ring"
+eight="--platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives -p collectives.algorithm=ring -p collectives.channel_bytes=0"
 eight="$eight -p collectives.min_bytes=64M -p collectives.max_bytes=64M -p collectives.check_max_bytes=0"
 for ch in 2 8 15; do
     for rings in topology stride; do
@@ -51,7 +52,7 @@ for ch in 2 8 15; do
     done
 done
 
-wide="--platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives -p collectives.algorithm=ring"
+wide="--platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives -p collectives.algorithm=ring -p collectives.channel_bytes=0"
 wide="$wide -p collectives.min_bytes=256M -p collectives.max_bytes=256M -p collectives.check_max_bytes=0"
 wide="$wide -p collectives.channels=15 -p nl72x2.*.dma0.engines=16"
 for chunk in 1M 256K; do

@@ -42,7 +42,9 @@ def run(binary, sku, extra, op, min_bytes, max_bytes, channels, engines):
     cmd = [binary, "run", "--platform", sku, "-p", f"{p}.app=collectives", "-p", f"collectives.op={op}",
            "-p", f"collectives.min_bytes={min_bytes}", "-p", f"collectives.max_bytes={max_bytes}",
            "-p", "collectives.factor=4", "-p", "collectives.check_max_bytes=65536",
-           "-p", f"collectives.channels={channels}"] + extra
+           "-p", f"collectives.channels={channels}",
+           # every size on every channel: the sweep compares fabrics, not the channel choice
+           "-p", "collectives.channel_bytes=0"] + extra
     if engines:
         cmd += ["-p", f"{p}.*.dma0.engines={engines}"]
     start = time.monotonic()

@@ -98,7 +98,8 @@ TEST_CASE("collectives: an algorithm that cannot run the op, or needs more fabri
     expect_user_error(base + "-p collectives.algorithm=halving_doubling -p collectives.op=all_gather "
                              "-p collectives.chips=0-5",
                       "the halving_doubling algorithm does not run all_gather (on 6 ranks: only on a power of two)");
-    expect_user_error(base + "-p collectives.algorithm=halving_doubling -p collectives.channels=6",
+    expect_user_error(base + "-p collectives.algorithm=halving_doubling -p collectives.channels=6 "
+                             "-p collectives.channel_bytes=0",
                       "halving_doubling all_reduce on 8 ranks counts on 3 fabric channels per channel: 6 channels "
                       "need 18 of 16 (collectives.channels)");
     expect_user_error(base + "-p collectives.algorithm=hierarchical",
@@ -129,7 +130,8 @@ TEST_CASE("collectives: a chain pipelines in segments of collectives.segment_byt
 TEST_CASE("collectives: rings searched over the fabric are exact and, on four channels, faster than rings by stride") {
     const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
                              "-p collectives.algorithm=ring -p collectives.channels=4 -p collectives.min_bytes=64K "
-                             "-p collectives.max_bytes=4M -p collectives.factor=64 -p collectives.check_max_bytes=64K ";
+                             "-p collectives.max_bytes=4M -p collectives.factor=64 -p collectives.check_max_bytes=64K "
+                             "-p collectives.channel_bytes=0 ";
     const auto searched = table_rows(trn3vp(base).out),
                strided = table_rows(trn3vp(base + "-p collectives.rings=stride").out);
     REQUIRE(searched.size() == 2);
@@ -277,15 +279,16 @@ TEST_CASE("a backplane link that loses lanes during a collective: the collective
 }
 
 TEST_CASE("collectives: channel_bytes runs small sizes on fewer channels, exact, and much sooner") {
-    // 8 channels: every size pays 8 channels' descriptors and waits; with
-    // channel_bytes 1 MiB, 64 B and 16 KiB run on one (and auto then has the
-    // fabric channels for halving-doubling), 4 MiB on four.
+    // 8 channels: with channel_bytes 0 every size pays 8 channels'
+    // descriptors and waits; with 256 KiB (the default), 64 B and 16 KiB run
+    // on one (and auto then has the fabric channels for halving-doubling),
+    // 4 MiB on all 8.
     const std::string path = temp_path("channels.json");
     const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
                              "-p collectives.channels=8 -p collectives.min_bytes=64 -p collectives.max_bytes=4M "
                              "-p collectives.factor=256 -p collectives.check_max_bytes=64K ";
-    const auto every = table_rows(trn3vp(base).out);
-    const result r = trn3vp(base + "-p collectives.channel_bytes=1M -p collectives.json=" + path);
+    const auto every = table_rows(trn3vp(base + "-p collectives.channel_bytes=0").out);
+    const result r = trn3vp(base + "-p collectives.json=" + path);
     INFO(r.out << r.err);
     REQUIRE(r.code == 0);
     const auto fewer = table_rows(r.out);
@@ -296,7 +299,7 @@ TEST_CASE("collectives: channel_bytes runs small sizes on fewer channels, exact,
     REQUIRE(j["rows"].size() == 3);
     CHECK(j["rows"][0]["channels"] == 1);
     CHECK(j["rows"][1]["channels"] == 1);
-    CHECK(j["rows"][2]["channels"] == 4);
+    CHECK(j["rows"][2]["channels"] == 8);
     CHECK(j["rows"][0]["algorithm"] == "halving_doubling");
     auto time_us = [](const std::string& row) {
         std::istringstream in(row);

@@ -106,7 +106,7 @@ public:
                                   "own DMA queue and fabric channel (its own ring: collectives.rings)",
                                   range<std::uint64_t>{1, TRN3_DMA_QUEUES - 1}};
     param<byte_count> channel_bytes{
-        nullptr, "collectives.channel_bytes", byte_count{0},
+        nullptr, "collectives.channel_bytes", byte_count{256 << 10},
         "bytes a size needs for each channel it uses: a size runs on ceil(size / channel_bytes) channels, at most "
         "collectives.channels (0: every size on collectives.channels)",
         range<byte_count>{byte_count{0}, byte_count{1ull << 30}}};

@@ -235,6 +235,30 @@ TEST_CASE("the striped window puts granule after granule on stack after stack, e
     std::uint64_t v = 0;
     CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_STRIPED_BASE + 4 * 36 * GiB, &v, 8) ==
           tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    // What a stack refuses is refused whole, before any stack sees it: a
+    // write with byte enables across two stacks changes neither.
+    std::vector<std::uint8_t> eight(8192, 0xEE);
+    unsigned char enables[4] = {0xFF, 0, 0xFF, 0};
+    tlm::tlm_generic_payload tx;
+    sc_core::sc_time delay;
+    tx.set_command(tlm::TLM_WRITE_COMMAND);
+    tx.set_address(TRN3_DEV_HBM_STRIPED_BASE + 4096);  // granules 1 and 2: stacks 1 and 2
+    tx.set_data_ptr(eight.data());
+    tx.set_data_length(8192);
+    tx.set_streaming_width(8192);
+    tx.set_byte_enable_ptr(enables);
+    tx.set_byte_enable_length(4);
+    r.chip.hbm_stripe.in.get_base_interface().b_transport(tx, delay);
+    CHECK(tx.get_response_status() == tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE);
+    CHECK(*r.chip.device_memory(TRN3_DEV_HBM_BASE(1), 1) != 0xEE);
+    CHECK(*r.chip.device_memory(TRN3_DEV_HBM_BASE(2), 1) != 0xEE);
+    tx.set_byte_enable_ptr(nullptr);
+    tx.set_streaming_width(4);  // a streaming write
+    tx.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    r.chip.hbm_stripe.in.get_base_interface().b_transport(tx, delay);
+    CHECK(tx.get_response_status() == tlm::TLM_BURST_ERROR_RESPONSE);
+    CHECK(tx.get_streaming_width() == 4);
+    CHECK(*r.chip.device_memory(TRN3_DEV_HBM_BASE(1), 1) != 0xEE);
 }
 
 TEST_CASE("CORE_RESET resets exactly the cores whose bits are written, keeps their SBUF, and reads as 0") {

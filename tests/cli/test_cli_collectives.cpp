@@ -27,6 +27,15 @@ std::vector<std::string> table_rows(const std::string& out) {
         }
     return rows;
 }
+
+// Column `column` (1-based) of a table row as a number: 6 is the
+// out-of-place time in us, 10 the in-place one.
+double column_of(const std::string& row, int column) {
+    std::istringstream in(row);
+    std::string field;
+    for (int i = 0; i < column; ++i) in >> field;
+    return std::stod(field);
+}
 }  // namespace
 
 TEST_CASE("collectives: nccl-tests tables with exact results for every op on reduced nl32x2, the same run to run") {
@@ -139,14 +148,8 @@ TEST_CASE("collectives: rings searched over the fabric are exact and, on four ch
     CHECK_THAT(searched[0], Catch::EndsWith("      0"));  // 64 KiB, checked: exact
     // 4 MiB, out of place: column 6 is the time in us (two racks: the strides
     // cross between them on the same few cables).
-    auto time_us = [](const std::string& row) {
-        std::istringstream in(row);
-        std::string field;
-        for (int i = 0; i < 6; ++i) in >> field;
-        return std::stod(field);
-    };
-    CHECK(time_us(searched[1]) == Approx(54.83));
-    CHECK(time_us(strided[1]) == Approx(79.5));
+    CHECK(column_of(searched[1], 6) == Approx(54.83));
+    CHECK(column_of(strided[1], 6) == Approx(79.5));
 }
 
 TEST_CASE("collectives: on 16 chips of nl72x2 with 15 channels the local search's rings beat the greedy search's") {
@@ -161,16 +164,10 @@ TEST_CASE("collectives: on 16 chips of nl72x2 with 15 channels the local search'
                greedy = table_rows(trn3vp(base + "-p collectives.rings=greedy").out);
     REQUIRE(searched.size() == 1);
     REQUIRE(greedy.size() == 1);
-    auto time_us = [](const std::string& row, int column) {
-        std::istringstream in(row);
-        std::string field;
-        for (int i = 0; i < column; ++i) in >> field;
-        return std::stod(field);
-    };
-    CHECK(time_us(searched[0], 6) == Approx(128.71));  // out of place
-    CHECK(time_us(greedy[0], 6) == Approx(154.90));
-    CHECK(time_us(searched[0], 10) == Approx(113.81));  // in place
-    CHECK(time_us(greedy[0], 10) == Approx(133.55));
+    CHECK(column_of(searched[0], 6) == Approx(128.71));  // out of place
+    CHECK(column_of(greedy[0], 6) == Approx(154.90));
+    CHECK(column_of(searched[0], 10) == Approx(113.81));  // in place
+    CHECK(column_of(greedy[0], 10) == Approx(133.55));
 }
 
 TEST_CASE("collectives run on reduced nl72x2 and on the 2D torus too") {
@@ -301,15 +298,9 @@ TEST_CASE("collectives: channel_bytes runs small sizes on fewer channels, exact,
     CHECK(j["rows"][1]["channels"] == 1);
     CHECK(j["rows"][2]["channels"] == 8);
     CHECK(j["rows"][0]["algorithm"] == "halving_doubling");
-    auto time_us = [](const std::string& row) {
-        std::istringstream in(row);
-        std::string field;
-        for (int i = 0; i < 6; ++i) in >> field;
-        return std::stod(field);
-    };
     CHECK_THAT(fewer[1], Catch::EndsWith("      0"));  // 16 KiB, checked: exact
-    CHECK(time_us(every[0]) == Approx(22.86));  // 64 B, out of place
-    CHECK(time_us(fewer[0]) == Approx(5.41));
+    CHECK(column_of(every[0], 6) == Approx(22.86));  // 64 B, out of place
+    CHECK(column_of(fewer[0], 6) == Approx(5.41));
 }
 
 TEST_CASE("collectives: the table as JSON, with the same fields, and a file that cannot be written is refused") {

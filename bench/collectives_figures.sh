@@ -33,7 +33,11 @@ run "nl72x2 all_reduce 16 MiB, ring" $full -p collectives.algorithm=ring -p coll
     -p collectives.max_bytes=16M
 run "nl72x2 all_reduce 64 MiB, ring" $full -p collectives.algorithm=ring -p collectives.min_bytes=64M \
     -p collectives.max_bytes=64M
+run "nl72x2 all_reduce 1 MiB to 64 MiB, hierarchical" $full -p collectives.algorithm=hierarchical \
+    -p collectives.min_bytes=1M -p collectives.max_bytes=64M -p collectives.factor=4
 
+run "nl72x2 all_reduce 8 B to 4 KiB, SBUF to SBUF, auto" $full -p collectives.buffers=sbuf -p collectives.min_bytes=8 \
+    -p collectives.max_bytes=4K -p collectives.factor=8
 run "nl72x2 all_reduce 8 B to 2 MiB, tree" $full -p collectives.algorithm=tree -p collectives.min_bytes=8 \
     -p collectives.max_bytes=2M -p collectives.factor=16
 

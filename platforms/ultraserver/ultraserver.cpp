@@ -166,6 +166,9 @@ void ultraserver::start_hosts() {
     }
     s.fabric_chips = static_cast<unsigned>(chips_.size());
     s.fabric = fabric_paths();
+    const topology::chip_levels levels = topo_.levels();
+    s.level_names = levels.names;
+    s.fabric_levels = levels.position;  // chips() order: by fabric id
     for (const auto& c : chips_) s.fabric_forwarded.push_back(&c->fabric_forwarded());
     make_program(std::move(s));
     for (std::size_t h = 0; h < hosts_.size(); ++h)

@@ -195,8 +195,35 @@ TEST_CASE(
     }
     CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_BASE(1) + 36 * GiB, &v, 8) ==
           tlm::TLM_ADDRESS_ERROR_RESPONSE);
-    CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_STRIPED_BASE + TRN3_DEV_HBM_STRIPED_SIZE, &v, 8) ==
+    CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_HBM_STRIPED_BASE + TRN3_DEV_HBM_STRIPED_SIZE - 8, &v, 8) ==
+          tlm::TLM_ADDRESS_ERROR_RESPONSE);  // past the stacks' end
+    CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_SBUF_BASE(TRN3_DEV_CORES), &v, 8) ==
+          tlm::TLM_ADDRESS_ERROR_RESPONSE);  // past the last core's SBUF: nothing
+}
+
+TEST_CASE("each core's SBUF is device memory at 448 GiB + c x 32 MiB, partition a / 256 KiB at byte a mod 256 KiB, "
+          "in its latency plus its bytes at the port's bandwidth") {
+    chip_rig r;
+    r.boot();
+    // 1 KiB across the end of core 3's partition 5 into partition 6.
+    const std::uint64_t at = 6 * (256 << 10) - 512;
+    auto data = test::pattern(1024, 3);
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_DEV_SBUF_BASE(3) + at, data.data(), 1024, &delay) ==
+          tlm::TLM_OK_RESPONSE);
+    // 20 ns, then 1,024 bytes at 528 GB/s (1.939 ns), as the noc adds nothing of its own here.
+    CHECK(delay.to_seconds() * 1e9 == Approx(20 + 1024 / 528.0).epsilon(1e-3));
+    CHECK(std::memcmp(r.chip.nc[3]->sbuf(5) + (256 << 10) - 512, data.data(), 512) == 0);
+    CHECK(std::memcmp(r.chip.nc[3]->sbuf(6), data.data() + 512, 512) == 0);
+    CHECK(r.chip.nc[2]->sbuf(5)[(256 << 10) - 512] != data[0]);  // another core's SBUF kept its bytes
+    std::vector<std::uint8_t> back(1024);
+    CHECK(r.noc.access(tlm::TLM_READ_COMMAND, TRN3_DEV_SBUF_BASE(3) + at, back.data(), 1024) == tlm::TLM_OK_RESPONSE);
+    CHECK(back == data);
+    // Past the 32 MiB of SBUF, or across its end: an address error, nothing written.
+    std::uint64_t v = 0x5A5A5A5A5A5A5A5Aull;
+    CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_DEV_SBUF_BASE(7) + (32 << 20) - 4, &v, 8) ==
           tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    CHECK(r.chip.nc[7]->sbuf(127)[(256 << 10) - 4] == 0);
 }
 
 TEST_CASE("the striped window puts granule after granule on stack after stack, each stack's part from its byte 0") {

@@ -77,10 +77,12 @@ TEST_CASE("collectives: every algorithm runs every op it can with exact data, on
     for (const one& p : {one{"nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives", 8},
                          one{"nl72x2 -p nl72x2.trays=1 -p nl72x2.app=collectives -p collectives.chips=0-5", 6},
                          one{"nl16-torus2d -p nl16_torus2d.app=collectives", 16}})
-        for (const char* how : {"ring", "direct", "halving_doubling", "tree"})
+        for (const char* how : {"ring", "direct", "halving_doubling", "tree", "hierarchical"})
             for (const char* op : {"all_reduce", "reduce_scatter", "all_gather"}) {
-                // halving_doubling runs reduce_scatter and all_gather on a power of two only; tree all_reduce only
+                // halving_doubling runs reduce_scatter and all_gather on a power of two only; tree all_reduce only;
+                // hierarchical needs a full grid (6 chips: 4 in one rack, 2 in the other)
                 if (std::string(how) == "halving_doubling" && std::string(op) != "all_reduce" && p.ranks == 6) continue;
+                if (std::string(how) == "hierarchical" && p.ranks == 6) continue;
                 if (std::string(how) == "tree" && std::string(op) != "all_reduce") continue;
                 const result r = trn3vp(std::string("run --platform ") + p.platform +
                                         " -p collectives.algorithm=" + how + " -p collectives.op=" + op +
@@ -111,8 +113,16 @@ TEST_CASE("collectives: an algorithm that cannot run the op, or needs more fabri
                              "-p collectives.channel_bytes=0",
                       "halving_doubling all_reduce on 8 ranks counts on 3 fabric channels per channel: 6 channels "
                       "need 18 of 16 (collectives.channels)");
-    expect_user_error(base + "-p collectives.algorithm=hierarchical",
-                      "must be one of auto, ring, direct, halving_doubling");
+    expect_user_error(base + "-p collectives.algorithm=bruck",
+                      "must be one of auto, ring, direct, halving_doubling, chain, tree, hierarchical");
+    // Hierarchical: a communicator that leaves holes in its levels' grid; more fabric channels than the chip counts.
+    expect_user_error("run --platform nl72x2 -p nl72x2.trays=1 -p nl72x2.app=collectives "
+                      "-p collectives.algorithm=hierarchical -p collectives.chips=0-5",
+                      "collectives: hierarchical: the 6 ranks do not fill their levels' 8 positions");
+    expect_user_error("run --platform nl72x2 -p nl72x2.trays=1 -p nl72x2.app=collectives "
+                      "-p collectives.algorithm=hierarchical -p collectives.channels=5 -p collectives.channel_bytes=0",
+                      "hierarchical all_reduce on 8 ranks counts on 4 fabric channels per channel: 5 channels need 20 "
+                      "of 16 (collectives.channels)");
     // 64 MiB of halves in 64-byte segments: 2 x 262,144 segments per channel, far past a 16 MiB ring.
     expect_user_error(base +
                           "-p collectives.algorithm=tree -p collectives.segment_bytes=64 -p collectives.min_bytes=256M "
@@ -168,6 +178,60 @@ TEST_CASE("collectives: on 16 chips of nl72x2 with 15 channels the local search'
     CHECK(column_of(greedy[0], 6) == Approx(154.90));
     CHECK(column_of(searched[0], 10) == Approx(113.81));  // in place
     CHECK(column_of(greedy[0], 10) == Approx(133.55));
+}
+
+TEST_CASE("collectives: the hierarchical all_reduce runs rings level by level of the topology, exact, and on the 2D "
+          "torus (its rings per dimension) beats the ring and halving-doubling from 2 MiB") {
+    const std::string torus =
+        "run --platform nl16-torus2d -p nl16_torus2d.app=collectives -p collectives.min_bytes=64K "
+        "-p collectives.max_bytes=2M -p collectives.factor=32 -p collectives.check_max_bytes=64K "
+        "-p collectives.algorithm=";
+    const result r = trn3vp(torus + "hierarchical");
+    INFO(r.out << r.err);
+    CHECK_THAT(r.out, Catch::Contains("all_reduce float sum, hierarchical algorithm (x 4 x y 4)"));
+    const auto levels = table_rows(r.out), ring = table_rows(trn3vp(torus + "ring").out),
+               halving = table_rows(trn3vp(torus + "halving_doubling").out);
+    REQUIRE(levels.size() == 2);
+    REQUIRE(ring.size() == 2);
+    REQUIRE(halving.size() == 2);
+    CHECK_THAT(levels[0], Catch::EndsWith("      0"));  // 64 KiB, checked: exact
+    // 2 MiB, out of place: 6 steps per dimension against the ring's 30.
+    CHECK(column_of(levels[1], 6) == Approx(20.30));
+    CHECK(column_of(ring[1], 6) == Approx(32.39));
+    CHECK(column_of(halving[1], 6) == Approx(33.60));
+    // nl72x2 reduced to 16 chips: trays of 4, 2 trays a rack, 2 racks.
+    const result s = trn3vp("run --platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives -p "
+                            "collectives.algorithm=hierarchical -p collectives.op=reduce_scatter "
+                            "-p collectives.min_bytes=64K -p collectives.max_bytes=64K");
+    INFO(s.out << s.err);
+    CHECK_THAT(s.out, Catch::Contains("reduce_scatter float sum, hierarchical algorithm (tray 4 x rack 2 x racks 2)"));
+    CHECK_THAT(s.out, Catch::Contains("# Out of bounds values : 0 OK"));
+}
+
+TEST_CASE("collectives: SBUF to SBUF, every op exact, small messages faster than HBM to HBM, and sizes past the "
+          "SBUF a one-line error") {
+    const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives -p "
+                             "collectives.min_bytes=32 -p collectives.max_bytes=1M -p collectives.factor=32 ";
+    for (const char* op : {"all_reduce", "reduce_scatter", "all_gather", "all_to_all", "all_to_allv", "broadcast",
+                           "reduce", "sendrecv"}) {
+        const result r = trn3vp(base + "-p collectives.buffers=sbuf -p collectives.op=" + op);
+        INFO(op << "\n" << r.out << r.err);
+        CHECK(r.code == 0);
+        const auto rows = table_rows(r.out);
+        REQUIRE(rows.size() == 4);  // 32 B, 1 KiB, 32 KiB, 1 MiB: all checked
+        for (const auto& row : rows) CHECK_THAT(row, Catch::EndsWith("      0"));
+        if (std::string(op) == "all_reduce") {
+            // 32 B out of place: 3.71 us from SBUF, 5.41 us from HBM (the HBM's latency on every step's read and
+            // landing, where SBUF answers in 20 ns).
+            const auto hbm = table_rows(trn3vp(base + "-p collectives.op=all_reduce").out);
+            REQUIRE(hbm.size() == 4);
+            CHECK(column_of(rows[0], 6) == Approx(3.71));
+            CHECK(column_of(hbm[0], 6) == Approx(5.41));
+        }
+    }
+    expect_user_error(base + "-p collectives.buffers=sbuf -p collectives.min_bytes=2M -p collectives.max_bytes=2M",
+                      "param collectives.buffers = sbuf holds sizes up to 1 MiB and outputs up to 2 MiB (a 32 MiB "
+                      "SBUF): size 2097152 B, largest output 2097152 B");
 }
 
 TEST_CASE("collectives run on reduced nl72x2 and on the 2D torus too") {

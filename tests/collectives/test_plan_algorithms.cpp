@@ -6,6 +6,8 @@
 #include <catch2/catch.hpp>
 
 #include <functional>
+#include <numeric>
+
 #include <set>
 
 #include "interpreter.h"
@@ -24,7 +26,6 @@ std::vector<std::vector<collectives::rank_plan>> plans_for(
     algorithm how, op what, const std::vector<unsigned>& ids, std::uint64_t elements, bool in_place, unsigned channels,
     const std::function<void(collectives::request&)>& also = {}) {
     const auto n = static_cast<unsigned>(ids.size());
-    const unsigned needed = collectives::counters_needed(how, what, n);
     std::vector<std::vector<collectives::rank_plan>> plans;
     for (unsigned c = 0; c < channels; ++c) {
         collectives::request r;
@@ -37,13 +38,34 @@ std::vector<std::vector<collectives::rank_plan>> plans_for(
         r.at = at;
         r.channels = channels;
         r.channel = c;
-        r.first_counter = c * needed;
-        r.counters = needed;
         if (also) also(r);
+        const auto levels = static_cast<unsigned>(r.coordinates.empty() ? 1 : r.coordinates.front().size());
+        r.counters = collectives::counters_needed(how, what, n, levels);
+        r.first_counter = c * r.counters;
         plans.push_back(collectives::plan(r));
         REQUIRE(plans.back().size() == n);
     }
     return plans;
+}
+
+// The positions of a grid of `dims` (level 0 first), dealt to the ranks
+// out of order: rank p takes cell (5 p + 3) mod n, read with level 0 the
+// least significant digit.
+std::vector<std::vector<unsigned>> grid_positions(const std::vector<unsigned>& dims) {
+    unsigned n = 1;
+    for (unsigned d : dims) n *= d;
+    const unsigned step = std::gcd(5u, n) == 1 ? 5 : 1;
+    std::vector<std::vector<unsigned>> at;
+    for (unsigned p = 0; p < n; ++p) {
+        unsigned cell = (step * p + 3) % n;
+        std::vector<unsigned> pos;
+        for (unsigned d : dims) {
+            pos.push_back(cell % d);
+            cell /= d;
+        }
+        at.push_back(pos);
+    }
+    return at;
 }
 
 std::vector<unsigned> ids_of(unsigned n) {
@@ -72,15 +94,64 @@ TEST_CASE("direct and halving-doubling all_reduce, reduce_scatter and all_gather
                                 INFO(collectives::name(how)
                                      << " " << collectives::name(what) << " n " << n << " elements " << elements
                                      << " in place " << in_place << " channels " << channels << " seed " << seed);
-                                std::vector<memory> mem(n);
-                                std::vector<counts> rx;
-                                fill_inputs(what, elements, in_place, mem);
-                                REQUIRE(run(plans, ids, mem, rx, seed));
-                                check_landed(plans, ids, rx);
-                                check_outputs(what, elements, in_place, mem);
+                                check_exact(plans, ids, what, elements, in_place, seed);
                             }
                         }
             }
+}
+
+TEST_CASE("hierarchical all_reduce, reduce_scatter and all_gather give exact results under every timing on grids of "
+          "one to three levels, with positions in any rank order, in and out of place, on one channel or two") {
+    const std::vector<std::vector<unsigned>> grids{{2}, {3}, {2, 3}, {3, 2}, {4, 2}, {2, 2, 2}, {2, 3, 2}};
+    for (const auto& dims : grids)
+        for (const op what : {op::all_reduce, op::reduce_scatter, op::all_gather}) {
+            const auto at = grid_positions(dims);
+            const auto n = static_cast<unsigned>(at.size());
+            for (const std::uint64_t elements :
+                 {std::uint64_t(n), std::uint64_t(9 * n), std::uint64_t(1), std::uint64_t(7)})
+                for (const bool in_place : {false, true})
+                    for (const unsigned channels : {1u, 2u}) {
+                        if (what != op::all_reduce && elements % n != 0) continue;
+                        const auto ids = ids_of(n);
+                        const auto plans = plans_for(algorithm::hierarchical, what, ids, elements, in_place, channels,
+                                                     [&](collectives::request& r) { r.coordinates = at; });
+                        for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+                            INFO(collectives::name(what)
+                                 << " levels " << dims.size() << " n " << n << " elements " << elements << " in place "
+                                 << in_place << " channels " << channels << " seed " << seed);
+                            check_exact(plans, ids, what, elements, in_place, seed);
+                        }
+                    }
+        }
+}
+
+TEST_CASE("a hierarchical all_reduce on 2 x 3 x 2 ranks takes 2 x (1 + 2 + 1) steps, each rank sending 2 (n - 1) / n "
+          "of the buffer, the most on level 0") {
+    const auto at = grid_positions({2, 3, 2});
+    const unsigned n = 12;
+    const std::uint64_t elements = 12 * 100;
+    const auto plans = plans_for(algorithm::hierarchical, op::all_reduce, ids_of(n), elements, true, 1,
+                                 [&](collectives::request& r) { r.coordinates = at; });
+    for (const auto& p : plans[0]) {
+        std::uint64_t sent = 0;
+        unsigned waits = 0;
+        std::map<unsigned, std::uint64_t> per_counter;
+        for (const auto& d : p.descriptors) {
+            if (d.flags & TRN3_DESC_WAIT_FABRIC) ++waits;
+            else if (d.dst >= TRN3_FABRIC_ADDR(0, 0)) {
+                sent += d.length;
+                per_counter[TRN3_DESC_CHANNEL_OF(d.flags, 1)] += d.length;
+            }
+        }
+        // Data and tokens: level l's data counts on l, its tokens on 3 + l (in place: levels 1 and 2 only).
+        CHECK(sent == 2 * (n - 1) * 100 * 4 + 2 * 64);
+        CHECK(per_counter[0] == 2 * 1 * 600 * 4);  // level 0 (2 ranks): half of the 1200 elements, both ways
+        CHECK(per_counter[1] == 2 * 2 * 200 * 4);  // level 1 (3 ranks): two thirds of the 600 left
+        CHECK(per_counter[2] == 2 * 1 * 100 * 4);  // level 2 (2 ranks): half of the 200 left
+        CHECK(per_counter[4] == 64);
+        CHECK(per_counter[5] == 64);
+        CHECK(waits == 2 * (1 + 2 + 1) + 2);  // a wait per step, one per token
+    }
 }
 
 TEST_CASE("the double binary tree pipelines in segments of any size, exact, and each tree's leaves are the other's "
@@ -113,11 +184,15 @@ TEST_CASE("the double binary tree pipelines in segments of any size, exact, and 
 }
 
 TEST_CASE("every algorithm's all_reduce is the same bits on every rank under every timing when its sums round") {
-    for (const algorithm how : {algorithm::ring, algorithm::direct, algorithm::halving_doubling, algorithm::tree})
+    for (const algorithm how :
+         {algorithm::ring, algorithm::direct, algorithm::halving_doubling, algorithm::tree, algorithm::hierarchical})
         for (const unsigned n : {5u, 8u}) {
             const std::uint64_t elements = 40;
             const auto ids = ids_of(n);
-            const auto plans = plans_for(how, op::all_reduce, ids, elements, false, 2);
+            const auto plans = plans_for(how, op::all_reduce, ids, elements, false, 2, [&](collectives::request& r) {
+                if (how == algorithm::hierarchical)
+                    r.coordinates = grid_positions(n == 8 ? std::vector<unsigned>{2, 2, 2} : std::vector<unsigned>{5});
+            });
             std::vector<std::uint8_t> first;
             for (std::uint64_t seed = 1; seed <= 8; ++seed) {
                 INFO(collectives::name(how) << " n " << n << " seed " << seed);
@@ -163,11 +238,30 @@ TEST_CASE("an algorithm that cannot run an op, or has too few fabric channels, i
     r.counters = 2;
     CHECK_THROWS_WITH(collectives::plan(r),
                       "halving_doubling all_reduce on 6 ranks needs 3 fabric channels per channel; it was given 2");
+    CHECK(collectives::counters_needed(algorithm::hierarchical, op::all_reduce, 144, 3) == 6);
+    CHECK_THROWS_WITH(collectives::check_supported(algorithm::hierarchical, op::all_to_all, 4),
+                      "the hierarchical algorithm does not run all_to_all");
+    // Positions that leave a hole in their grid, repeat, or put every rank at one place on a level.
+    r.how = algorithm::hierarchical;
+    r.counters = 4;
+    r.coordinates = {{0, 0}, {1, 0}, {2, 0}, {0, 1}, {1, 1}, {1, 2}};
+    CHECK_THROWS_WITH(collectives::plan(r), "hierarchical: the 6 ranks do not fill their levels' 9 positions");
+    r.coordinates = {{0, 0}, {1, 0}, {2, 0}, {0, 1}, {1, 1}, {1, 1}};
+    CHECK_THROWS_WITH(collectives::plan(r), "hierarchical: ranks 4 and 5 have the same position");
+    r.coordinates = {{0, 0}, {1, 0}, {2, 0}, {3, 0}, {4, 0}, {5, 0}};
+    CHECK_THROWS_WITH(collectives::plan(r), "hierarchical: level 1 has one position");
+    r.coordinates = {{0, 0}, {1, 0}, {2, 0}, {0, 1}, {1, 1}, {2, 1}};
+    r.counters = 3;
+    CHECK_THROWS_WITH(collectives::plan(r),
+                      "hierarchical all_reduce on 6 ranks needs 4 fabric channels per channel; it was given 3");
+    r.counters = 4;
+    CHECK(collectives::plan(r).size() == 6);
 }
 
 TEST_CASE("auto picks halving-doubling on a power of two and for all_reduces to 4 MiB, the ring for large ones on 144 "
           "ranks, direct all_to_all and the chain broadcast, and the ring where halving-doubling would not fit in the "
-          "fabric channels") {
+          "fabric channels, and with the topology's levels, hierarchical in the ring's place and from 1 MiB in "
+          "halving-doubling's") {
     using collectives::choose;
     CHECK(choose(op::all_reduce, 64, 8) == algorithm::halving_doubling);
     CHECK(choose(op::all_reduce, 64, 1ull << 30) == algorithm::halving_doubling);
@@ -182,6 +276,18 @@ TEST_CASE("auto picks halving-doubling on a power of two and for all_reduces to 
     CHECK(choose(op::all_reduce, 16, 1 << 20, 5) == algorithm::ring);
     CHECK(choose(op::reduce_scatter, 16, 1 << 20, 8) == algorithm::ring);
     CHECK(choose(op::broadcast, 64, 64) == algorithm::chain);
+    // With the topology's levels: hierarchical instead of the ring, and from 1 MiB instead of halving-doubling.
+    const std::vector<unsigned> nl72x2{4, 18, 2}, torus{4, 4};
+    CHECK(choose(op::all_reduce, 144, 128 << 10, 2, nl72x2) == algorithm::halving_doubling);
+    CHECK(choose(op::all_reduce, 144, 512 << 10, 2, nl72x2) == algorithm::hierarchical);  // the fold's 2 x size
+    CHECK(choose(op::all_reduce, 144, 1ull << 30, 2, nl72x2) == algorithm::hierarchical);
+    CHECK(choose(op::all_reduce, 144, 1ull << 30, 3, nl72x2) == algorithm::ring);  // 3 x 6 fabric channels: no room
+    CHECK(choose(op::all_reduce, 16, 512 << 10, 2, torus) == algorithm::halving_doubling);
+    CHECK(choose(op::all_reduce, 16, 1 << 20, 2, torus) == algorithm::hierarchical);
+    CHECK(choose(op::reduce_scatter, 16, 512 << 10, 2, torus) == algorithm::halving_doubling);
+    CHECK(choose(op::reduce_scatter, 16, 1 << 20, 2, torus) == algorithm::hierarchical);
+    CHECK(choose(op::all_gather, 144, 64, 2, nl72x2) == algorithm::hierarchical);  // not a power of two
+    CHECK(choose(op::all_reduce, 144, 1ull << 30, 2, {144}) == algorithm::ring);  // one level: a ring anyway
 }
 
 TEST_CASE("chain reduce gives the root the exact reduction and leaves every input as it was, and sendrecv gives "

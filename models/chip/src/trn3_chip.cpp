@@ -37,6 +37,12 @@ trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images
     for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s)
         noc.map(hbm[s]->in, TRN3_DEV_HBM_BASE(s), hbm[s]->size.get().bytes, fmt::format("hbm{}", s));
     noc.map(hbm_stripe.in, TRN3_DEV_HBM_STRIPED_BASE, TRN3_DEV_HBM_STRIPED_SIZE, "hbm_striped");
+    for (unsigned c = 0; c < TRN3_DEV_CORES; ++c) {
+        if (nc[c]->sbuf_bytes() > TRN3_DEV_SBUF_STRIDE)
+            throw config_error(fmt::format("{}: SBUF of {} bytes does not fit its {}-byte window", nc[c]->name(),
+                                           nc[c]->sbuf_bytes(), TRN3_DEV_SBUF_STRIDE));
+        noc.map(nc[c]->sbuf_port, TRN3_DEV_SBUF_BASE(c), nc[c]->sbuf_bytes(), fmt::format("nc{}_sbuf", c));
+    }
     connect(hbm_stripe.out, noc.in);
     for (auto& core : nc) connect(core->mem, noc.in);
     connect(dma0.device, noc.in);

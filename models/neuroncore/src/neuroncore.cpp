@@ -1,5 +1,10 @@
 #include "trn3/neuroncore/neuroncore.h"
 
+#include <algorithm>
+#include <cstring>
+
+#include "trn3/core/payload.h"
+
 #include "control_regs.h"
 #include "device_port.h"
 #include "dma_queues.h"
@@ -41,7 +46,7 @@ struct neuroncore::parts {
 };
 
 neuroncore::neuroncore(const sc_core::sc_module_name& name)
-    : component(name, frequency{1.2e9}), mem("mem"), ctrl("ctrl"),
+    : component(name, frequency{1.2e9}), mem("mem"), ctrl("ctrl"), sbuf_port("sbuf_port"),
       partitions(this, "partitions", 128, "SBUF and PSUM partitions", range<std::uint64_t>{1, 128}),
       sbuf_partition_size(this, "sbuf_partition_size", byte_count{256 << 10}, "SBUF bytes per partition",
                           range<byte_count>{byte_count{64}, byte_count{16ull << 20}}),
@@ -79,6 +84,11 @@ neuroncore::neuroncore(const sc_core::sc_module_name& name)
       dma_bandwidth(this, "dma_bandwidth", bandwidth{528e9}, "DMA bandwidth of the core, shared by its queues"),
       dma_descriptor_cost(this, "dma_descriptor_cost", sc_time(64, sc_core::SC_NS), "fixed cost per DMA instruction"),
       dma_queues(this, "dma_queues", 16, "DMA queues", range<std::uint64_t>{1, 16}),
+      sbuf_port_latency(this, "sbuf_port_latency", sc_time(20, sc_core::SC_NS),
+                        "SBUF as device memory: the fixed cost of an access from the chip's network (no public "
+                        "figure: a few cycles of the SRAM and the network's hop)"),
+      sbuf_port_bandwidth(this, "sbuf_port_bandwidth", bandwidth{528e9},
+                          "SBUF as device memory: bytes per second of an access (as the core's DMA)"),
       rounding_seed(this, "rounding_seed", 1, "seed of the stochastic-rounding generator", seed_range()),
       tensor_backend(this, "tensor_engine.backend", "model",
                      "Tensor engine array: model (C++), rtl (the verilated systolic array) or check (model, "
@@ -96,6 +106,8 @@ neuroncore::neuroncore(const sc_core::sc_module_name& name)
     mem.register_invalidate_direct_mem_ptr(this, &neuroncore::invalidate_direct_mem_ptr);
     ctrl.register_b_transport(this, &neuroncore::ctrl_transport);
     ctrl.register_transport_dbg(this, &neuroncore::ctrl_dbg);
+    sbuf_port.register_b_transport(this, &neuroncore::sbuf_transport);
+    sbuf_port.register_transport_dbg(this, &neuroncore::sbuf_dbg);
     // The engines' threads, then the method that lands scheduled signals.
     parts_->sequencers.spawn();
     parts_->semaphores.spawn();
@@ -127,5 +139,37 @@ void neuroncore::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 en
 void neuroncore::ctrl_transport(tlm::tlm_generic_payload& tx, sc_time& delay) { parts_->control.transport(tx, delay); }
 
 unsigned neuroncore::ctrl_dbg(tlm::tlm_generic_payload& tx) { return parts_->control.debug_transport(tx); }
+
+// SBUF from the chip's network: bytes within SBUF with a streaming width of
+// the whole length (byte enables honoured), else the access is refused with
+// nothing moved. Timing only (trn3::timing_only): the time, no data.
+void neuroncore::sbuf_transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
+    ++transaction_count();
+    const std::uint64_t a = tx.get_address(), len = tx.get_data_length();
+    delay += sbuf_port_latency.get();
+    const bool timing_only_access = tx.get_extension<timing_only>() != nullptr;
+    if (len == 0 || a >= sbuf_bytes() || len > sbuf_bytes() - a) {
+        tx.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+        return;
+    }
+
+    if (!timing_only_access && tx.get_streaming_width() < len) {
+        tx.set_response_status(tlm::TLM_BURST_ERROR_RESPONSE);
+        return;
+    }
+    delay += sbuf_port_bandwidth.get().transfer_time(len);
+    if (!timing_only_access && (tx.is_read() || tx.is_write())) copy_payload(tx, sbuf(0) + a);
+    tx.set_response_status(tlm::TLM_OK_RESPONSE);
+}
+
+unsigned neuroncore::sbuf_dbg(tlm::tlm_generic_payload& tx) {
+    const std::uint64_t a = tx.get_address();
+    if (a >= sbuf_bytes()) return 0;
+    const auto len = static_cast<unsigned>(std::min<std::uint64_t>(tx.get_data_length(), sbuf_bytes() - a));
+    if (tx.is_read()) std::memcpy(tx.get_data_ptr(), sbuf(0) + a, len);
+    else if (tx.is_write()) std::memcpy(sbuf(0) + a, tx.get_data_ptr(), len);
+    tx.set_response_status(tlm::TLM_OK_RESPONSE);
+    return len;
+}
 
 }  // namespace trn3::neuroncore

@@ -178,6 +178,7 @@ void build_torus(builder& b, const topology_params& p, unsigned dims) {
     const unsigned n = 4, lanes = dims == 2 ? 36 : 24;  // 144 active lanes over 4 or 6 neighbours
     const unsigned z_count = dims == 2 ? 1 : n;
     auto idx = [&](unsigned x, unsigned y, unsigned z) { return int(z * n * n + y * n + x); };
+    // A chip's tray is y x n + x, its slot z (levels() reads them back).
     std::vector<int> chips;
     for (unsigned z = 0; z < z_count; ++z)
         for (unsigned y = 0; y < n; ++y)

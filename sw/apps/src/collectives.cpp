@@ -27,13 +27,13 @@
 #include <algorithm>
 #include <cstring>
 #include <map>
-#include <numeric>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 #include <systemc>
 
 #include "bring_up.h"
+#include "channel_rings.h"
 #include "collective_data.h"
 #include "communicator.h"
 #include "phase_track.h"
@@ -50,16 +50,20 @@
 namespace trn3::apps {
 namespace {
 
-// Where the collectives keep their buffers in each chip's HBM: from 4 GiB
-// into the striped window (every stack from its byte 1 GiB on, clear of
-// the descriptor rings; spec/device.h TRN3_DEV_HBM_STRIPED_BASE), or in
-// stack 1 (collectives.buffers).
-constexpr std::uint64_t gib = 1ull << 30;
-// Scratch: up to 9 areas of 1 GiB (halving-doubling's steps on 144 chips, and its fold).
-// avg's constant (1/n) at 26 GiB.
+// Where the collectives keep their buffers (collectives.buffers): in HBM,
+// from 4 GiB into the striped window (every stack from its byte 1 GiB on,
+// clear of the descriptor rings; spec/device.h TRN3_DEV_HBM_STRIPED_BASE)
+// or in stack 1; or in NeuronCore 0's SBUF (sizes to 1 MiB). Send, recv,
+// work, tokens, then up to 9 scratch areas (halving-doubling's steps on 144
+// chips, and its fold), then avg's constant (1/n).
+constexpr std::uint64_t gib = 1ull << 30, mib = 1 << 20, sbuf_max_bytes = mib;
 constexpr collectives::buffers layout_at(std::uint64_t base) {
     return {base, base + 4 * gib, base + 8 * gib, base + 12 * gib, base + 16 * gib, gib, base + 26 * gib};
 }
+constexpr collectives::buffers sbuf_layout{TRN3_DEV_SBUF_BASE(0),           TRN3_DEV_SBUF_BASE(0) + 2 * mib,
+                                           TRN3_DEV_SBUF_BASE(0) + 4 * mib, TRN3_DEV_SBUF_BASE(0) + 6 * mib,
+                                           TRN3_DEV_SBUF_BASE(0) + 8 * mib, 2 * mib,
+                                           TRN3_DEV_SBUF_BASE(0) + 26 * mib};
 // Channel k's schedule runs on DMA queue 1 + k from a ring at ring_at + k x
 // ring_stride, in HBM stack 2 (with buffers=hbm1, away from them: a
 // descriptor fetch behind a 15-channel all_reduce's data took 4-5 us, and
@@ -81,9 +85,10 @@ public:
                                     range<byte_count>{byte_count{0}, byte_count{1ull << 30}}};
     param<std::string> algorithm{
         nullptr, "collectives.algorithm", "auto",
-        "the schedule: auto (collectives::choose, by op, ranks and size), ring, direct, halving_doubling, chain, tree "
-        "(double binary tree)",
-        one_of<std::string>{{"auto", "ring", "direct", "halving_doubling", "chain", "tree"}}};
+        "the schedule: auto (collectives::choose, by op, ranks, size and the topology's levels), ring, direct, halving_doubling, chain, tree "
+        "(double binary tree), hierarchical (rings level by level of the topology: tray, rack, racks; a torus's "
+        "dimensions)",
+        one_of<std::string>{{"auto", "ring", "direct", "halving_doubling", "chain", "tree", "hierarchical"}}};
     param<std::string> dtype{nullptr, "collectives.dtype", "fp32", "element type",
                              one_of<std::string>{{"fp32", "bf16", "fp16", "e4m3", "e5m2", "int32"}}};
     param<std::string> redop{
@@ -119,8 +124,9 @@ public:
         one_of<std::string>{{"topology", "greedy", "stride"}}};
     param<std::string> buffers{nullptr, "collectives.buffers", "striped",
                                "where each chip keeps the collective's buffers: striped (over its HBM stacks, "
-                               "hbm_stripe.granule at a time) or hbm1 (all in stack 1)",
-                               one_of<std::string>{{"striped", "hbm1"}}};
+                               "hbm_stripe.granule at a time), hbm1 (all in stack 1) or sbuf (NeuronCore 0's SBUF: "
+                               "sizes to 1 MiB)",
+                               one_of<std::string>{{"striped", "hbm1", "sbuf"}}};
     param<byte_count> check_max_bytes{
         nullptr, "collectives.check_max_bytes", byte_count{1 << 20},
         "largest size whose data is written and checked; larger rows are timed only (#wrong N/A): the "
@@ -150,6 +156,8 @@ public:
             throw config_error("program collectives needs at least two chips on a NeuronLink fabric (" + s.name +
                                " has " + std::to_string(s.fabric_chips) + ")");
         members_ = parse_members(chips.get(), s.fabric_chips);
+        levels_ = levels_of(members_, s.level_names, s.fabric_levels);
+        rings_ = std::make_unique<channel_rings>(s.fabric, members_, levels_, unsigned(channels.get()), rings.get());
         for (unsigned r = 0; r < members_.size(); ++r) rank_of_id_[members_[r]] = r;
         if (min_bytes.get().bytes > max_bytes.get().bytes)
             throw config_error(fmt::format("param collectives.min_bytes = {} is above collectives.max_bytes = {}",
@@ -158,9 +166,16 @@ public:
         // op needs them, an algorithm that runs the op, fabric channels enough.
         for (std::uint64_t b = min_bytes.get().bytes; b <= max_bytes.get().bytes; b *= factor.get()) {
             sizes_.push_back(b);
+            std::uint64_t out = 0;  // the largest output (all_to_allv's are uneven)
+            for (unsigned p = 0; p < size() && buffers.get() == "sbuf"; ++p)
+                out = std::max(out, reference().output_bytes(b, p));
+            if (buffers.get() == "sbuf" && (b > sbuf_max_bytes || out > 2 * mib))
+                throw config_error(fmt::format("param collectives.buffers = sbuf holds sizes up to 1 MiB and outputs "
+                                               "up to 2 MiB (a 32 MiB SBUF): size {} B, largest output {} B",
+                                               b, out));
             try {
                 collectives::check_supported(algorithm_for(b), what(), size());
-                const unsigned needed = collectives::counters_needed(algorithm_for(b), what(), size());
+                const unsigned needed = counters_for(algorithm_for(b));
                 if (needed * channels_for(b) > TRN3_FABRIC_CHANNELS)
                     throw std::invalid_argument(fmt::format(
                         "{} {} on {} ranks counts on {} fabric channels per channel: {} channels need {} of {} "
@@ -246,7 +261,8 @@ public:
         j["redop"] = reduces() ? redop.get() : "none";
         j["ranks"] = members_;
         j["channels"] = channels.get();
-        if (!searched_.empty()) j["rings"] = searched_;  // the ring algorithm's, by channel (fabric ids)
+        if (!rings_->searched().empty())
+            j["rings"] = rings_->searched();  // the ring algorithm's, by channel (fabric ids)
         j["rows"] = nlohmann::json::array();
         for (std::size_t i = 0; i < sizes_.size() && rows_[i].done; ++i) {
             nlohmann::json row{{"size", sizes_[i]},
@@ -299,15 +315,20 @@ private:
     // The schedule for a size: the param's, or collectives::choose's.
     collectives::algorithm algorithm_for(std::uint64_t bytes) const {
         const std::string& a = algorithm.get();
-        if (a == "auto") return collectives::choose(what(), size(), bytes, channels_for(bytes));
-        return a == "ring"     ? collectives::algorithm::ring
-               : a == "direct" ? collectives::algorithm::direct
-               : a == "chain"  ? collectives::algorithm::chain
-               : a == "tree"   ? collectives::algorithm::tree
-                               : collectives::algorithm::halving_doubling;
+        if (a == "auto") return collectives::choose(what(), size(), bytes, channels_for(bytes), levels_.places);
+        return collectives::algorithm_named(a);
+    }
+    unsigned counters_for(collectives::algorithm a) const {
+        return collectives::counters_needed(a, what(), size(), static_cast<unsigned>(levels_.names.size()));
     }
     // For the header: the algorithm, or what auto chose for each size.
     std::string algorithm_text() const {
+        if (algorithm.get() == "hierarchical") {
+            std::string grid;
+            for (std::size_t l = 0; l < levels_.names.size(); ++l)
+                grid += fmt::format("{}{} {}", l ? " x " : "", levels_.names[l], levels_.places[l]);
+            return "hierarchical algorithm (" + grid + ")";
+        }
         if (algorithm.get() != "auto") return algorithm.get() + " algorithm";
         std::string chosen;
         for (std::uint64_t b : sizes_) {
@@ -340,36 +361,14 @@ private:
                : redop.get() == "prod" ? TRN3_REDUCE_PROD
                                        : TRN3_REDUCE_SUM;  // sum, avg
     }
-    // Channel k's ring: searched over the fabric (collectives::search_rings;
-    // its flows count on the queue's fabric channel, 1 + k), or over ranks
-    // 0..n-1 with stride 1, then n - 1 (the reverse), then 3, n - 3, 5...
-    // whichever are coprime with n.
-    std::vector<unsigned> ring_of(unsigned channel) const {
-        if (rings.get() != "stride" && sys_.fabric) {
-            if (searched_.empty())
-                searched_ = collectives::search_rings(
-                    *sys_.fabric, members_, static_cast<unsigned>(channels.get()), [](unsigned k) { return 1 + k; },
-                    rings.get() == "topology");
-            return searched_[channel];
-        }
-        const unsigned n = size();
-        std::vector<unsigned> strides;
-        for (unsigned s = 1; s < n && strides.size() <= channel; s += 2)
-            for (unsigned t : {s, n - s})
-                if (std::gcd(t, n) == 1 && std::find(strides.begin(), strides.end(), t) == strides.end())
-                    strides.push_back(t);
-        const unsigned stride = strides.empty() ? 1 : strides[channel % strides.size()];
-        std::vector<unsigned> ring;
-        for (unsigned i = 0; i < n; ++i) ring.push_back(members_[(std::uint64_t(i) * stride) % n]);
-        return ring;
-    }
     collectives::buffers layout() const {
+        if (buffers.get() == "sbuf") return sbuf_layout;
         return layout_at(buffers.get() == "striped" ? TRN3_DEV_HBM_STRIPED_BASE + 4 * gib : TRN3_DEV_HBM_BASE(1));
     }
     collectives::request request(std::uint64_t bytes, bool in_place, unsigned channel = 0) const {
         collectives::request r;
         r.what = what();
-        r.ring = ring_of(channel);
+        r.ring = rings_->ring(channel);
         r.ranks = members_;
         r.channels = channels_for(bytes);
         r.channel = channel;
@@ -381,7 +380,11 @@ private:
         r.in_place = in_place;
         r.at = layout();
         r.how = algorithm_for(bytes);
-        r.counters = collectives::counters_needed(r.how, r.what, size());
+        r.counters = counters_for(r.how);
+        if (r.how == collectives::algorithm::hierarchical) {
+            r.coordinates = levels_.position;
+            r.level_rings = rings_->level_rings(channel);
+        }
         r.first_counter = channel * r.counters;
         r.timing_only = !checked(bytes);
         r.segment_bytes = segment_bytes.get().bytes;
@@ -571,7 +574,8 @@ private:
     std::vector<phase_track> tracks_;
     std::vector<std::uint64_t> sizes_;
     std::vector<unsigned> members_;  // the communicator's fabric ids, in rank order
-    mutable std::vector<std::vector<unsigned>> searched_;  // the rings by channel, once searched
+    member_levels levels_;  // their positions on the topology's levels
+    std::unique_ptr<channel_rings> rings_;
     std::map<unsigned, unsigned> rank_of_id_;
     std::vector<row> rows_;
     std::size_t hosts_done_ = 0, barrier_arrived_ = 0;

@@ -36,8 +36,16 @@ const char* name(algorithm a) {
     case algorithm::halving_doubling: return "halving_doubling";
     case algorithm::chain: return "chain";
     case algorithm::tree: return "tree";
+    case algorithm::hierarchical: return "hierarchical";
     }
     return "?";
+}
+
+algorithm algorithm_named(const std::string& text) {
+    for (algorithm a : {algorithm::ring, algorithm::direct, algorithm::halving_doubling, algorithm::chain,
+                        algorithm::tree, algorithm::hierarchical})
+        if (text == name(a)) return a;
+    throw std::invalid_argument("unknown algorithm '" + text + "'");
 }
 
 namespace detail {
@@ -95,7 +103,7 @@ void check_counters(const request& r, unsigned needed, const char* algorithm_nam
 
 }  // namespace detail
 
-unsigned counters_needed(algorithm a, op o, unsigned n) {
+unsigned counters_needed(algorithm a, op o, unsigned n, unsigned levels) {
     switch (a) {
     case algorithm::direct:
         return o == op::all_to_all || o == op::all_to_allv ? 0 : o == op::all_reduce || o == op::send_recv ? 2 : 1;
@@ -106,6 +114,7 @@ unsigned counters_needed(algorithm a, op o, unsigned n) {
     case algorithm::chain: return o == op::reduce ? 2 : 0;
     case algorithm::ring: return 0;
     case algorithm::tree: return 6;
+    case algorithm::hierarchical: return 2 * levels;
     }
     return 0;
 }
@@ -121,6 +130,7 @@ void check_supported(algorithm a, op o, unsigned n) {
         break;
     case algorithm::chain: ok = o == op::broadcast || o == op::reduce; break;
     case algorithm::tree: ok = o == op::all_reduce; break;
+    case algorithm::hierarchical: ok = reduction_family; break;
     case algorithm::halving_doubling:
         ok = reduction_family && (o == op::all_reduce || (n & (n - 1)) == 0);
         if (reduction_family && !ok) why = " (on " + std::to_string(n) + " ranks: only on a power of two)";
@@ -140,6 +150,7 @@ std::vector<rank_plan> by_algorithm(const request& r) {
     case algorithm::halving_doubling: return plan_halving_doubling(r);
     case algorithm::chain: return plan_chain(r);
     case algorithm::tree: return plan_tree(r);
+    case algorithm::hierarchical: return plan_hierarchical(r);
     }
     return {};
 }

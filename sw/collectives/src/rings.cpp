@@ -296,6 +296,31 @@ std::vector<std::vector<unsigned>> search_rings(const fabric_paths& fabric, cons
     return out;
 }
 
+std::vector<rings_by_level> search_level_rings(const fabric_paths& fabric, const std::vector<unsigned>& ranks,
+                                               const std::vector<std::vector<unsigned>>& positions, unsigned rings,
+                                               const std::function<unsigned(unsigned, unsigned)>& fabric_channel,
+                                               bool local_search) {
+    const std::size_t levels = positions.empty() ? 0 : positions.front().size();
+    std::vector<rings_by_level> out(rings, rings_by_level(levels));
+    for (std::size_t l = 0; l < levels; ++l) {
+        // The groups: ranks alike on every level but l, each by its position on l.
+        std::map<std::vector<unsigned>, std::map<unsigned, unsigned>> groups;
+        for (std::size_t p = 0; p < ranks.size(); ++p) {
+            std::vector<unsigned> key = positions[p];
+            key.erase(key.begin() + long(l));
+            groups[key][positions[p][l]] = ranks[p];
+        }
+        for (const auto& [key, members] : groups) {
+            std::vector<unsigned> ids;
+            for (const auto& [place, id] : members) ids.push_back(id);
+            const auto found = search_rings(
+                fabric, ids, rings, [&](unsigned k) { return fabric_channel(k, unsigned(l)); }, local_search);
+            for (unsigned k = 0; k < rings; ++k) out[k][l].push_back(found[k]);
+        }
+    }
+    return out;
+}
+
 double ring_load(const fabric_paths& fabric, const std::vector<std::vector<unsigned>>& rings,
                  const std::function<unsigned(unsigned)>& fabric_channel) {
     std::vector<double> load(fabric.capacity.size(), 0.0);

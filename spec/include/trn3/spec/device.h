@@ -20,8 +20,14 @@
  * from their byte 0 (models/hbm/stack_interleave.h); past 4 x a stack's
  * size (4 x 36 GiB) the stacks answer with an address error. */
 #define TRN3_DEV_HBM_STRIPED_BASE (TRN3_DEV_HBM_STACKS * TRN3_DEV_HBM_STRIDE) /* 256 GiB */
-#define TRN3_DEV_HBM_STRIPED_SIZE (TRN3_DEV_HBM_STACKS * TRN3_DEV_HBM_STRIDE)
+#define TRN3_DEV_HBM_STRIPED_SIZE (3 * TRN3_DEV_HBM_STRIDE) /* 192 GiB */
 #define TRN3_DEV_CORES 8u
+/* NeuronCore c's SBUF as device memory: byte a of the window is byte a mod
+ * P of partition a / P, P the core's sbuf_partition_size (256 KiB: 128
+ * partitions, 32 MiB). The chip's DMA engine, its host (BAR2) and other
+ * chips' fabric writes reach it here: collectives SBUF to SBUF. */
+#define TRN3_DEV_SBUF_BASE(c) (0x7000000000ull + (uint64_t)(c)*TRN3_DEV_SBUF_STRIDE) /* 448 GiB */
+#define TRN3_DEV_SBUF_STRIDE 0x2000000ull /* 32 MiB */
 
 /* Fabric addresses: chip id's device address a, reached over NeuronLink
  * from any chip: writes there are carried as TLPs and forwarded chip to chip
@@ -34,7 +40,8 @@
 
 /* ---- BARs ---- */
 #define TRN3_BAR0_SIZE 0x1000000ull /* 16 MiB of registers */
-#define TRN3_BAR2_SIZE 0x8000000000ull /* 512 GiB window onto the device address map: the stacks, then them striped */
+#define TRN3_BAR2_SIZE \
+    0x8000000000ull /* 512 GiB window onto the device address map: the stacks, them striped, the cores' SBUF */
 
 /* ---- BAR0 layout (a block's registers take BLOCK_SIZE bytes from its base) ---- */
 #define TRN3_BAR0_CHIP 0x000000u /* chip control, below */

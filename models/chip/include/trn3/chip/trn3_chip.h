@@ -6,7 +6,8 @@
 //                 bar0 ── regs: control (+0), mailbox (+0x10000), hbm s controller (+0x20000 + s x 0x1000),
 //                               NeuronLink port p (+0x30000 + p x 0x100), nc c (+0x100000 + c x 0x10000), dma (+0x200000)
 //   mcu0.chip ── regs (the same space, at the MCU's TRN3_MCU_CHIP_BASE): the firmware trains HBM and links
-//                 bar2 ── noc: hbm s at s x 64 GiB; hbm_stripe at 256 GiB (the stacks striped) ── noc
+//                 bar2 ── noc: hbm s at s x 64 GiB; hbm_stripe at 256 GiB (the stacks striped);
+//                              nc c's sbuf_port at 448 GiB + c x 32 MiB ── noc
 //                 dma  <── to_host <── dma.host, control.host   (device requests into host memory)
 //   nc0..nc7.mem ── noc          dma.device ── noc
 //   mcu0: boot ROM, firmware; its mailbox's host side on regs; host_irq -> MSI-X 0

@@ -7,8 +7,14 @@
 // stores (partitions x bytes). DMA instructions go to 16 queues that share
 // the core's DMA bandwidth and increment a semaphore when their copy is done.
 //
-// sockets: mem   (initiator) device memory: instruction fetch and DMA to/from hbm
-//          ctrl  (target, optional) registers below
+// sockets: mem       (initiator) device memory: instruction fetch and DMA to/from hbm
+//          ctrl      (target, optional) registers below
+//          sbuf_port (target, optional) SBUF as device memory: byte a is byte
+//                    a mod sbuf_partition_size of partition a / sbuf_partition_size;
+//                    the chip maps it for its DMA engine, its host and other
+//                    chips' fabric writes (collectives SBUF to SBUF). Each
+//                    access takes sbuf_port_latency plus its bytes at
+//                    sbuf_port_bandwidth; accesses do not queue behind each other.
 // irq:     error_irq — level: (irq_status & irq_enable) != 0
 //
 // registers (ctrl): spec/include/trn3/spec/neuroncore.h, engine e = 0 tensor,
@@ -88,6 +94,7 @@ class neuroncore : public component {
 public:
     tlm_utils::simple_initiator_socket<neuroncore> mem;
     tlm_utils::simple_target_socket_optional<neuroncore> ctrl;
+    tlm_utils::simple_target_socket_optional<neuroncore> sbuf_port;
     irq_line error_irq;
 
     // memories
@@ -109,6 +116,9 @@ public:
     param<bandwidth> dma_bandwidth;
     param<sc_core::sc_time> dma_descriptor_cost;
     param<std::uint64_t> dma_queues;
+    // SBUF as device memory (sbuf_port)
+    param<sc_core::sc_time> sbuf_port_latency;
+    param<bandwidth> sbuf_port_bandwidth;
     // stochastic rounding
     param<std::uint64_t> rounding_seed;
     // Tensor engine back end (docs/rtl.md): the C++ model, the verilated RTL
@@ -143,6 +153,8 @@ public:
 
     unsigned char* sbuf(unsigned partition);
     unsigned char* psum(unsigned partition);
+    // SBUF's bytes, all partitions: what sbuf_port maps.
+    std::uint64_t sbuf_bytes() const { return partitions.get() * sbuf_partition_size.get().bytes; }
 
 private:
     struct parts;  // the components, wired in neuroncore.cpp
@@ -150,6 +162,8 @@ private:
     void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end);
     void ctrl_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay);
     unsigned ctrl_dbg(tlm::tlm_generic_payload& tx);
+    void sbuf_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay);
+    unsigned sbuf_dbg(tlm::tlm_generic_payload& tx);
 
     std::unique_ptr<parts> parts_;
 };

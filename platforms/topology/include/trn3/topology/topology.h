@@ -68,6 +68,16 @@ struct topology_params {
 // prefix); throws std::invalid_argument with a one-line message naming the key.
 void set_param(topology_params& p, const std::string& key, const std::string& value);
 
+// The levels of the topology, innermost first, as a hierarchical
+// collective steps through them (sw/collectives plan_hierarchical), and
+// each chip's position on every level. Switched SKUs: "tray" (the chips of
+// a tray, joined by its PCB and tray switches), "rack" (a rack's trays),
+// "racks" (the cross-rack cables); torus SKUs: the dimensions x, y (and z).
+struct chip_levels {
+    std::vector<std::string> names;
+    std::vector<std::vector<unsigned>> position;  // per chip, in chips() order: its position on each level
+};
+
 struct topology {
     topology_params params;
     std::vector<node> nodes;
@@ -79,6 +89,7 @@ struct topology {
     unsigned chip_nics() const;  // NICs for the chips' scale-out (the rest are the hosts' own)
     int chip(int rack, int tray, int slot) const;  // node index, -1 if absent
     std::vector<int> chips() const;
+    chip_levels levels() const;
     // Adjacency over forwarding nodes (chips and switches), over the edges
     // that carry traffic (not standby ones).
     std::vector<std::vector<int>> forwarding_adjacency() const;

@@ -60,6 +60,12 @@ struct host_system {
     // The fabric's links and each flow's path, as the runtime knows them
     // (the collectives' ring search); null where the platform gives none.
     std::shared_ptr<const collectives::fabric_paths> fabric;
+    // The topology's levels, innermost first ("tray", "rack", "racks"; a
+    // torus's "x", "y", "z"), and each fabric chip's position on them (by
+    // fabric id): the hierarchical collectives' grid. Empty where the
+    // platform gives none.
+    std::vector<std::string> level_names;
+    std::vector<std::vector<unsigned>> fabric_levels;
     // Hardware counters a report may quote (typed handles, read after the run).
     std::vector<const counter*> fabric_forwarded;  // per chip: TLPs it forwarded for others
     pcie_bench* pcie = nullptr;  // exercisers and an analyzer, where the platform has them

@@ -4,15 +4,19 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "trn3/collectives/plan.h"
 
 namespace trn3::collectives {
 
-// `channels`: how many channels run it; halving-doubling, where its fabric
-// channels (counters_needed per channel) would not fit in the chip's
-// TRN3_FABRIC_CHANNELS, gives way to the ring (the other choices, when
-// they do not fit, are the program's one-line error).
-algorithm choose(op what, unsigned ranks, std::uint64_t bytes, unsigned channels = 1);
+// `channels`: how many channels run it; halving-doubling and
+// hierarchical, where their fabric channels (counters_needed per channel)
+// would not fit in the chip's TRN3_FABRIC_CHANNELS, give way (the other
+// choices, when they do not fit, are the program's one-line error).
+// `levels`: the ranks on each level of the topology (their product the
+// ranks; member_levels), empty where the platform gives none.
+algorithm choose(op what, unsigned ranks, std::uint64_t bytes, unsigned channels = 1,
+                 const std::vector<unsigned>& levels = {});
 
 }  // namespace trn3::collectives

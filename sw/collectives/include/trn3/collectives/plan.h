@@ -4,8 +4,9 @@
 // (the reduction happens where the data lands), plain writes, and waits on
 // the chip's count of fabric bytes landed, which order the steps.
 //
-// Algorithms (plan_*): ring, direct, recursive halving-doubling and a
-// chain; check_supported() says which runs which op.
+// Algorithms (plan_*): ring, direct, recursive halving-doubling, a chain,
+// the double binary tree and hierarchical (level by level of the topology);
+// check_supported() says which runs which op.
 //
 // The ring: ranks in `ring` order, the
 // buffer in n chunks of whole elements (as even as the element count
@@ -40,7 +41,7 @@
 namespace trn3::collectives {
 
 enum class op { all_reduce, reduce_scatter, all_gather, all_to_all, all_to_allv, broadcast, reduce, send_recv };
-enum class algorithm { ring, direct, halving_doubling, chain, tree };
+enum class algorithm { ring, direct, halving_doubling, chain, tree, hierarchical };
 
 // Device addresses, the same on every rank.
 struct buffers {
@@ -54,6 +55,9 @@ struct buffers {
     // avg: a buffer as long as the collective's, every element 1/n in its type.
     std::uint64_t constant = 0;
 };
+
+// Rings level by level: [level][group] -> fabric ids in ring order.
+using rings_by_level = std::vector<std::vector<std::vector<unsigned>>>;
 
 struct request {
     op what = op::all_reduce;
@@ -78,6 +82,14 @@ struct request {
     // rank j; i's input holds its pieces for j = 0..n-1 in order, j's output
     // the pieces from i = 0..n-1 in order (`bytes` is not used).
     std::vector<std::uint64_t> splits;
+    // hierarchical: each rank's position (in `ranks` order) on each level of
+    // the topology, innermost first (tray, rack, the racks; or a torus's x,
+    // y, z), from 0; the ranks must fill the grid the levels span.
+    std::vector<std::vector<unsigned>> coordinates;
+    // hierarchical: this channel's ring through each group of ranks that
+    // differ only on a level (search_level_rings); empty: each group by
+    // position, odd channels the other way round.
+    rings_by_level level_rings;
     algorithm how = algorithm::ring;
     // Chains (broadcast, reduce) pipeline the buffer in segments of this many
     // bytes (at most 65,536 segments); 0: n segments. Trees pipeline each
@@ -172,10 +184,29 @@ std::vector<rank_plan> plan_halving_doubling(const request& r);
 // one per child slot and one from the parent (6).
 std::vector<rank_plan> plan_tree(const request& r);
 
+// Hierarchical (all_reduce, reduce_scatter, all_gather), over the levels of
+// the topology in `coordinates` (per-dimension rings on a torus): level by
+// level from the innermost, a ring reduce-scatter among the ranks that
+// differ only on that level, over the part of the buffer the level before
+// left the rank (all of it at level 0); then ring all-gathers level by
+// level back out. On L levels of d_0..d_{L-1} ranks: 2 sum(d_i - 1) steps
+// (the ring's 2(n - 1)), each rank sending 2(n - 1)/n of the buffer as the
+// ring does, most of it on level 0's links. Level l's ring is the ranks by
+// position (odd channels the other way round). Before level l's
+// reduce-scatter (l > 0, or out of place), each rank tells its level-l
+// predecessor with a token that its part is whole, so no sum is taken
+// before the one the schedule puts first. A level's rings may be in any
+// order (level_rings: searched over the fabric's links). A rank ends with the chunk of its
+// rank (all_reduce: of its position read as a number, level 0 the most
+// significant digit, so every level's part is contiguous), whatever the rings' order. Counters per
+// channel: each level's data, then each level's tokens (2L).
+std::vector<rank_plan> plan_hierarchical(const request& r);
+
 // Throws std::invalid_argument, one line, unless algorithm a runs op o on n ranks.
 void check_supported(algorithm a, op o, unsigned n);
-// The fabric channels a plan of algorithm a needs per channel (request.counters).
-unsigned counters_needed(algorithm a, op o, unsigned n);
+// The fabric channels a plan of algorithm a needs per channel
+// (request.counters); `levels`: the hierarchical plan's.
+unsigned counters_needed(algorithm a, op o, unsigned n, unsigned levels = 1);
 
 // The plan for the request, by its algorithm (`how`).
 std::vector<rank_plan> plan(const request& r);
@@ -188,5 +219,7 @@ void offset_waits(std::vector<trn3_dma_descriptor>& descriptors, unsigned queue,
 
 const char* name(op o);
 const char* name(algorithm a);
+// The algorithm name(a) names; throws std::invalid_argument, one line, for another name.
+algorithm algorithm_named(const std::string& text);
 
 }  // namespace trn3::collectives

@@ -8,6 +8,8 @@
 #include <functional>
 #include <vector>
 
+#include "trn3/collectives/plan.h"
+
 namespace trn3::collectives {
 
 struct fabric_paths {
@@ -40,6 +42,18 @@ struct fabric_paths {
 std::vector<std::vector<unsigned>> search_rings(const fabric_paths& fabric, const std::vector<unsigned>& ranks,
                                                 unsigned rings, const std::function<unsigned(unsigned)>& fabric_channel,
                                                 bool local_search = true);
+
+// The hierarchical plan's rings (request::level_rings), channel by
+// channel: on each level, the ranks that differ only on that level (their
+// `positions`, by rank, innermost level first) form a group, and
+// search_rings lays `rings` rings over each group, ring k's flows on
+// fabric channel fabric_channel(k, level). Groups are searched one by one:
+// they are different chips, so their links barely overlap. result[k][l]:
+// channel k's rings of level l, one per group.
+std::vector<rings_by_level> search_level_rings(const fabric_paths& fabric, const std::vector<unsigned>& ranks,
+                                               const std::vector<std::vector<unsigned>>& positions, unsigned rings,
+                                               const std::function<unsigned(unsigned, unsigned)>& fabric_channel,
+                                               bool local_search = true);
 
 // The most loaded directed link's load (flows / bytes per second) when ring
 // k's flows run on fabric_channel(k): what the search minimises, for reports

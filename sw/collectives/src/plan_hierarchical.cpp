@@ -1,0 +1,238 @@
+// The hierarchical schedule: a ring reduce-scatter on each level of the
+// topology, innermost first, then a ring all-gather on each, outermost
+// first (plan.h).
+#include <set>
+#include <stdexcept>
+
+#include "plan_util.h"
+
+namespace trn3::collectives {
+using namespace detail;
+
+namespace {
+
+// The communicator as a grid: every rank's position on every level.
+struct grid {
+    std::vector<unsigned> dims;  // positions on each level
+    std::map<std::vector<unsigned>, unsigned> rank_at;  // position -> rank
+};
+
+grid grid_of(const request& r, unsigned n) {
+    if (r.coordinates.size() != n || r.coordinates.front().empty())
+        throw std::invalid_argument("hierarchical: every rank needs a position on each level (" +
+                                    std::to_string(r.coordinates.size()) + " positions for " + std::to_string(n) +
+                                    " ranks)");
+    grid g;
+    const std::size_t levels = r.coordinates.front().size();
+    g.dims.assign(levels, 0);
+    for (unsigned p = 0; p < n; ++p) {
+        const std::vector<unsigned>& c = r.coordinates[p];
+        if (c.size() != levels) throw std::invalid_argument("hierarchical: ranks with different numbers of levels");
+        for (std::size_t l = 0; l < levels; ++l) g.dims[l] = std::max(g.dims[l], c[l] + 1);
+        if (!g.rank_at.emplace(c, p).second)
+            throw std::invalid_argument("hierarchical: ranks " + std::to_string(g.rank_at.at(c)) + " and " +
+                                        std::to_string(p) + " have the same position");
+    }
+    std::uint64_t cells = 1;
+    for (std::size_t l = 0; l < levels; ++l) {
+        if (g.dims[l] < 2)
+            throw std::invalid_argument("hierarchical: level " + std::to_string(l) + " has one position");
+        cells *= g.dims[l];
+    }
+    if (cells != n)
+        throw std::invalid_argument("hierarchical: the " + std::to_string(n) + " ranks do not fill their levels' " +
+                                    std::to_string(cells) + " positions");
+    return g;
+}
+
+// rings[l][p]: level l's ring through rank p (rank indices): the request's
+// level_rings, checked, or the ranks that differ from p only on level l by
+// position (odd channels the other way round).
+std::vector<std::vector<std::vector<unsigned>>> rings_of(const request& r, const grid& g,
+                                                         const std::map<unsigned, unsigned>& rank_of) {
+    const auto n = static_cast<unsigned>(r.coordinates.size());
+    const std::size_t levels = g.dims.size();
+    std::vector<std::vector<std::vector<unsigned>>> rings(levels, std::vector<std::vector<unsigned>>(n));
+    if (r.level_rings.empty()) {
+        for (std::size_t l = 0; l < levels; ++l)
+            for (unsigned p = 0; p < n; ++p) {
+                std::vector<unsigned> pos = r.coordinates[p];
+                for (unsigned v = 0; v < g.dims[l]; ++v) {
+                    pos[l] = r.channel % 2 ? g.dims[l] - 1 - v : v;
+                    rings[l][p].push_back(g.rank_at.at(pos));
+                }
+            }
+        return rings;
+    }
+    if (r.level_rings.size() != levels)
+        throw std::invalid_argument("hierarchical: rings for " + std::to_string(r.level_rings.size()) +
+                                    " levels, not " + std::to_string(levels));
+    for (std::size_t l = 0; l < levels; ++l) {
+        for (const std::vector<unsigned>& ids : r.level_rings[l]) {
+            std::vector<unsigned> ring;
+            std::set<unsigned> places;
+            for (unsigned id : ids) {
+                const auto it = rank_of.find(id);
+                if (it == rank_of.end())
+                    throw std::invalid_argument("hierarchical: a ring has a chip off the communicator");
+                ring.push_back(it->second);
+                std::vector<unsigned> a = r.coordinates[it->second], b = r.coordinates[ring.front()];
+                places.insert(a[l]);
+                a[l] = b[l] = 0;
+                if (a != b)
+                    throw std::invalid_argument("hierarchical: a ring of level " + std::to_string(l) +
+                                                " crosses another level");
+            }
+            if (places.size() != g.dims[l] || ring.size() != g.dims[l])
+                throw std::invalid_argument("hierarchical: a ring of level " + std::to_string(l) + " is not its group");
+            for (unsigned p : ring) {
+                if (!rings[l][p].empty()) throw std::invalid_argument("hierarchical: a rank on two rings of one level");
+                rings[l][p] = ring;
+            }
+        }
+        for (unsigned p = 0; p < n; ++p)
+            if (rings[l][p].empty())
+                throw std::invalid_argument("hierarchical: rank " + std::to_string(p) + " is on no ring of level " +
+                                            std::to_string(l));
+    }
+    return rings;
+}
+
+}  // namespace
+
+std::vector<rank_plan> plan_hierarchical(const request& r) {
+    const std::map<unsigned, unsigned> rank_of = check(r);
+    const auto n = static_cast<unsigned>(r.ring.size());
+    check_supported(algorithm::hierarchical, r.what, n);
+    const grid g = grid_of(r, n);
+    const auto levels = static_cast<unsigned>(g.dims.size());
+    check_counters(r, counters_needed(algorithm::hierarchical, r.what, n, levels), "hierarchical");
+    const std::uint64_t es = r.element_bytes, elements = r.bytes / es;
+    const bool reduce = r.what != op::all_gather, gather = r.what != op::reduce_scatter;
+    const std::uint32_t reduce_flags = TRN3_DESC_REDUCE_WITH(r.reduce_op, r.reduce_type);
+    const std::vector<unsigned>& ranks = ranks_of(r);
+    const std::vector<std::vector<unsigned>>& at = r.coordinates;
+
+    // The chunk each rank ends with: its rank for reduce_scatter and
+    // all_gather; for all_reduce the position read as a number with level 0
+    // the most significant digit, so that every level's part of the buffer
+    // is one contiguous range.
+    std::vector<unsigned> owns(n);
+    for (unsigned p = 0; p < n; ++p) {
+        if (r.what != op::all_reduce) {
+            owns[p] = p;
+            continue;
+        }
+        unsigned place = n;
+        for (unsigned l = 0; l < levels; ++l) {
+            place /= g.dims[l];
+            owns[p] += at[p][l] * place;
+        }
+    }
+    // part[l][q]: what rank q holds after the reduce-scatter of level l (and
+    // level l's all-gather gives out): the chunks of the ranks that share
+    // q's positions on levels 0..l, as byte ranges, adjacent ones merged.
+    std::vector<std::vector<std::vector<chunk>>> part(levels, std::vector<std::vector<chunk>>(n));
+    std::vector<std::vector<std::uint64_t>> part_bytes(levels, std::vector<std::uint64_t>(n, 0));
+    for (unsigned l = 0; l < levels; ++l)
+        for (unsigned q = 0; q < n; ++q) {
+            std::vector<unsigned> chunks;
+            for (unsigned o = 0; o < n; ++o) {
+                bool same = true;
+                for (unsigned j = 0; j <= l && same; ++j) same = at[o][j] == at[q][j];
+                if (same) chunks.push_back(owns[o]);
+            }
+            std::sort(chunks.begin(), chunks.end());
+            auto& out = part[l][q];
+            for (unsigned c : chunks) {
+                const chunk b = leaf_of(r, n, c);
+                if (b.count == 0) continue;
+                if (!out.empty() && out.back().first + out.back().count == b.first) out.back().count += b.count;
+                else out.push_back(b);
+                part_bytes[l][q] += b.count;
+            }
+        }
+    const std::vector<std::vector<std::vector<unsigned>>> rings = rings_of(r, g, rank_of);
+    auto ring_at = [&](unsigned p, unsigned l) -> const std::vector<unsigned>& { return rings[l][p]; };
+
+    const std::uint64_t work = work_buffer(r);
+    std::vector<rank_plan> plans(n);
+    for (unsigned p = 0; p < n; ++p) {
+        rank_plan& plan = plans[p];
+        plan.fabric_id = ranks[p];
+        auto& d = plan.descriptors;
+        auto send = [&](const std::vector<chunk>& ranges, unsigned to, std::uint32_t flags) {
+            for (const chunk& c : ranges)
+                d.push_back(copy(work + c.first, TRN3_FABRIC_ADDR(ranks[to], work + c.first), c.count, flags));
+        };
+        const chunk mine = leaf_of(r, n, p), mine_whole = chunk_of(elements, n, p);
+        if (!r.in_place) {
+            if (!reduce) {
+                if (mine.count > 0)
+                    d.push_back(copy(r.at.send + mine.first - mine_whole.first * es, work + mine.first, mine.count));
+            } else {
+                // This channel's part of the input, in as few copies as its ranges allow.
+                std::vector<chunk> all;
+                for (unsigned c = 0; c < n; ++c) {
+                    const chunk b = leaf_of(r, n, c);
+                    if (b.count == 0) continue;
+                    if (!all.empty() && all.back().first + all.back().count == b.first) all.back().count += b.count;
+                    else all.push_back(b);
+                }
+                for (const chunk& b : all) d.push_back(copy(r.at.send + b.first, work + b.first, b.count));
+            }
+        }
+        std::uint64_t landed_total = 0;
+        std::vector<std::uint64_t> landed(levels, 0);  // per level, on its counter
+        auto wait_level = [&](unsigned l, std::uint64_t bytes) {
+            landed[l] += bytes;
+            landed_total += bytes;
+            d.push_back(wait_on(r.first_counter + l, landed[l]));
+        };
+        if (reduce)
+            for (unsigned l = 0; l < levels; ++l) {
+                const std::vector<unsigned>& ring = ring_at(p, l);
+                const auto size = static_cast<unsigned>(ring.size());
+                const auto pos = static_cast<unsigned>(std::find(ring.begin(), ring.end(), p) - ring.begin());
+                const unsigned succ = ring[(pos + 1) % size], pred = ring[(pos + size - 1) % size];
+                const unsigned data = r.first_counter + l, token = r.first_counter + levels + l;
+                if (l > 0 || !r.in_place) {
+                    // Tell the predecessor this rank's part is whole (its copy,
+                    // or the last level's reduce-scatter, is done): nothing
+                    // of this level is reduced into it before, so the order
+                    // of every sum is the schedule's.
+                    const std::uint64_t slot =
+                        r.at.token + 2 * token_bytes * (TRN3_FABRIC_CHANNELS * (1 + l) + r.channel);
+                    d.push_back(copy(slot, TRN3_FABRIC_ADDR(ranks[pred], slot + token_bytes), token_bytes,
+                                     TRN3_DESC_ON_CHANNEL(token)));
+                    d.push_back(wait_on(token, token_bytes));
+                    landed_total += token_bytes;
+                }
+                for (unsigned s = 0; s + 1 < size; ++s) {
+                    const unsigned m = ring[mod(static_cast<long long>(pos) - s - 1, size)];
+                    if (s > 0) wait_level(l, part_bytes[l][m]);  // what the predecessor sent at s - 1
+                    send(part[l][m], succ, reduce_flags | TRN3_DESC_ON_CHANNEL(data));
+                }
+                wait_level(l, part_bytes[l][p]);  // this rank's part of the level, reduced
+            }
+        if (gather)
+            for (unsigned l = levels; l-- > 0;) {
+                const std::vector<unsigned>& ring = ring_at(p, l);
+                const auto size = static_cast<unsigned>(ring.size());
+                const auto pos = static_cast<unsigned>(std::find(ring.begin(), ring.end(), p) - ring.begin());
+                const unsigned succ = ring[(pos + 1) % size];
+                for (unsigned s = 0; s + 1 < size; ++s) {
+                    const unsigned m = ring[mod(static_cast<long long>(pos) - s, size)];
+                    if (s > 0) wait_level(l, part_bytes[l][m]);
+                    send(part[l][m], succ, TRN3_DESC_ON_CHANNEL(r.first_counter + l));
+                }
+                wait_level(l, part_bytes[l][ring[(pos + 1) % size]]);  // the predecessor's last
+            }
+        if (r.what == op::reduce_scatter && !r.in_place && mine.count > 0)
+            d.push_back(copy(work + mine.first, r.at.recv + mine.first - mine_whole.first * es, mine.count));
+        plan.rx_bytes = landed_total;
+    }
+    return plans;
+}
+
+}  // namespace trn3::collectives

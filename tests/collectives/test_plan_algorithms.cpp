@@ -68,6 +68,28 @@ std::vector<std::vector<unsigned>> grid_positions(const std::vector<unsigned>& d
     return at;
 }
 
+// Each level's rings (fabric ids), every group out of position order:
+// positions descending, rotated by the group's first rank.
+collectives::rings_by_level scrambled_rings(const std::vector<std::vector<unsigned>>& at,
+                                            const std::vector<unsigned>& ids) {
+    collectives::rings_by_level out(at.front().size());
+    for (std::size_t l = 0; l < out.size(); ++l) {
+        std::map<std::vector<unsigned>, std::map<unsigned, unsigned, std::greater<>>> groups;
+        for (std::size_t p = 0; p < at.size(); ++p) {
+            std::vector<unsigned> key = at[p];
+            key.erase(key.begin() + long(l));
+            groups[key][at[p][l]] = ids[p];
+        }
+        for (const auto& [key, members] : groups) {
+            std::vector<unsigned> ring;
+            for (const auto& [place, id] : members) ring.push_back(id);
+            std::rotate(ring.begin(), ring.begin() + ring.front() % ring.size(), ring.end());
+            out[l].push_back(ring);
+        }
+    }
+    return out;
+}
+
 std::vector<unsigned> ids_of(unsigned n) {
     std::vector<unsigned> ids;
     for (unsigned i = 0; i < n; ++i) ids.push_back((i * 7 + 5) % 64);
@@ -123,6 +145,52 @@ TEST_CASE("hierarchical all_reduce, reduce_scatter and all_gather give exact res
                         }
                     }
         }
+}
+
+TEST_CASE("hierarchical plans run on rings of any order within each level's groups, exact, and rings that are not "
+          "the level's groups are refused with one line") {
+    for (const auto& dims : std::vector<std::vector<unsigned>>{{2, 3}, {3, 2}, {2, 2, 2}})
+        for (const op what : {op::all_reduce, op::reduce_scatter, op::all_gather})
+            for (const bool in_place : {false, true}) {
+                const auto at = grid_positions(dims);
+                const auto n = static_cast<unsigned>(at.size());
+                const auto ids = ids_of(n);
+                const std::uint64_t elements = 5 * n;
+                const auto plans =
+                    plans_for(algorithm::hierarchical, what, ids, elements, in_place, 2, [&](collectives::request& r) {
+                        r.coordinates = at;
+                        r.level_rings = scrambled_rings(at, ids);
+                    });
+                for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+                    INFO(collectives::name(what)
+                         << " levels " << dims.size() << " in place " << in_place << " seed " << seed);
+                    check_exact(plans, ids, what, elements, in_place, seed);
+                }
+            }
+    const auto at = grid_positions({2, 3});
+    const auto ids = ids_of(6);
+    auto refused = [&](const collectives::rings_by_level& rings) {
+        try {
+            plans_for(algorithm::hierarchical, op::all_reduce, ids, 60, false, 1, [&](collectives::request& r) {
+                r.coordinates = at;
+                r.level_rings = rings;
+            });
+        } catch (const std::invalid_argument& e) {
+            return std::string(e.what());
+        }
+        return std::string("accepted");
+    };
+    auto rings = scrambled_rings(at, ids);
+    CHECK(refused({rings[0]}) == "hierarchical: rings for 1 levels, not 2");
+    auto crossing = rings;
+    std::swap(crossing[0][0][1], crossing[0][1][1]);  // two level-0 groups trade a rank: each crosses level 1
+    CHECK(refused(crossing) == "hierarchical: a ring of level 0 crosses another level");
+    auto twice = rings;
+    twice[1].push_back(twice[1][0]);
+    CHECK(refused(twice) == "hierarchical: a rank on two rings of one level");
+    auto missing = rings;
+    missing[1].pop_back();
+    CHECK(refused(missing).rfind("hierarchical: rank ", 0) == 0);
 }
 
 TEST_CASE("a hierarchical all_reduce on 2 x 3 x 2 ranks takes 2 x (1 + 2 + 1) steps, each rank sending 2 (n - 1) / n "

@@ -368,7 +368,9 @@ private:
     collectives::request request(std::uint64_t bytes, bool in_place, unsigned channel = 0) const {
         collectives::request r;
         r.what = what();
-        r.ring = rings_->ring(channel);
+        r.how = algorithm_for(bytes);
+        // Hierarchical runs on its level rings (no use searching a ring of every chip).
+        r.ring = r.how == collectives::algorithm::hierarchical ? members_ : rings_->ring(channel);
         r.ranks = members_;
         r.channels = channels_for(bytes);
         r.channel = channel;
@@ -379,7 +381,6 @@ private:
         r.reduce_type = dtype_of(dtype.get()).code;
         r.in_place = in_place;
         r.at = layout();
-        r.how = algorithm_for(bytes);
         r.counters = counters_for(r.how);
         if (r.how == collectives::algorithm::hierarchical) {
             r.coordinates = levels_.position;

@@ -31,6 +31,7 @@
 // do not fit in the chip's 16, it is not a candidate.
 #include "trn3/collectives/choose.h"
 
+#include <algorithm>
 #include <numeric>
 
 #include "plan_util.h"
@@ -53,6 +54,7 @@ algorithm choose(op what, unsigned ranks, std::uint64_t bytes, unsigned channels
     const double n = ranks, size = static_cast<double>(bytes);
     const auto level_count = static_cast<unsigned>(levels.size());
     const bool hierarchical = level_count >= 2 && fits(algorithm::hierarchical, what, ranks, channels, level_count) &&
+                              std::all_of(levels.begin(), levels.end(), [](unsigned d) { return d >= 2; }) &&
                               std::accumulate(levels.begin(), levels.end(), 1ull, std::multiplies<>()) == ranks;
     const double level_steps = std::accumulate(levels.begin(), levels.end(), 0.0) - level_count;
 

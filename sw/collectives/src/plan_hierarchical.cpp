@@ -37,6 +37,9 @@ grid grid_of(const request& r, unsigned n) {
     for (std::size_t l = 0; l < levels; ++l) {
         if (g.dims[l] < 2)
             throw std::invalid_argument("hierarchical: level " + std::to_string(l) + " has one position");
+        if (g.dims[l] > n)
+            throw std::invalid_argument("hierarchical: level " + std::to_string(l) + " has positions past the " +
+                                        std::to_string(n) + " ranks");
         cells *= g.dims[l];
     }
     if (cells != n)

@@ -96,7 +96,7 @@ struct request {
     // half in segments of this many bytes; 0: each half whole.
     std::uint64_t segment_bytes = 0;
     // The fabric channels this channel's plan may name (direct,
-    // halving_doubling, tree, chain reduce): [first_counter, first_counter +
+    // halving_doubling, tree, chain reduce, hierarchical): [first_counter, first_counter +
     // counters). Ring and all_to_all data count on their queue's own
     // channel, their tokens on fabric channel 0.
     unsigned first_counter = 0, counters = 0;

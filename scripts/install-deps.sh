@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Installs the Debian packages trn3vp needs, and only those that are missing.
 # Idempotent: a second run installs nothing and does not touch the network.
+# --fuzz: also clang-19 and libFuzzer (scripts/fuzz.sh).
 set -euo pipefail
+
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config
@@ -11,6 +13,8 @@ packages=(
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf gdb-multiarch
   clang-format clang-tidy
 )
+if [ "${1:-}" = --fuzz ]; then packages+=(clang-19 libfuzzer-19-dev); fi
+
 
 missing=()
 for p in "${packages[@]}"; do

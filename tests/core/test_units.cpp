@@ -33,6 +33,19 @@ TEST_CASE("frequencies, sizes and bandwidths parse with their units") {
     CHECK(format_bandwidth(bandwidth{4.9152e12}) == "4.9152TB/s");
 }
 
+TEST_CASE("what a formatter writes parses back to the same value, however many digits it needs (found by fuzzing)") {
+    // Once "1677.509075TiB", 182,179 bytes short.
+    const byte_count odd{1844440733844441ull};
+    CHECK(format_byte_count(odd) != "1677.509075TiB");
+    CHECK(parse_byte_count(format_byte_count(odd)) == odd);
+    CHECK(format_byte_count(byte_count{(1ull << 62) + 1}) == "4611686018427387905B");  // past a double's 53 bits
+    // Once read through a double of seconds, a picosecond off.
+    const sc_time long_time = parse_time("4674407073384443ps");
+    CHECK(long_time.value() == 4674407073384443ull);
+    CHECK(parse_time(format_time(long_time)) == long_time);
+    CHECK(format_time(sc_time(120, SC_NS)) == "120ns");
+}
+
 TEST_CASE("a bandwidth turns bytes into wire time") {
     bandwidth b{8e9};  // one Gen6 lane, one direction
     CHECK(b.transfer_time(256) == sc_time(32, SC_NS));

@@ -32,15 +32,22 @@ std::pair<double, std::string> split_number(const std::string& text, const char*
     return {value, unit};
 }
 
-double parse_scaled(const std::string& text, const char* what, const std::vector<unit_scale>& units) {
+// The number and which of `units` it is in.
+std::pair<double, std::size_t> split_unit(const std::string& text, const char* what,
+                                          const std::vector<unit_scale>& units) {
     auto [value, unit] = split_number(text, what);
     if (value < 0) throw config_error(fmt::format("'{}' is not a {}: it must not be negative", text, what));
     std::string accepted;
-    for (const auto& u : units) {
-        if (unit == u.suffix) return value * u.scale;
-        accepted += accepted.empty() ? u.suffix : std::string(", ") + u.suffix;
+    for (std::size_t i = 0; i < units.size(); ++i) {
+        if (unit == units[i].suffix) return {value, i};
+        accepted += accepted.empty() ? units[i].suffix : std::string(", ") + units[i].suffix;
     }
     throw config_error(fmt::format("'{}' is not a {}: the unit must be one of {}", text, what, accepted));
+}
+
+double parse_scaled(const std::string& text, const char* what, const std::vector<unit_scale>& units) {
+    const auto [value, i] = split_unit(text, what, units);
+    return value * units[i].scale;
 }
 
 // Writes v / scale with up to 6 significant decimals and no trailing zeros.
@@ -51,15 +58,21 @@ std::string trim_number(double v) {
     return s;
 }
 
-// Picks the largest unit in which the value is at least 1 and exact to 1e-9.
-std::string format_scaled(double value, const std::vector<unit_scale>& units_small_to_large) {
-    const unit_scale* best = &units_small_to_large.front();
-    for (const auto& u : units_small_to_large) {
-        double scaled = value / u.scale;
-        double rounded = std::round(scaled * 1e6) / 1e6;
-        if (value != 0 && scaled >= 1.0 && std::abs(rounded * u.scale - value) <= 1e-9 * std::abs(value)) best = &u;
+// The largest unit in which the value is at least 1 and reads as a short
+// decimal (up to 6 places) that `exact` accepts (it parses back to the
+// value); else `fallback` (an exact form). (A tolerance of 1e-9 once let
+// 1844440733844441 B become "1677.509075TiB", 182,179 bytes short: found by
+// fuzz/targets/units.cpp.)
+template <typename Exact>
+std::string format_scaled(double value, const std::vector<unit_scale>& units_small_to_large, Exact&& exact,
+                          const std::string& fallback) {
+    for (auto u = units_small_to_large.rbegin(); u != units_small_to_large.rend(); ++u) {
+        const double scaled = value / u->scale;
+        if (value == 0 || scaled < 1.0) continue;
+        const std::string text = trim_number(scaled) + u->suffix;
+        if (exact(text)) return text;
     }
-    return trim_number(value / best->scale) + best->suffix;
+    return fallback;
 }
 
 const std::vector<unit_scale> time_units = {{"ps", 1e-12}, {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
@@ -80,11 +93,20 @@ const std::vector<unit_scale> rate_units = {{"B/s", 1.0},    {"KB/s", 1e3},  {"M
 }  // namespace
 
 sc_core::sc_time parse_time(const std::string& text) {
-    double seconds = parse_scaled(text, "time", time_units);
-    if (seconds >= sc_core::sc_max_time().to_seconds())
+    // In the text's own unit, not through seconds: "4674407073384443ps" is
+    // exact in picoseconds and not as a double of seconds (found by
+    // fuzz/targets/units.cpp); a whole number of units is counted in ticks,
+    // as sc_time(double) rounds by adding 0.5 to a double past 2^52 ticks.
+    static const sc_core::sc_time_unit unit_of[] = {sc_core::SC_PS, sc_core::SC_NS, sc_core::SC_US, sc_core::SC_MS,
+                                                    sc_core::SC_SEC};
+    const auto [value, i] = split_unit(text, "time", time_units);
+    if (value * time_units[i].scale >= sc_core::sc_max_time().to_seconds())
         throw config_error(fmt::format("'{}' is not a time the simulation can hold (at most {:.0f} s)", text,
                                        sc_core::sc_max_time().to_seconds()));
-    return sc_core::sc_time(seconds, sc_core::SC_SEC);
+    const std::uint64_t ticks_per_unit = sc_core::sc_time(1, unit_of[i]).value();
+    if (value == std::floor(value) && ticks_per_unit > 0 && value < 9e18 / static_cast<double>(ticks_per_unit))
+        return sc_core::sc_time::from_value(static_cast<std::uint64_t>(value) * ticks_per_unit);
+    return sc_core::sc_time(value, unit_of[i]);
 }
 
 frequency parse_frequency(const std::string& text) {
@@ -114,9 +136,41 @@ bandwidth parse_bandwidth(const std::string& text) {
     return {bps};
 }
 
-std::string format_time(const sc_core::sc_time& t) { return format_scaled(t.to_seconds(), time_units); }
-std::string format_frequency(frequency f) { return format_scaled(f.hz, frequency_units); }
-std::string format_byte_count(byte_count b) { return format_scaled(static_cast<double>(b.bytes), binary_size_units); }
-std::string format_bandwidth(bandwidth b) { return format_scaled(b.bytes_per_s, byte_rate_units); }
+namespace {
+// Whether `text` parses back to exactly `value` (a text the parser refuses does not).
+template <typename Parse, typename T>
+bool reads_back(Parse&& parse, const std::string& text, const T& value) {
+    try {
+        return parse(text) == value;
+    } catch (const config_error&) {
+        return false;
+    }
+}
+}  // namespace
+
+// The fallbacks: the shortest decimal that reads back to the same double
+// (fmt's "{}"), in the smallest unit; a size's exact count of bytes.
+std::string format_time(const sc_core::sc_time& t) {
+    // The fallback counts the time resolution's ticks in picoseconds (1 each at the default 1 ps).
+    const double ps_per_tick = sc_core::sc_get_time_resolution().to_seconds() * 1e12;
+    return format_scaled(
+        t.to_seconds(), time_units, [&](const std::string& s) { return reads_back(parse_time, s, t); },
+        fmt::format("{}ps", static_cast<double>(t.value()) * ps_per_tick));
+}
+std::string format_frequency(frequency f) {
+    return format_scaled(
+        f.hz, frequency_units, [&](const std::string& s) { return reads_back(parse_frequency, s, f); },
+        fmt::format("{}Hz", f.hz));
+}
+std::string format_byte_count(byte_count b) {
+    return format_scaled(
+        static_cast<double>(b.bytes), binary_size_units,
+        [&](const std::string& s) { return reads_back(parse_byte_count, s, b); }, fmt::format("{}B", b.bytes));
+}
+std::string format_bandwidth(bandwidth b) {
+    return format_scaled(
+        b.bytes_per_s, byte_rate_units, [&](const std::string& s) { return reads_back(parse_bandwidth, s, b); },
+        fmt::format("{}B/s", b.bytes_per_s));
+}
 
 }  // namespace trn3

@@ -21,7 +21,10 @@ namespace {
 elf_image elf_image::load(const std::string& path) {
     // A regular file of at most 16 MiB (the MCU's memories are far smaller):
     // a directory or a device such as /dev/zero is refused, not read forever.
-    const std::vector<std::uint8_t> file = read_user_file(path, "firmware", 16ull << 20);
+    return parse(read_user_file(path, "firmware", 16ull << 20), path);
+}
+
+elf_image elf_image::parse(const std::vector<std::uint8_t>& file, const std::string& path) {
     auto need = [&](std::uint64_t offset, std::uint64_t size, const char* what) {
         if (offset > file.size() || size > file.size() - offset) refuse(path, std::string("truncated (") + what + ")");
     };
@@ -64,7 +67,7 @@ elf_image elf_image::load(const std::string& path) {
     }
 
     // Symbols (optional): .symtab and its string table.
-    if (eh.e_shoff && eh.e_shentsize == sizeof(Elf32_Shdr)) {
+    if (eh.e_shoff && eh.e_shnum && eh.e_shentsize == sizeof(Elf32_Shdr)) {
         need(eh.e_shoff, static_cast<std::uint64_t>(eh.e_shnum) * sizeof(Elf32_Shdr), "section headers");
         std::vector<Elf32_Shdr> sh(eh.e_shnum);
         std::memcpy(sh.data(), file.data() + eh.e_shoff, sh.size() * sizeof(Elf32_Shdr));

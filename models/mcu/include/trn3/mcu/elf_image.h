@@ -26,6 +26,8 @@ struct elf_image {
     // little-endian RISC-V executable, has no loadable segment, or has
     // segments that overlap.
     static elf_image load(const std::string& path);
+    // The same checks on a file's bytes; `path` names it in the messages.
+    static elf_image parse(const std::vector<std::uint8_t>& file, const std::string& path);
 };
 
 }  // namespace trn3::mcu

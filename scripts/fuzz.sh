@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Fuzzes the platform's parsers with libFuzzer (clang-19, ASan + UBSan):
+#
+#   scripts/fuzz.sh [target|all] [seconds]     (default: all, 60 s each)
+#
+# Targets (fuzz/targets): isa_stream (the assembler), isa_decode (encoded
+# instructions), elf_image (firmware ELF files), units (param values with
+# units). Installs clang-19 and libfuzzer-19-dev when missing, builds
+# build/fuzz, runs each target from a working corpus seeded with
+# fuzz/corpus/<target> (new inputs stay in build/fuzz/corpus), and prints
+# each target's executions, coverage and crashes; a crash's input is left
+# in build/fuzz/crash-*. Exit 1 if a target crashed, 2 on bad arguments.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+targets=(isa_stream isa_decode elf_image units)
+which="${1:-all}"
+seconds="${2:-60}"
+case "$seconds" in ''|*[!0-9]*) echo "fuzz: seconds must be a whole number, not '$seconds'" >&2; exit 2 ;; esac
+if [ "$which" != all ]; then
+  case " ${targets[*]} " in
+    *" $which "*) targets=("$which") ;;
+    *) echo "fuzz: unknown target '$which' (${targets[*]}, all)" >&2; exit 2 ;;
+  esac
+fi
+scripts/install-deps.sh --fuzz
+cmake -S fuzz/libfuzzer -B build/fuzz -G Ninja -DCMAKE_CXX_COMPILER=clang++-19 -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build/fuzz
+failed=0
+for t in "${targets[@]}"; do
+  corpus="build/fuzz/corpus/$t"
+  mkdir -p "$corpus"
+  cp -n fuzz/corpus/"$t"/* "$corpus"/ 2>/dev/null || true
+  log="build/fuzz/$t.log"
+  # Inputs as long as the parser's real ones need: a stream of a few dozen
+  # lines, ten encoded instructions, a firmware ELF, a param value.
+  case "$t" in isa_stream) max_len=4096 ;; isa_decode) max_len=1920 ;; elf_image) max_len=65536 ;; *) max_len=256 ;; esac
+  set +e
+  (cd build/fuzz && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
+    ./fuzz_"$t" -max_total_time="$seconds" -max_len="$max_len" -print_final_stats=1 -artifact_prefix=./crash-"$t"- \
+    "corpus/$t" >"$t.log" 2>&1)
+  rc=$?
+  set -e
+  runs=$(sed -nE 's/^stat::number_of_executed_units: *([0-9]+)/\1/p' "$log" | tail -1)
+  cov=$(grep -oE 'cov: [0-9]+' "$log" | tail -1 | cut -d' ' -f2)
+  printf 'fuzz %-11s %12s executions in %s s, coverage %s edges, corpus %s files: %s\n' "$t" "${runs:-?}" \
+    "$seconds" "${cov:-?}" "$(ls "$corpus" | wc -l)" "$([ $rc -eq 0 ] && echo 'no crash' || echo "CRASHED (rc $rc, $log)")"
+  [ $rc -eq 0 ] || failed=1
+done
+exit $failed

@@ -289,14 +289,17 @@ std::vector<instruction> assemble_stream(const std::string& text) {
 }
 
 std::string disassemble_stream(const std::vector<instruction>& code) {
+    // Targets inside the stream get labels; one past its end (a label after
+    // the last instruction) or beyond stays a number, as no line carries its
+    // label (found by fuzz/targets/isa_stream.cpp: "unknown label 'L2'").
     std::set<std::uint32_t> targets;
     for (const instruction& i : code)
-        if (static_cast<opcode>(i.op) == opcode::branch_lt) targets.insert(i.target);
+        if (static_cast<opcode>(i.op) == opcode::branch_lt && i.target < code.size()) targets.insert(i.target);
     std::string out;
     for (std::size_t index = 0; index < code.size(); ++index) {
         if (targets.count(static_cast<std::uint32_t>(index))) out += fmt::format("L{}:\n", index);
         std::string line = disassemble(code[index]);
-        if (static_cast<opcode>(code[index].op) == opcode::branch_lt) {
+        if (static_cast<opcode>(code[index].op) == opcode::branch_lt && targets.count(code[index].target)) {
             const std::string plain = fmt::format("target={}", code[index].target);
             const auto at = line.find(plain);
             if (at != std::string::npos) line.replace(at, plain.size(), fmt::format("target=@L{}", code[index].target));

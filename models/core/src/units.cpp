@@ -47,7 +47,11 @@ std::pair<double, std::size_t> split_unit(const std::string& text, const char* w
 
 double parse_scaled(const std::string& text, const char* what, const std::vector<unit_scale>& units) {
     const auto [value, i] = split_unit(text, what, units);
-    return value * units[i].scale;
+    // "481E300Gb/s" is a finite number times a unit past a double's range
+    // (found by fuzz/targets/units.cpp): refused, never an infinity.
+    const double scaled = value * units[i].scale;
+    if (!std::isfinite(scaled)) throw config_error(fmt::format("'{}' is not a {}: it is too large", text, what));
+    return scaled;
 }
 
 // Writes v / scale with up to 6 significant decimals and no trailing zeros.

@@ -44,6 +44,10 @@ TEST_CASE("what a formatter writes parses back to the same value, however many d
     CHECK(long_time.value() == 4674407073384443ull);
     CHECK(parse_time(format_time(long_time)) == long_time);
     CHECK(format_time(sc_time(120, SC_NS)) == "120ns");
+    // Past 2^53 picoseconds a double of seconds cannot hold the time: whole units, counted exactly.
+    const sc_time longer = parse_time("144674073704466ns");
+    CHECK(format_time(longer) == "144674073704466ns");
+    CHECK(parse_time(format_time(longer)) == longer);
     // A finite number in a large unit past a double's range: refused, not infinite.
     CHECK_THROWS_WITH(parse_bandwidth("481E300Gb/s"), "'481E300Gb/s' is not a bandwidth: it is too large");
     CHECK_THROWS_WITH(parse_frequency("1e308GHz"), "'1e308GHz' is not a frequency: it is too large");

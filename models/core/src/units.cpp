@@ -155,11 +155,23 @@ bool reads_back(Parse&& parse, const std::string& text, const T& value) {
 // The fallbacks: the shortest decimal that reads back to the same double
 // (fmt's "{}"), in the smallest unit; a size's exact count of bytes.
 std::string format_time(const sc_core::sc_time& t) {
+    // Past 2^53 ticks a double of seconds no longer holds the time (found by
+    // fuzz/targets/units.cpp: 144674073704466ns): whole units, counted in
+    // ticks, in the largest unit that divides the time.
+    static const sc_core::sc_time_unit unit_of[] = {sc_core::SC_PS, sc_core::SC_NS, sc_core::SC_US, sc_core::SC_MS,
+                                                    sc_core::SC_SEC};
+    std::string whole;
+    for (std::size_t i = 0; i < time_units.size(); ++i) {
+        const std::uint64_t per = sc_core::sc_time(1, unit_of[i]).value();
+        if (per > 0 && t.value() % per == 0 && (i == 0 || t.value() != 0))
+            whole = fmt::format("{}{}", t.value() / per, time_units[i].suffix);
+    }
+    if (t.value() >= (1ull << 53) && !whole.empty()) return whole;
     // The fallback counts the time resolution's ticks in picoseconds (1 each at the default 1 ps).
     const double ps_per_tick = sc_core::sc_get_time_resolution().to_seconds() * 1e12;
     return format_scaled(
         t.to_seconds(), time_units, [&](const std::string& s) { return reads_back(parse_time, s, t); },
-        fmt::format("{}ps", static_cast<double>(t.value()) * ps_per_tick));
+        whole.empty() ? fmt::format("{}ps", static_cast<double>(t.value()) * ps_per_tick) : whole);
 }
 std::string format_frequency(frequency f) {
     return format_scaled(

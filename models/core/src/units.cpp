@@ -80,6 +80,9 @@ std::string format_scaled(double value, const std::vector<unit_scale>& units_sma
 }
 
 const std::vector<unit_scale> time_units = {{"ps", 1e-12}, {"ns", 1e-9}, {"us", 1e-6}, {"ms", 1e-3}, {"s", 1.0}};
+// SystemC's unit for each of time_units, in the same order.
+const sc_core::sc_time_unit time_unit_of[] = {sc_core::SC_PS, sc_core::SC_NS, sc_core::SC_US, sc_core::SC_MS,
+                                              sc_core::SC_SEC};
 const std::vector<unit_scale> frequency_units = {{"Hz", 1.0}, {"kHz", 1e3}, {"MHz", 1e6}, {"GHz", 1e9}};
 const std::vector<unit_scale> binary_size_units = {
     {"B", 1.0}, {"KiB", 1024.0}, {"MiB", 1048576.0}, {"GiB", 1073741824.0}, {"TiB", 1099511627776.0}};
@@ -101,16 +104,14 @@ sc_core::sc_time parse_time(const std::string& text) {
     // exact in picoseconds and not as a double of seconds (found by
     // fuzz/targets/units.cpp); a whole number of units is counted in ticks,
     // as sc_time(double) rounds by adding 0.5 to a double past 2^52 ticks.
-    static const sc_core::sc_time_unit unit_of[] = {sc_core::SC_PS, sc_core::SC_NS, sc_core::SC_US, sc_core::SC_MS,
-                                                    sc_core::SC_SEC};
     const auto [value, i] = split_unit(text, "time", time_units);
     if (value * time_units[i].scale >= sc_core::sc_max_time().to_seconds())
         throw config_error(fmt::format("'{}' is not a time the simulation can hold (at most {:.0f} s)", text,
                                        sc_core::sc_max_time().to_seconds()));
-    const std::uint64_t ticks_per_unit = sc_core::sc_time(1, unit_of[i]).value();
+    const std::uint64_t ticks_per_unit = sc_core::sc_time(1, time_unit_of[i]).value();
     if (value == std::floor(value) && ticks_per_unit > 0 && value < 9e18 / static_cast<double>(ticks_per_unit))
         return sc_core::sc_time::from_value(static_cast<std::uint64_t>(value) * ticks_per_unit);
-    return sc_core::sc_time(value, unit_of[i]);
+    return sc_core::sc_time(value, time_unit_of[i]);
 }
 
 frequency parse_frequency(const std::string& text) {
@@ -158,11 +159,9 @@ std::string format_time(const sc_core::sc_time& t) {
     // Past 2^53 ticks a double of seconds no longer holds the time (found by
     // fuzz/targets/units.cpp: 144674073704466ns): whole units, counted in
     // ticks, in the largest unit that divides the time.
-    static const sc_core::sc_time_unit unit_of[] = {sc_core::SC_PS, sc_core::SC_NS, sc_core::SC_US, sc_core::SC_MS,
-                                                    sc_core::SC_SEC};
     std::string whole;
     for (std::size_t i = 0; i < time_units.size(); ++i) {
-        const std::uint64_t per = sc_core::sc_time(1, unit_of[i]).value();
+        const std::uint64_t per = sc_core::sc_time(1, time_unit_of[i]).value();
         if (per > 0 && t.value() % per == 0 && (i == 0 || t.value() != 0))
             whole = fmt::format("{}{}", t.value() / per, time_units[i].suffix);
     }

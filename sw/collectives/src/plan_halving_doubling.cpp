@@ -28,12 +28,7 @@ std::vector<rank_plan> plan_halving_doubling(const request& r) {
     // Leaves [lo, lo + count) as byte ranges, adjacent ones merged.
     auto ranges = [&](unsigned lo, unsigned count) {
         std::vector<chunk> out;
-        for (unsigned i = lo; i < lo + count; ++i) {
-            const chunk c = leaf(i);
-            if (c.count == 0) continue;
-            if (!out.empty() && out.back().first + out.back().count == c.first) out.back().count += c.count;
-            else out.push_back(c);
-        }
+        for (unsigned i = lo; i < lo + count; ++i) append_range(out, leaf(i));
         return out;
     };
     auto bytes_of = [&](unsigned lo, unsigned count) {

@@ -149,9 +149,7 @@ std::vector<rank_plan> plan_hierarchical(const request& r) {
             auto& out = part[l][q];
             for (unsigned c : chunks) {
                 const chunk b = leaf_of(r, n, c);
-                if (b.count == 0) continue;
-                if (!out.empty() && out.back().first + out.back().count == b.first) out.back().count += b.count;
-                else out.push_back(b);
+                append_range(out, b);
                 part_bytes[l][q] += b.count;
             }
         }
@@ -176,12 +174,7 @@ std::vector<rank_plan> plan_hierarchical(const request& r) {
             } else {
                 // This channel's part of the input, in as few copies as its ranges allow.
                 std::vector<chunk> all;
-                for (unsigned c = 0; c < n; ++c) {
-                    const chunk b = leaf_of(r, n, c);
-                    if (b.count == 0) continue;
-                    if (!all.empty() && all.back().first + all.back().count == b.first) all.back().count += b.count;
-                    else all.push_back(b);
-                }
+                for (unsigned c = 0; c < n; ++c) append_range(all, leaf_of(r, n, c));
                 for (const chunk& b : all) d.push_back(copy(r.at.send + b.first, work + b.first, b.count));
             }
         }

@@ -30,6 +30,14 @@ inline trn3_dma_descriptor wait_on(unsigned counter, std::uint64_t bytes) {
     return {bytes, 0, 0, TRN3_DESC_WAIT_FABRIC | TRN3_DESC_ON_CHANNEL(counter), 0};
 }
 
+// Adds byte range c to `ranges` (in order), merged with the last one when
+// they touch; an empty range adds nothing.
+inline void append_range(std::vector<chunk>& ranges, const chunk& c) {
+    if (c.count == 0) return;
+    if (!ranges.empty() && ranges.back().first + ranges.back().count == c.first) ranges.back().count += c.count;
+    else ranges.push_back(c);
+}
+
 // This channel's piece of chunk c of the request's buffer (n chunks), in
 // bytes: where it starts and how long it is.
 chunk piece_of(const request& r, unsigned n, unsigned c);

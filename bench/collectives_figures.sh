@@ -5,7 +5,7 @@
 # deterministic, wall times are this machine's. Every size runs on every
 # channel (collectives.channel_bytes=0), as these figures were measured.
 #
-#   bench/collectives_figures.sh [build/release]   (about 8 minutes on 2 cores)
+#   bench/collectives_figures.sh [build/release]   (about 16 minutes on 2 cores)
 set -euo pipefail
 set -f  # the params' '*' patterns are not file globs
 bin="${1:-build/release}/bin/trn3vp"
@@ -36,6 +36,12 @@ run "nl72x2 all_reduce 64 MiB, ring" $full -p collectives.algorithm=ring -p coll
 run "nl72x2 all_reduce 1 MiB to 64 MiB, hierarchical" $full -p collectives.algorithm=hierarchical \
     -p collectives.min_bytes=1M -p collectives.max_bytes=64M -p collectives.factor=4
 
+for orders in innermost balanced; do
+    run "nl72x2 all_reduce 1 MiB to 64 MiB, hierarchical, 8 channels, $orders level orders" $full \
+        -p collectives.algorithm=hierarchical -p collectives.channels=8 -p collectives.level_orders=$orders \
+        -p collectives.min_bytes=1M -p collectives.max_bytes=64M -p collectives.factor=4
+done
+
 run "nl72x2 all_reduce 8 B to 4 KiB, SBUF to SBUF, auto" $full -p collectives.buffers=sbuf -p collectives.min_bytes=8 \
     -p collectives.max_bytes=4K -p collectives.factor=8
 run "nl72x2 all_reduce 8 B to 2 MiB, tree" $full -p collectives.algorithm=tree -p collectives.min_bytes=8 \
@@ -59,6 +65,13 @@ done
 wide="--platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives -p collectives.algorithm=ring -p collectives.channel_bytes=0"
 wide="$wide -p collectives.min_bytes=256M -p collectives.max_bytes=256M -p collectives.check_max_bytes=0"
 wide="$wide -p collectives.channels=15 -p nl72x2.*.dma0.engines=16"
+for orders in innermost balanced; do
+    run "nl72x2 reduced to 16 chips, all_reduce 64 MiB, hierarchical, 15 channels, 16 engines, $orders level orders" \
+        --platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives -p collectives.algorithm=hierarchical \
+        -p collectives.channel_bytes=0 -p collectives.min_bytes=64M -p collectives.max_bytes=64M \
+        -p collectives.check_max_bytes=0 -p collectives.channels=15 -p 'nl72x2.*.dma0.engines=16' \
+        -p collectives.level_orders=$orders
+done
 for chunk in 1M 256K; do
     run "nl72x2 reduced to 16 chips, all_reduce 256 MiB, 15 channels, 16 engines, dma0.chunk $chunk" $wide \
         -p "nl72x2.*.dma0.chunk=$chunk"

@@ -5,14 +5,14 @@
 #
 # Targets (fuzz/targets): isa_stream (the assembler), isa_decode (encoded
 # instructions), elf_image (firmware ELF files), units (param values with
-# units). Installs clang-19 and libfuzzer-19-dev when missing, builds
+# units), config (config files: JSON objects of param values). Installs clang-19 and libfuzzer-19-dev when missing, builds
 # build/fuzz, runs each target from a working corpus seeded with
 # fuzz/corpus/<target> (new inputs stay in build/fuzz/corpus), and prints
 # each target's executions, coverage and crashes; a crash's input is left
 # in build/fuzz/crash-*. Exit 1 if a target crashed, 2 on bad arguments.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(isa_stream isa_decode elf_image units)
+targets=(isa_stream isa_decode elf_image units config)
 which="${1:-all}"
 seconds="${2:-60}"
 case "$seconds" in ''|*[!0-9]*) echo "fuzz: seconds must be a whole number, not '$seconds'" >&2; exit 2 ;; esac
@@ -32,8 +32,11 @@ for t in "${targets[@]}"; do
   cp -n fuzz/corpus/"$t"/* "$corpus"/ 2>/dev/null || true
   log="build/fuzz/$t.log"
   # Inputs as long as the parser's real ones need: a stream of a few dozen
-  # lines, ten encoded instructions, a firmware ELF, a param value.
-  case "$t" in isa_stream) max_len=4096 ;; isa_decode) max_len=1920 ;; elf_image) max_len=65536 ;; *) max_len=256 ;; esac
+  # lines, ten encoded instructions, a firmware ELF, a config file, a param value.
+  case "$t" in
+    isa_stream) max_len=4096 ;; isa_decode) max_len=1920 ;; elf_image) max_len=65536 ;; config) max_len=2048 ;;
+    *) max_len=256 ;;
+  esac
   set +e
   (cd build/fuzz && UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1 \
     ./fuzz_"$t" -max_total_time="$seconds" -max_len="$max_len" -print_final_stats=1 -artifact_prefix=./crash-"$t"- \

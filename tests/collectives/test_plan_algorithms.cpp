@@ -21,7 +21,8 @@ using collectives::op;
 namespace {
 
 // Plans of every channel; channel k names fabric channels from k x needed
-// on and rings from the k-th rank; `also` sets what else a case needs.
+// on (with a counter_stride from `also`: k, k + stride, ...) and rings from
+// the k-th rank; `also` sets what else a case needs.
 std::vector<std::vector<collectives::rank_plan>> plans_for(
     algorithm how, op what, const std::vector<unsigned>& ids, std::uint64_t elements, bool in_place, unsigned channels,
     const std::function<void(collectives::request&)>& also = {}) {
@@ -41,7 +42,7 @@ std::vector<std::vector<collectives::rank_plan>> plans_for(
         if (also) also(r);
         const auto levels = static_cast<unsigned>(r.coordinates.empty() ? 1 : r.coordinates.front().size());
         r.counters = collectives::counters_needed(how, what, n, levels);
-        r.first_counter = c * r.counters;
+        r.first_counter = r.counter_stride > 1 ? c : c * r.counters;
         plans.push_back(collectives::plan(r));
         REQUIRE(plans.back().size() == n);
     }
@@ -193,6 +194,51 @@ TEST_CASE("hierarchical plans run on rings of any order within each level's grou
     CHECK(refused(missing).rfind("hierarchical: rank ", 0) == 0);
 }
 
+TEST_CASE("hierarchical plans with each channel in its own level order and the channels' counters interleaved are "
+          "exact under every timing") {
+    for (const auto& dims : std::vector<std::vector<unsigned>>{{2, 3}, {3, 2}, {2, 2, 2}, {2, 3, 2}})
+        for (const op what : {op::all_reduce, op::reduce_scatter, op::all_gather})
+            for (const bool in_place : {false, true}) {
+                const auto at = grid_positions(dims);
+                const auto n = static_cast<unsigned>(at.size());
+                const auto ids = ids_of(n);
+                // Every permutation of the levels, one per channel.
+                std::vector<std::vector<unsigned>> orders;
+                std::vector<unsigned> order(dims.size());
+                std::iota(order.begin(), order.end(), 0u);
+                do orders.push_back(order);
+                while (std::next_permutation(order.begin(), order.end()));
+                const auto channels = static_cast<unsigned>(orders.size());
+                const std::uint64_t elements = 3 * n * channels;
+                const auto plans = plans_for(algorithm::hierarchical, what, ids, elements, in_place, channels,
+                                             [&](collectives::request& r) {
+                                                 r.coordinates = at;
+                                                 r.level_order = orders[r.channel];
+                                                 r.counter_stride = channels;
+                                             });
+                for (std::uint64_t seed = 1; seed <= 4; ++seed) {
+                    INFO(collectives::name(what)
+                         << " levels " << dims.size() << " in place " << in_place << " seed " << seed);
+                    check_exact(plans, ids, what, elements, in_place, seed);
+                }
+            }
+    collectives::request r;
+    r.how = algorithm::hierarchical;
+    for (unsigned i = 0; i < 4; ++i) r.ring.push_back(i);
+    r.bytes = 64;
+    r.at = at;
+    r.counters = 4;
+    r.coordinates = {{0, 0}, {1, 0}, {0, 1}, {1, 1}};
+    r.level_order = {1, 1};
+    CHECK_THROWS_WITH(collectives::plan(r), "hierarchical: the level order is not a permutation of the 2 levels");
+    r.level_order = {1, 0};
+    r.counter_stride = 43;  // counters 0, 43, 86 and 129: past the chip's 128
+    CHECK_THROWS_WITH(collectives::plan(r), "hierarchical all_reduce on 4 ranks needs 4 fabric channels per channel; "
+                                            "from 0 by 43 they reach 129, past the chip's 128");
+    r.counter_stride = 42;
+    CHECK(collectives::plan(r).size() == 4);
+}
+
 TEST_CASE("a hierarchical all_reduce on 2 x 3 x 2 ranks takes 2 x (1 + 2 + 1) steps, each rank sending 2 (n - 1) / n "
           "of the buffer, the most on level 0") {
     const auto at = grid_positions({2, 3, 2});
@@ -219,6 +265,25 @@ TEST_CASE("a hierarchical all_reduce on 2 x 3 x 2 ranks takes 2 x (1 + 2 + 1) st
         CHECK(per_counter[4] == 64);
         CHECK(per_counter[5] == 64);
         CHECK(waits == 2 * (1 + 2 + 1) + 2);  // a wait per step, one per token
+    }
+    // Level 1 first: two thirds of the buffer on level 1's links, then half
+    // of the rest on level 0's; tokens before the second and third steps.
+    const auto rack_first =
+        plans_for(algorithm::hierarchical, op::all_reduce, ids_of(n), elements, true, 1, [&](collectives::request& r) {
+            r.coordinates = at;
+            r.level_order = {1, 0, 2};
+        });
+    for (const auto& p : rack_first[0]) {
+        std::map<unsigned, std::uint64_t> per_counter;
+        for (const auto& d : p.descriptors)
+            if (!(d.flags & TRN3_DESC_WAIT_FABRIC) && d.dst >= TRN3_FABRIC_ADDR(0, 0))
+                per_counter[TRN3_DESC_CHANNEL_OF(d.flags, 1)] += d.length;
+        CHECK(per_counter[1] == 2 * 2 * 400 * 4);
+        CHECK(per_counter[0] == 2 * 1 * 200 * 4);
+        CHECK(per_counter[2] == 2 * 1 * 100 * 4);
+        CHECK(per_counter[3] == 64);  // level 0's token
+        CHECK(per_counter[4] == 0);  // level 1 goes first: in place, no token
+        CHECK(per_counter[5] == 64);
     }
 }
 
@@ -329,7 +394,7 @@ TEST_CASE("an algorithm that cannot run an op, or has too few fabric channels, i
 TEST_CASE("auto picks halving-doubling on a power of two and for all_reduces to 4 MiB, the ring for large ones on 144 "
           "ranks, direct all_to_all and the chain broadcast, and the ring where halving-doubling would not fit in the "
           "fabric channels, and with the topology's levels, hierarchical in the ring's place and from 1 MiB in "
-          "halving-doubling's") {
+          "halving-doubling's, on up to 4 channels") {
     using collectives::choose;
     CHECK(choose(op::all_reduce, 64, 8) == algorithm::halving_doubling);
     CHECK(choose(op::all_reduce, 64, 1ull << 30) == algorithm::halving_doubling);
@@ -339,17 +404,21 @@ TEST_CASE("auto picks halving-doubling on a power of two and for all_reduces to 
     CHECK(choose(op::reduce_scatter, 144, 1 << 20) == algorithm::ring);
     CHECK(choose(op::all_gather, 6, 64) == algorithm::ring);
     CHECK(choose(op::all_to_all, 64, 64) == algorithm::direct);
-    // 16 ranks: 4 fabric channels per channel; 4 channels fit in 16, 5 do not.
+    // 16 ranks: 4 fabric channels per channel; 32 channels fit in 128, 33 do not.
     CHECK(choose(op::all_reduce, 16, 1 << 20, 4) == algorithm::halving_doubling);
-    CHECK(choose(op::all_reduce, 16, 1 << 20, 5) == algorithm::ring);
-    CHECK(choose(op::reduce_scatter, 16, 1 << 20, 8) == algorithm::ring);
+    CHECK(choose(op::all_reduce, 16, 512 << 10, 32) == algorithm::halving_doubling);
+    CHECK(choose(op::all_reduce, 16, 1 << 20, 5) == algorithm::ring);  // on many channels: the ring from 1 MiB
+    CHECK(choose(op::all_reduce, 16, 512 << 10, 33) == algorithm::ring);  // 33 x 4 of 128: no room
+    CHECK(choose(op::reduce_scatter, 16, 1 << 20, 40) == algorithm::ring);
     CHECK(choose(op::broadcast, 64, 64) == algorithm::chain);
     // With the topology's levels: hierarchical instead of the ring, and from 1 MiB instead of halving-doubling.
     const std::vector<unsigned> nl72x2{4, 18, 2}, torus{4, 4};
     CHECK(choose(op::all_reduce, 144, 128 << 10, 2, nl72x2) == algorithm::halving_doubling);
     CHECK(choose(op::all_reduce, 144, 512 << 10, 2, nl72x2) == algorithm::hierarchical);  // the fold's 2 x size
     CHECK(choose(op::all_reduce, 144, 1ull << 30, 2, nl72x2) == algorithm::hierarchical);
-    CHECK(choose(op::all_reduce, 144, 1ull << 30, 3, nl72x2) == algorithm::ring);  // 3 x 6 fabric channels: no room
+    CHECK(choose(op::all_reduce, 144, 1ull << 30, 4, nl72x2) == algorithm::hierarchical);
+    CHECK(choose(op::all_reduce, 144, 1ull << 30, 5, nl72x2) ==
+          algorithm::ring);  // on many channels the ring's rings win
     CHECK(choose(op::all_reduce, 16, 512 << 10, 2, torus) == algorithm::halving_doubling);
     CHECK(choose(op::all_reduce, 16, 1 << 20, 2, torus) == algorithm::hierarchical);
     CHECK(choose(op::reduce_scatter, 16, 512 << 10, 2, torus) == algorithm::halving_doubling);

@@ -422,7 +422,10 @@ void check_nesting(const std::string& text, const std::string& path) {
 }  // namespace
 
 std::string param_registry::load_config_file(const std::string& path) {
-    const std::string text = read_user_text(path, "config file");
+    return load_config_text(read_user_text(path, "config file"), path);
+}
+
+std::string param_registry::load_config_text(const std::string& text, const std::string& path) {
     check_nesting(text, path);
     nlohmann::json j;
     try {

@@ -4,12 +4,15 @@
 #pragma once
 
 #include <algorithm>
+#include <map>
+
 #include <memory>
 #include <numeric>
 #include <string>
 #include <vector>
 
 #include "communicator.h"
+#include "trn3/collectives/level_orders.h"
 #include "trn3/collectives/rings.h"
 
 namespace trn3::apps {
@@ -17,10 +20,13 @@ namespace trn3::apps {
 class channel_rings {
 public:
     // mode: topology, greedy (the search without its local search) or stride.
+    // balanced_orders: the hierarchical channels' level orders by
+    // collectives::level_orders over the fabric's level bandwidths (else
+    // every channel innermost first).
     channel_rings(std::shared_ptr<const collectives::fabric_paths> fabric, std::vector<unsigned> members,
-                  member_levels levels, unsigned channels, std::string mode)
+                  member_levels levels, unsigned channels, std::string mode, bool balanced_orders = false)
         : fabric_(std::move(fabric)), members_(std::move(members)), levels_(std::move(levels)), channels_(channels),
-          mode_(std::move(mode)) {}
+          mode_(std::move(mode)), balanced_orders_(balanced_orders) {}
 
     // Channel k's ring over every member, for the ring algorithm: searched
     // (collectives::search_rings; its flows count on the queue's fabric
@@ -45,18 +51,42 @@ public:
         return ring;
     }
 
-    // Channel k's rings of each level, for the hierarchical algorithm:
-    // searched (collectives::search_level_rings; level l's data on fabric
-    // channel 2 L k + l, L levels), or empty (by position) for stride.
-    collectives::rings_by_level level_rings(unsigned channel) const {
-        if (!searching()) return {};
-        if (searched_levels_.empty()) {
-            const auto levels = static_cast<unsigned>(levels_.names.size());
-            searched_levels_ = collectives::search_level_rings(
-                *fabric_, members_, levels_.position, channels_,
-                [levels](unsigned k, unsigned l) { return k * 2 * levels + l; }, mode_ == "topology");
+    // Channel k's order of the levels, for the hierarchical algorithm.
+    std::vector<unsigned> level_order(unsigned channel) const {
+        if (orders_.empty()) {
+            if (balanced_orders_) orders_ = collectives::level_orders(levels_.places, level_bandwidth(), channels_);
+            for (unsigned k = 0; k < channels_ && !balanced_orders_; ++k) {
+                orders_.emplace_back(levels_.places.size());
+                std::iota(orders_.back().begin(), orders_.back().end(), 0u);
+            }
         }
-        return searched_levels_[channel];
+        return orders_[channel];
+    }
+    // Each level's bandwidth on the channels (collectives::level_bandwidth;
+    // bytes/s), computed when first asked; empty: none known, or a level no
+    // member has a peer on (the grid has holes, which the plan refuses).
+    const std::vector<double>& level_bandwidth() const {
+        if (!bandwidth_known_ && fabric_) {
+            bandwidth_ = collectives::level_bandwidth(*fabric_, members_, levels_.position, channels_);
+            if (std::find(bandwidth_.begin(), bandwidth_.end(), 0.0) != bandwidth_.end()) bandwidth_.clear();
+        }
+        bandwidth_known_ = true;
+        return bandwidth_;
+    }
+
+    // Channel k's rings of each level when `in_use` channels run, for the
+    // hierarchical algorithm: searched (collectives::search_level_rings; the
+    // data of channel k on level l on fabric channel l x in_use + k, its
+    // counter), or empty (by position) for stride.
+    collectives::rings_by_level level_rings(unsigned channel, unsigned in_use) const {
+        if (!searching()) return {};
+        std::vector<collectives::rings_by_level>& found = searched_levels_[in_use];
+        if (found.empty()) {
+            found = collectives::search_level_rings(
+                *fabric_, members_, levels_.position, in_use,
+                [in_use](unsigned k, unsigned l) { return l * in_use + k; }, mode_ == "topology");
+        }
+        return found[channel];
     }
 
     // The ring algorithm's rings so far, by channel (fabric ids): empty until searched.
@@ -70,8 +100,12 @@ private:
     member_levels levels_;
     unsigned channels_;
     std::string mode_;
+    bool balanced_orders_;
+    mutable std::vector<std::vector<unsigned>> orders_;
+    mutable std::vector<double> bandwidth_;
+    mutable bool bandwidth_known_ = false;
     mutable std::vector<std::vector<unsigned>> searched_;
-    mutable std::vector<collectives::rings_by_level> searched_levels_;
+    mutable std::map<unsigned, std::vector<collectives::rings_by_level>> searched_levels_;  // by channels in use
 };
 
 }  // namespace trn3::apps

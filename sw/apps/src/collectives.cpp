@@ -122,6 +122,13 @@ public:
         "search alone), or stride (channel 0 in rank order, 1 the reverse, then strides coprime with the rank "
         "count)",
         one_of<std::string>{{"topology", "greedy", "stride"}}};
+    param<std::string> level_orders{
+        nullptr, "collectives.level_orders", "innermost",
+        "the order each channel of the hierarchical algorithm takes the levels in: innermost (every channel the "
+        "innermost level first) or balanced (wider levels first, chosen channel by channel so that every level's "
+        "links carry the same time, by the bandwidth the fabric's routes give each level)",
+        one_of<std::string>{{"balanced", "innermost"}}};
+
     param<std::string> buffers{nullptr, "collectives.buffers", "striped",
                                "where each chip keeps the collective's buffers: striped (over its HBM stacks, "
                                "hbm_stripe.granule at a time), hbm1 (all in stack 1) or sbuf (NeuronCore 0's SBUF: "
@@ -157,7 +164,8 @@ public:
                                " has " + std::to_string(s.fabric_chips) + ")");
         members_ = parse_members(chips.get(), s.fabric_chips);
         levels_ = levels_of(members_, s.level_names, s.fabric_levels);
-        rings_ = std::make_unique<channel_rings>(s.fabric, members_, levels_, unsigned(channels.get()), rings.get());
+        rings_ = std::make_unique<channel_rings>(s.fabric, members_, levels_, unsigned(channels.get()), rings.get(),
+                                                 level_orders.get() == "balanced");
         for (unsigned r = 0; r < members_.size(); ++r) rank_of_id_[members_[r]] = r;
         if (min_bytes.get().bytes > max_bytes.get().bytes)
             throw config_error(fmt::format("param collectives.min_bytes = {} is above collectives.max_bytes = {}",
@@ -263,6 +271,23 @@ public:
         j["channels"] = channels.get();
         if (!rings_->searched().empty())
             j["rings"] = rings_->searched();  // the ring algorithm's, by channel (fabric ids)
+        const bool hierarchical = std::any_of(sizes_.begin(), sizes_.end(), [this](std::uint64_t b) {
+            return algorithm_for(b) == collectives::algorithm::hierarchical;
+        });
+        if (hierarchical) {
+            // The levels, each channel's order of them and its rings on each
+            // (fabric ids; [channel][level][group]).
+            nlohmann::json levels{{"names", levels_.names}, {"places", levels_.places}};
+            std::vector<double> gbps;
+            for (double b : rings_->level_bandwidth()) gbps.push_back(b / 1e9);
+            levels["bandwidth_GBps"] = gbps;
+            for (unsigned k = 0; k < channels.get(); ++k) {
+                levels["orders"].push_back(rings_->level_order(k));
+                levels["rings"].push_back(rings_->level_rings(k, unsigned(channels.get())));
+            }
+            j["levels"] = levels;
+        }
+
         j["rows"] = nlohmann::json::array();
         for (std::size_t i = 0; i < sizes_.size() && rows_[i].done; ++i) {
             nlohmann::json row{{"size", sizes_[i]},
@@ -322,12 +347,26 @@ private:
         return collectives::counters_needed(a, what(), size(), static_cast<unsigned>(levels_.names.size()));
     }
     // For the header: the algorithm, or what auto chose for each size.
+    // The channels' level orders, alike ones counted: "tray-rack-racks x6, rack-tray-racks x4".
+    std::string orders_text() const {
+        std::vector<std::pair<std::string, unsigned>> counted;
+        for (unsigned k = 0; k < channels.get(); ++k) {
+            std::string text;
+            for (unsigned l : rings_->level_order(k)) text += (text.empty() ? "" : "-") + levels_.names[l];
+            auto it = std::find_if(counted.begin(), counted.end(), [&](const auto& c) { return c.first == text; });
+            if (it == counted.end()) counted.emplace_back(text, 1);
+            else ++it->second;
+        }
+        std::string out;
+        for (const auto& [text, count] : counted) out += fmt::format("{}{} x{}", out.empty() ? "" : ", ", text, count);
+        return out;
+    }
     std::string algorithm_text() const {
         if (algorithm.get() == "hierarchical") {
             std::string grid;
             for (std::size_t l = 0; l < levels_.names.size(); ++l)
                 grid += fmt::format("{}{} {}", l ? " x " : "", levels_.names[l], levels_.places[l]);
-            return "hierarchical algorithm (" + grid + ")";
+            return "hierarchical algorithm (" + grid + "; " + orders_text() + ")";
         }
         if (algorithm.get() != "auto") return algorithm.get() + " algorithm";
         std::string chosen;
@@ -384,9 +423,16 @@ private:
         r.counters = counters_for(r.how);
         if (r.how == collectives::algorithm::hierarchical) {
             r.coordinates = levels_.position;
-            r.level_rings = rings_->level_rings(channel);
+            r.level_rings = rings_->level_rings(channel, r.channels);
+            r.level_order = rings_->level_order(channel);
         }
         r.first_counter = channel * r.counters;
+        if (r.how == collectives::algorithm::hierarchical) {
+            // Channels interleave their counters, so one step's flows spread over every equal path.
+            r.first_counter = channel;
+            r.counter_stride = r.channels;
+        }
+
         r.timing_only = !checked(bytes);
         r.segment_bytes = segment_bytes.get().bytes;
 

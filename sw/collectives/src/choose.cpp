@@ -16,19 +16,27 @@
 // 1 MiB (halving-doubling 75.89 us, the ring 194.73) and 4 MiB (255.15
 // against 247.90); on a power of two halving-doubling always wins (no fold).
 //
-// Where the topology gives levels (two or more), hierarchical takes the
-// ring's place (the same bytes in fewer steps) and, from `near_bytes` on,
+// Where the topology gives levels (two or more) and the collective runs on
+// at most `level_channels` channels, hierarchical takes the ring's place
+// (the same bytes in fewer steps) and, from `near_bytes` on,
 // halving-doubling's too: its bytes cross the nearest links, where
 // halving-doubling's later steps cross the farthest (a torus's several
 // hops, the racks' switches). Measured crossovers, 2 channels: 512 KiB on
 // the 2D and 3D tori and 144 chips of nl72x2, 2 MiB on 64 chips of nl32x2
 // (a tie at 512 KiB), 2-8 MiB on 16 chips of nl72x2. Below near_bytes the
-// estimate decides between the two.
+// estimate decides between the two. On more channels the ring's searched
+// rings use every link and the ring ties or wins at large sizes (8
+// channels: 144 chips, 64 MiB, 131.95 GB/s against 136.80; the 2D torus,
+// 32 MiB, 482.62 against 392.80; 15 channels on 16 chips of nl72x2, 64
+// MiB, 295.93 against 220.36), so there the ring and halving-doubling stay,
+// and from near_bytes on the ring alone: halving-doubling's far peers then
+// cost more than its fewer steps save (8 channels, 16 chips of nl32x2, 128
+// MiB: 131.4 GB/s against the ring's 246.5).
 //
 // reduce_scatter and all_gather take halving-doubling on a power of two,
 // else the ring (hierarchical as for all_reduce); all_to_all is direct,
 // broadcast the chain. Where an algorithm's fabric channels (per channel)
-// do not fit in the chip's 16, it is not a candidate.
+// do not fit in the chip's 128, it is not a candidate.
 #include "trn3/collectives/choose.h"
 
 #include <algorithm>
@@ -41,6 +49,7 @@ namespace trn3::collectives {
 namespace {
 constexpr double step_bytes = 30e3;
 constexpr std::uint64_t near_bytes = 1 << 20;
+constexpr unsigned level_channels = 4;
 
 bool fits(algorithm a, op what, unsigned ranks, unsigned channels, unsigned levels) {
     return std::uint64_t(counters_needed(a, what, ranks, levels)) * channels <= TRN3_FABRIC_CHANNELS;
@@ -53,14 +62,16 @@ algorithm choose(op what, unsigned ranks, std::uint64_t bytes, unsigned channels
     if (what == op::send_recv) return algorithm::direct;
     const double n = ranks, size = static_cast<double>(bytes);
     const auto level_count = static_cast<unsigned>(levels.size());
-    const bool hierarchical = level_count >= 2 && fits(algorithm::hierarchical, what, ranks, channels, level_count) &&
+    const bool hierarchical = level_count >= 2 && channels <= level_channels &&
+                              fits(algorithm::hierarchical, what, ranks, channels, level_count) &&
                               std::all_of(levels.begin(), levels.end(), [](unsigned d) { return d >= 2; }) &&
                               std::accumulate(levels.begin(), levels.end(), 1ull, std::multiplies<>()) == ranks;
     const double level_steps = std::accumulate(levels.begin(), levels.end(), 0.0) - level_count;
 
     const algorithm wide = hierarchical ? algorithm::hierarchical : algorithm::ring;
     const bool halving = fits(algorithm::halving_doubling, what, ranks, channels, 1);
-    if (!halving || (hierarchical && bytes >= near_bytes)) return wide;
+    const bool many_channels = channels > level_channels;
+    if (!halving || ((hierarchical || many_channels) && bytes >= near_bytes)) return wide;
     const unsigned bits = detail::floor_log2(ranks);
     const unsigned p = 1u << bits;
     const bool fold = p != ranks;

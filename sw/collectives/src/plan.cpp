@@ -95,10 +95,14 @@ std::map<unsigned, unsigned> check(const request& r) {
 }
 
 void check_counters(const request& r, unsigned needed, const char* algorithm_name) {
-    if (r.counters < needed || r.first_counter + needed > TRN3_FABRIC_CHANNELS)
-        throw std::invalid_argument(std::string(algorithm_name) + " " + name(r.what) + " on " +
-                                    std::to_string(r.ring.size()) + " ranks needs " + std::to_string(needed) +
-                                    " fabric channels per channel; it was given " + std::to_string(r.counters));
+    const std::string what = std::string(algorithm_name) + " " + name(r.what) + " on " + std::to_string(r.ring.size()) +
+                             " ranks needs " + std::to_string(needed) + " fabric channels per channel";
+    if (r.counters < needed) throw std::invalid_argument(what + "; it was given " + std::to_string(r.counters));
+    const std::uint64_t last = r.first_counter + std::uint64_t(needed > 0 ? needed - 1 : 0) * r.counter_stride;
+    if (needed > 0 && (r.counter_stride == 0 || last >= TRN3_FABRIC_CHANNELS))
+        throw std::invalid_argument(what + "; from " + std::to_string(r.first_counter) + " by " +
+                                    std::to_string(r.counter_stride) + " they reach " + std::to_string(last) +
+                                    ", past the chip's " + std::to_string(TRN3_FABRIC_CHANNELS));
 }
 
 }  // namespace detail

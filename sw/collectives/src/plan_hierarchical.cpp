@@ -1,6 +1,6 @@
 // The hierarchical schedule: a ring reduce-scatter on each level of the
-// topology, innermost first, then a ring all-gather on each, outermost
-// first (plan.h).
+// topology in the channel's order (innermost first by default), then a ring
+// all-gather on each in the reverse order (plan.h).
 #include <set>
 #include <stdexcept>
 
@@ -101,6 +101,19 @@ std::vector<std::vector<std::vector<unsigned>>> rings_of(const request& r, const
     return rings;
 }
 
+// The channel's level order: the request's, checked, or innermost first.
+std::vector<unsigned> order_of(const request& r, unsigned levels) {
+    std::vector<unsigned> order(levels);
+    for (unsigned l = 0; l < levels; ++l) order[l] = l;
+    if (r.level_order.empty()) return order;
+    std::vector<unsigned> sorted = r.level_order;
+    std::sort(sorted.begin(), sorted.end());
+    if (sorted != order)
+        throw std::invalid_argument("hierarchical: the level order is not a permutation of the " +
+                                    std::to_string(levels) + " levels");
+    return r.level_order;
+}
+
 }  // namespace
 
 std::vector<rank_plan> plan_hierarchical(const request& r) {
@@ -115,11 +128,13 @@ std::vector<rank_plan> plan_hierarchical(const request& r) {
     const std::uint32_t reduce_flags = TRN3_DESC_REDUCE_WITH(r.reduce_op, r.reduce_type);
     const std::vector<unsigned>& ranks = ranks_of(r);
     const std::vector<std::vector<unsigned>>& at = r.coordinates;
+    // Steps i = 0..L-1 take level order[i]; parts go by step, counters by level.
+    const std::vector<unsigned> order = order_of(r, levels);
 
     // The chunk each rank ends with: its rank for reduce_scatter and
-    // all_gather; for all_reduce the position read as a number with level 0
-    // the most significant digit, so that every level's part of the buffer
-    // is one contiguous range.
+    // all_gather; for all_reduce the position read as a number with the
+    // first step's level the most significant digit, so that every step's
+    // part of the buffer is one contiguous range.
     std::vector<unsigned> owns(n);
     for (unsigned p = 0; p < n; ++p) {
         if (r.what != op::all_reduce) {
@@ -127,34 +142,35 @@ std::vector<rank_plan> plan_hierarchical(const request& r) {
             continue;
         }
         unsigned place = n;
-        for (unsigned l = 0; l < levels; ++l) {
+        for (unsigned l : order) {
             place /= g.dims[l];
             owns[p] += at[p][l] * place;
         }
     }
-    // part[l][q]: what rank q holds after the reduce-scatter of level l (and
-    // level l's all-gather gives out): the chunks of the ranks that share
-    // q's positions on levels 0..l, as byte ranges, adjacent ones merged.
+    // part[i][q]: what rank q holds after step i's reduce-scatter (and step
+    // i's all-gather gives out): the chunks of the ranks that share q's
+    // positions on the levels of steps 0..i, as byte ranges, adjacent ones
+    // merged.
     std::vector<std::vector<std::vector<chunk>>> part(levels, std::vector<std::vector<chunk>>(n));
     std::vector<std::vector<std::uint64_t>> part_bytes(levels, std::vector<std::uint64_t>(n, 0));
-    for (unsigned l = 0; l < levels; ++l)
+    for (unsigned i = 0; i < levels; ++i)
         for (unsigned q = 0; q < n; ++q) {
             std::vector<unsigned> chunks;
             for (unsigned o = 0; o < n; ++o) {
                 bool same = true;
-                for (unsigned j = 0; j <= l && same; ++j) same = at[o][j] == at[q][j];
+                for (unsigned j = 0; j <= i && same; ++j) same = at[o][order[j]] == at[q][order[j]];
                 if (same) chunks.push_back(owns[o]);
             }
             std::sort(chunks.begin(), chunks.end());
-            auto& out = part[l][q];
+            auto& out = part[i][q];
             for (unsigned c : chunks) {
                 const chunk b = leaf_of(r, n, c);
                 append_range(out, b);
-                part_bytes[l][q] += b.count;
+                part_bytes[i][q] += b.count;
             }
         }
     const std::vector<std::vector<std::vector<unsigned>>> rings = rings_of(r, g, rank_of);
-    auto ring_at = [&](unsigned p, unsigned l) -> const std::vector<unsigned>& { return rings[l][p]; };
+    auto ring_at = [&](unsigned p, unsigned i) -> const std::vector<unsigned>& { return rings[order[i]][p]; };
 
     const std::uint64_t work = work_buffer(r);
     std::vector<rank_plan> plans(n);
@@ -179,26 +195,26 @@ std::vector<rank_plan> plan_hierarchical(const request& r) {
             }
         }
         std::uint64_t landed_total = 0;
-        std::vector<std::uint64_t> landed(levels, 0);  // per level, on its counter
-        auto wait_level = [&](unsigned l, std::uint64_t bytes) {
-            landed[l] += bytes;
+        std::vector<std::uint64_t> landed(levels, 0);  // per step, on its counter
+        auto wait_step = [&](unsigned i, std::uint64_t bytes) {
+            landed[i] += bytes;
             landed_total += bytes;
-            d.push_back(wait_on(r.first_counter + l, landed[l]));
+            d.push_back(wait_on(counter(r, order[i]), landed[i]));
         };
         if (reduce)
-            for (unsigned l = 0; l < levels; ++l) {
-                const std::vector<unsigned>& ring = ring_at(p, l);
+            for (unsigned i = 0; i < levels; ++i) {
+                const std::vector<unsigned>& ring = ring_at(p, i);
                 const auto size = static_cast<unsigned>(ring.size());
                 const auto pos = static_cast<unsigned>(std::find(ring.begin(), ring.end(), p) - ring.begin());
                 const unsigned succ = ring[(pos + 1) % size], pred = ring[(pos + size - 1) % size];
-                const unsigned data = r.first_counter + l, token = r.first_counter + levels + l;
-                if (l > 0 || !r.in_place) {
+                const unsigned data = counter(r, order[i]), token = counter(r, levels + order[i]);
+                if (i > 0 || !r.in_place) {
                     // Tell the predecessor this rank's part is whole (its copy,
-                    // or the last level's reduce-scatter, is done): nothing
-                    // of this level is reduced into it before, so the order
+                    // or the step before's reduce-scatter, is done): nothing
+                    // of this step is reduced into it before, so the order
                     // of every sum is the schedule's.
                     const std::uint64_t slot =
-                        r.at.token + 2 * token_bytes * (TRN3_FABRIC_CHANNELS * (1 + l) + r.channel);
+                        r.at.token + 2 * token_bytes * (TRN3_FABRIC_CHANNELS * (1 + i) + r.channel);
                     d.push_back(copy(slot, TRN3_FABRIC_ADDR(ranks[pred], slot + token_bytes), token_bytes,
                                      TRN3_DESC_ON_CHANNEL(token)));
                     d.push_back(wait_on(token, token_bytes));
@@ -206,23 +222,23 @@ std::vector<rank_plan> plan_hierarchical(const request& r) {
                 }
                 for (unsigned s = 0; s + 1 < size; ++s) {
                     const unsigned m = ring[mod(static_cast<long long>(pos) - s - 1, size)];
-                    if (s > 0) wait_level(l, part_bytes[l][m]);  // what the predecessor sent at s - 1
-                    send(part[l][m], succ, reduce_flags | TRN3_DESC_ON_CHANNEL(data));
+                    if (s > 0) wait_step(i, part_bytes[i][m]);  // what the predecessor sent at s - 1
+                    send(part[i][m], succ, reduce_flags | TRN3_DESC_ON_CHANNEL(data));
                 }
-                wait_level(l, part_bytes[l][p]);  // this rank's part of the level, reduced
+                wait_step(i, part_bytes[i][p]);  // this rank's part of the step, reduced
             }
         if (gather)
-            for (unsigned l = levels; l-- > 0;) {
-                const std::vector<unsigned>& ring = ring_at(p, l);
+            for (unsigned i = levels; i-- > 0;) {
+                const std::vector<unsigned>& ring = ring_at(p, i);
                 const auto size = static_cast<unsigned>(ring.size());
                 const auto pos = static_cast<unsigned>(std::find(ring.begin(), ring.end(), p) - ring.begin());
                 const unsigned succ = ring[(pos + 1) % size];
                 for (unsigned s = 0; s + 1 < size; ++s) {
                     const unsigned m = ring[mod(static_cast<long long>(pos) - s, size)];
-                    if (s > 0) wait_level(l, part_bytes[l][m]);
-                    send(part[l][m], succ, TRN3_DESC_ON_CHANNEL(r.first_counter + l));
+                    if (s > 0) wait_step(i, part_bytes[i][m]);
+                    send(part[i][m], succ, TRN3_DESC_ON_CHANNEL(counter(r, order[i])));
                 }
-                wait_level(l, part_bytes[l][ring[(pos + 1) % size]]);  // the predecessor's last
+                wait_step(i, part_bytes[i][ring[(pos + 1) % size]]);  // the predecessor's last
             }
         if (r.what == op::reduce_scatter && !r.in_place && mine.count > 0)
             d.push_back(copy(work + mine.first, r.at.recv + mine.first - mine_whole.first * es, mine.count));

@@ -107,7 +107,10 @@ private:
     std::vector<trn3_dma_descriptor>& d_;
 };
 
-// Throws unless counters [first_counter, first_counter + needed) exist and were given.
+// The plan's j-th counter (request::counter_stride).
+inline unsigned counter(const request& r, unsigned j) { return r.first_counter + j * r.counter_stride; }
+
+// Throws unless the plan's counters 0..needed-1 exist and were given.
 void check_counters(const request& r, unsigned needed, const char* algorithm_name);
 
 }  // namespace trn3::collectives::detail

@@ -79,8 +79,8 @@
 #define TRN3_CHIP_FABRIC_RX_BYTES 0x30u /* RO 8: bytes of fabric writes that landed in this chip's memory */
 #define TRN3_CHIP_FABRIC_DROPPED 0x38u /* RO 4: fabric TLPs this chip dropped (fabric off, or no route): ERR_FABRIC */
 /* RO 8: bytes of fabric writes of channel c (the sending chip's DMA queue c) that landed */
-#define TRN3_CHIP_FABRIC_RX_CHANNEL(c) (0x80u + 8u * (c))
-#define TRN3_FABRIC_CHANNELS 16u /* = TRN3_DMA_QUEUES */
+#define TRN3_CHIP_FABRIC_RX_CHANNEL(c) (0x800u + 8u * (c))
+#define TRN3_FABRIC_CHANNELS 128u /* counts; a DMA queue q counts on channel q unless ON_CHANNEL names another */
 /* RW: the NeuronLink ports towards chip d (bit p: port p is a next hop on a shortest path; 0: no route) */
 #define TRN3_CHIP_ROUTE(d) (0x400u + 4u * (d))
 #define TRN3_ROUTE_NONE 0u
@@ -195,8 +195,8 @@ struct trn3_dma_descriptor { /* 32 bytes */
  * queue's). A schedule gives each peer or step its own count this way, so a
  * wait is never met by bytes of a later step from another peer. */
 #define TRN3_DESC_ON_CHANNEL_SET 0x10000u
-#define TRN3_DESC_ON_CHANNEL(c) (TRN3_DESC_ON_CHANNEL_SET | (((uint32_t)(c)&0xFu) << 20))
-#define TRN3_DESC_CHANNEL_OF(f, queue) ((uint32_t)(((f)&TRN3_DESC_ON_CHANNEL_SET) ? (((f) >> 20) & 0xFu) : (queue)))
+#define TRN3_DESC_ON_CHANNEL(c) (TRN3_DESC_ON_CHANNEL_SET | (((uint32_t)(c)&0x7Fu) << 20))
+#define TRN3_DESC_CHANNEL_OF(f, queue) ((uint32_t)(((f)&TRN3_DESC_ON_CHANNEL_SET) ? (((f) >> 20) & 0x7Fu) : (queue)))
 
 /* Timing only (a simulator extension, not the hardware's): the descriptor
  * takes the time moving its bytes would take, through every memory, link

@@ -205,6 +205,8 @@ public:
     // Returns the file's top-level "platform" (the platform a dumped config
     // came from; not a param), or "" when it names none.
     std::string load_config_file(const std::string& path);
+    // The same for a config file's text (`path` names it in errors).
+    std::string load_config_text(const std::string& text, const std::string& path);
     // Throws config_error for the first value no param claimed, with the
     // nearest existing name as a suggestion.
     void check_all_claimed() const;

@@ -12,7 +12,8 @@ namespace trn3::collectives {
 
 // `channels`: how many channels run it; halving-doubling and
 // hierarchical, where their fabric channels (counters_needed per channel)
-// would not fit in the chip's TRN3_FABRIC_CHANNELS, give way (the other
+// would not fit in the chip's TRN3_FABRIC_CHANNELS, give way, and
+// hierarchical is a choice on at most 4 channels (choose.cpp) (the other
 // choices, when they do not fit, are the program's one-line error).
 // `levels`: the ranks on each level of the topology (their product the
 // ranks; member_levels), empty where the platform gives none.

@@ -90,6 +90,10 @@ struct request {
     // differ only on a level (search_level_rings); empty: each group by
     // position, odd channels the other way round.
     rings_by_level level_rings;
+    // hierarchical: the order this channel takes the levels in (a
+    // permutation of 0..L-1); empty: innermost first. Channels in different
+    // orders keep every level's links busy at once (level_orders()).
+    std::vector<unsigned> level_order;
     algorithm how = algorithm::ring;
     // Chains (broadcast, reduce) pipeline the buffer in segments of this many
     // bytes (at most 65,536 segments); 0: n segments. Trees pipeline each
@@ -100,6 +104,12 @@ struct request {
     // counters). Ring and all_to_all data count on their queue's own
     // channel, their tokens on fabric channel 0.
     unsigned first_counter = 0, counters = 0;
+    // hierarchical: its j-th counter is first_counter + j x counter_stride.
+    // With channel k's first at k and the stride the channel count, one
+    // level's flows of every channel are on consecutive fabric channels,
+    // which the route tables (TRN3_ROUTE_PICK) spread over every equal path.
+    unsigned counter_stride = 1;
+
     // avg (reduce_op sum, a floating type): after the sum, each rank
     // multiplies what this channel finished there by `at.constant` (1/n
     // rounded to the type: TRN3_REDUCE_PROD), locally (plan() adds it).
@@ -186,20 +196,21 @@ std::vector<rank_plan> plan_tree(const request& r);
 
 // Hierarchical (all_reduce, reduce_scatter, all_gather), over the levels of
 // the topology in `coordinates` (per-dimension rings on a torus): level by
-// level from the innermost, a ring reduce-scatter among the ranks that
-// differ only on that level, over the part of the buffer the level before
-// left the rank (all of it at level 0); then ring all-gathers level by
-// level back out. On L levels of d_0..d_{L-1} ranks: 2 sum(d_i - 1) steps
+// level in the channel's `level_order` (default: from the innermost), a ring
+// reduce-scatter among the ranks that differ only on that level, over the
+// part of the buffer the level before left the rank (all of it at the
+// first); then ring all-gathers level by level back in the reverse order. On L levels of d_0..d_{L-1} ranks: 2 sum(d_i - 1) steps
 // (the ring's 2(n - 1)), each rank sending 2(n - 1)/n of the buffer as the
-// ring does, most of it on level 0's links. Level l's ring is the ranks by
-// position (odd channels the other way round). Before level l's
-// reduce-scatter (l > 0, or out of place), each rank tells its level-l
+// ring does, most of it on the first level's links. Level l's ring is the ranks by
+// position (odd channels the other way round). Before each level's
+// reduce-scatter but the first (and out of place, the first too), each rank tells its level-l
 // predecessor with a token that its part is whole, so no sum is taken
 // before the one the schedule puts first. A level's rings may be in any
 // order (level_rings: searched over the fabric's links). A rank ends with the chunk of its
-// rank (all_reduce: of its position read as a number, level 0 the most
-// significant digit, so every level's part is contiguous), whatever the rings' order. Counters per
-// channel: each level's data, then each level's tokens (2L).
+// rank (all_reduce: of its position read as a number, the first level in
+// the order the most significant digit, so every level's part is
+// contiguous), whatever the rings' order. Counters per channel: each level's
+// data, then each level's tokens (2L).
 std::vector<rank_plan> plan_hierarchical(const request& r);
 
 // Throws std::invalid_argument, one line, unless algorithm a runs op o on n ranks.

@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <map>
-
 #include <memory>
 #include <numeric>
 #include <string>

@@ -23,7 +23,8 @@
 // mode's: a test compares them.
 //
 // params: collectives.op, .dtype, .redop, .chips, .min_bytes, .max_bytes, .factor, .json,
-//         .channels, .channel_bytes, .rings, .buffers, .check_max_bytes, .poll, .timeout, .link_timeout, .boot_timeout
+//         .channels, .channel_bytes, .rings, .level_orders, .buffers, .check_max_bytes, .poll, .timeout,
+//         .link_timeout, .boot_timeout
 #include <algorithm>
 #include <cstring>
 #include <map>
@@ -276,7 +277,8 @@ public:
         });
         if (hierarchical) {
             // The levels, each channel's order of them and its rings on each
-            // (fabric ids; [channel][level][group]).
+            // (fabric ids; [channel][level][group]), for collectives.channels
+            // channels (a size on fewer, by channel_bytes, searches its own).
             nlohmann::json levels{{"names", levels_.names}, {"places", levels_.places}};
             std::vector<double> gbps;
             for (double b : rings_->level_bandwidth()) gbps.push_back(b / 1e9);

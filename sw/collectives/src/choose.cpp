@@ -17,19 +17,22 @@
 // against 247.90); on a power of two halving-doubling always wins (no fold).
 //
 // Where the topology gives levels (two or more) and the collective runs on
-// at most `level_channels` channels, hierarchical takes the ring's place
-// (the same bytes in fewer steps) and, from `near_bytes` on,
+// at most `level_channels` channels (or on more, where the ring has at
+// least `many_channel_steps` times the levels' steps), hierarchical takes
+// the ring's place (the same bytes in fewer steps) and, from `near_bytes` on,
 // halving-doubling's too: its bytes cross the nearest links, where
 // halving-doubling's later steps cross the farthest (a torus's several
 // hops, the racks' switches). Measured crossovers, 2 channels: 512 KiB on
 // the 2D and 3D tori and 144 chips of nl72x2, 2 MiB on 64 chips of nl32x2
 // (a tie at 512 KiB), 2-8 MiB on 16 chips of nl72x2. Below near_bytes the
 // estimate decides between the two. On more channels the ring's searched
-// rings use every link and the ring ties or wins at large sizes (8
-// channels: 144 chips, 64 MiB, 131.95 GB/s against 136.80; the 2D torus,
-// 32 MiB, 482.62 against 392.80; 15 channels on 16 chips of nl72x2, 64
-// MiB, 295.93 against 220.36), so there the ring and halving-doubling stay,
-// and from near_bytes on the ring alone: halving-doubling's far peers then
+// rings use every link and the ring wins at large sizes where its steps
+// are few (8 channels on the 2D torus, 32 MiB: 482.62 GB/s against
+// 392.80, 15 against 6 steps each way; 15 channels on 16 chips of nl72x2,
+// 64 MiB: 295.93 against 220.36, 15 against 5), and loses where they are
+// many (8 channels on 144 chips, 64 MiB: 131.95 against 136.80, 143
+// against 21, and 258 s of host time against 80). Without hierarchical,
+// on many channels, from near_bytes on the ring alone: halving-doubling's far peers then
 // cost more than its fewer steps save (8 channels, 16 chips of nl32x2, 128
 // MiB: 131.4 GB/s against the ring's 246.5).
 //
@@ -50,6 +53,7 @@ namespace {
 constexpr double step_bytes = 30e3;
 constexpr std::uint64_t near_bytes = 1 << 20;
 constexpr unsigned level_channels = 4;
+constexpr double many_channel_steps = 5;
 
 bool fits(algorithm a, op what, unsigned ranks, unsigned channels, unsigned levels) {
     return std::uint64_t(counters_needed(a, what, ranks, levels)) * channels <= TRN3_FABRIC_CHANNELS;
@@ -62,11 +66,13 @@ algorithm choose(op what, unsigned ranks, std::uint64_t bytes, unsigned channels
     if (what == op::send_recv) return algorithm::direct;
     const double n = ranks, size = static_cast<double>(bytes);
     const auto level_count = static_cast<unsigned>(levels.size());
-    const bool hierarchical = level_count >= 2 && channels <= level_channels &&
+    const double level_steps = std::accumulate(levels.begin(), levels.end(), 0.0) - level_count;
+    // On many channels only where the ring's steps far outnumber the levels' (144 chips: 143 against 21).
+    const bool levels_pay = channels <= level_channels || n - 1 >= many_channel_steps * level_steps;
+    const bool hierarchical = level_count >= 2 && levels_pay &&
                               fits(algorithm::hierarchical, what, ranks, channels, level_count) &&
                               std::all_of(levels.begin(), levels.end(), [](unsigned d) { return d >= 2; }) &&
                               std::accumulate(levels.begin(), levels.end(), 1ull, std::multiplies<>()) == ranks;
-    const double level_steps = std::accumulate(levels.begin(), levels.end(), 0.0) - level_count;
 
     const algorithm wide = hierarchical ? algorithm::hierarchical : algorithm::ring;
     const bool halving = fits(algorithm::halving_doubling, what, ranks, channels, 1);

@@ -213,6 +213,8 @@ std::vector<rank_plan> plan_hierarchical(const request& r) {
                     // or the step before's reduce-scatter, is done): nothing
                     // of this step is reduced into it before, so the order
                     // of every sum is the schedule's.
+                    // A slot per step and channel (a stride of 128 channels: 50 KiB
+                    // of the 512 KiB token area on three levels).
                     const std::uint64_t slot =
                         r.at.token + 2 * token_bytes * (TRN3_FABRIC_CHANNELS * (1 + i) + r.channel);
                     d.push_back(copy(slot, TRN3_FABRIC_ADDR(ranks[pred], slot + token_bytes), token_bytes,

@@ -78,7 +78,7 @@
 #define TRN3_FABRIC_ENABLE 0x80000000u /* the chip sends, accepts and forwards fabric writes; program ROUTE first */
 #define TRN3_CHIP_FABRIC_RX_BYTES 0x30u /* RO 8: bytes of fabric writes that landed in this chip's memory */
 #define TRN3_CHIP_FABRIC_DROPPED 0x38u /* RO 4: fabric TLPs this chip dropped (fabric off, or no route): ERR_FABRIC */
-/* RO 8: bytes of fabric writes of channel c (the sending chip's DMA queue c) that landed */
+/* RO 8: bytes of fabric writes of channel c (the sending queue's number, or its descriptor's ON_CHANNEL) that landed */
 #define TRN3_CHIP_FABRIC_RX_CHANNEL(c) (0x800u + 8u * (c))
 #define TRN3_FABRIC_CHANNELS 128u /* counts; a DMA queue q counts on channel q unless ON_CHANNEL names another */
 /* RW: the NeuronLink ports towards chip d (bit p: port p is a next hop on a shortest path; 0: no route) */

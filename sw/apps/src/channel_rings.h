@@ -52,12 +52,12 @@ public:
 
     // Channel k's order of the levels, for the hierarchical algorithm.
     std::vector<unsigned> level_order(unsigned channel) const {
-        if (orders_.empty()) {
-            if (balanced_orders_) orders_ = collectives::level_orders(levels_.places, level_bandwidth(), channels_);
-            for (unsigned k = 0; k < channels_ && !balanced_orders_; ++k) {
-                orders_.emplace_back(levels_.places.size());
-                std::iota(orders_.back().begin(), orders_.back().end(), 0u);
-            }
+        if (orders_.empty() && balanced_orders_) {
+            orders_ = collectives::level_orders(levels_.places, level_bandwidth(), channels_);
+        } else if (orders_.empty()) {
+            std::vector<unsigned> innermost(levels_.places.size());
+            std::iota(innermost.begin(), innermost.end(), 0u);
+            orders_.assign(channels_, innermost);
         }
         return orders_[channel];
     }

@@ -348,7 +348,6 @@ private:
     unsigned counters_for(collectives::algorithm a) const {
         return collectives::counters_needed(a, what(), size(), static_cast<unsigned>(levels_.names.size()));
     }
-    // For the header: the algorithm, or what auto chose for each size.
     // The channels' level orders, alike ones counted: "tray-rack-racks x6, rack-tray-racks x4".
     std::string orders_text() const {
         std::vector<std::pair<std::string, unsigned>> counted;
@@ -363,6 +362,7 @@ private:
         for (const auto& [text, count] : counted) out += fmt::format("{}{} x{}", out.empty() ? "" : ", ", text, count);
         return out;
     }
+    // For the header: the algorithm, or what auto chose for each size.
     std::string algorithm_text() const {
         if (algorithm.get() == "hierarchical") {
             std::string grid;
@@ -427,12 +427,11 @@ private:
             r.coordinates = levels_.position;
             r.level_rings = rings_->level_rings(channel, r.channels);
             r.level_order = rings_->level_order(channel);
-        }
-        r.first_counter = channel * r.counters;
-        if (r.how == collectives::algorithm::hierarchical) {
-            // Channels interleave their counters, so one step's flows spread over every equal path.
+            // Channels interleave their counters, so one level's flows spread over every equal path.
             r.first_counter = channel;
             r.counter_stride = r.channels;
+        } else {
+            r.first_counter = channel * r.counters;
         }
 
         r.timing_only = !checked(bytes);

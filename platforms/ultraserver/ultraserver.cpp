@@ -130,7 +130,8 @@ void ultraserver::build_edges() {
                                .with_retimers(retimers)
                                .with_spares(spare)
                                .trained_by_firmware()
-                               .with_rx_buffer(fabric_rx_buffer_bytes));
+                               .with_rx_buffer(fabric_rx_buffer_bytes)
+                               .with_strict_priority(fabric_arbitration.get() == "strict"));
         links_by_medium_[e.m].push_back(&l);
         if (e.standby()) standby_.insert(&l);
         // The first end is always a chip: its firmware trains the link.

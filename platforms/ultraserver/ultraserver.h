@@ -56,6 +56,11 @@ public:
                                            "retimers on each tray (0: the SKU's, 4 or 6)"};
     param<std::uint64_t> tray_switches{this, "tray_switches", 8,
                                        "NL72x2: PCIe switches per compute tray (8, 4, 2 or 1)"};
+    param<std::string> fabric_arbitration{
+        this, "fabric_arbitration", "fifo",
+        "every NeuronLink's arbitration among traffic classes (the default of each link's own arbitration param): "
+        "fifo, or strict (the highest TC first, at switch egress and at the chips' ports)",
+        one_of<std::string>{{"fifo", "strict"}}};
     param<std::uint64_t> faulty_lanes{
         this, "faulty_lanes", 0,
         "lanes that fail on the first chip's backplane links from power-on: its spare lanes first "

@@ -244,8 +244,8 @@ TEST_CASE(
     CHECK(r.noc.access(tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(0, at), &v, 8) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
 }
 
-TEST_CASE("a reducing write leaves with its reduction and channel in each TLP, and one arriving for this chip reduces "
-          "into HBM as it lands, counted on its channel") {
+TEST_CASE("a reducing write leaves with its reduction, channel and traffic class in each TLP, and one arriving for "
+          "this chip reduces into HBM as it lands, counted on its channel") {
     port3_rig p(true);
     auto& r = p.r;
     auto& out = p.out;
@@ -257,7 +257,7 @@ TEST_CASE("a reducing write leaves with its reduction and channel in each TLP, a
     std::vector<float> v(128, 0.5f);  // 512 bytes: two 256-byte TLPs, as one aggregate
     tlm::tlm_generic_payload tx;
     set_access(tx, tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(9, TRN3_DEV_HBM_BASE(1)), v.data(), 512);
-    dma::fabric_write ext(3, &sum_fp32);  // from queue 3, reducing
+    dma::fabric_write ext(3, &sum_fp32, 5);  // from queue 3, reducing, traffic class 5
     tx.set_extension(&ext);
     sc_time delay;
     r.noc.out->b_transport(tx, delay);
@@ -268,6 +268,7 @@ TEST_CASE("a reducing write leaves with its reduction and channel in each TLP, a
     CHECK(out[0].count == 2);
     CHECK(out[0].reduce == dma::tlp_code(sum_fp32));
     CHECK(out[0].channel == 3);
+    CHECK(out[0].traffic_class == 5);
 
     // Arriving for this chip (id 1): the memory's values plus the data's.
     const std::uint64_t at = TRN3_DEV_HBM_BASE(2) + 0x100;

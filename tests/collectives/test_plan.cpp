@@ -213,3 +213,32 @@ TEST_CASE("chain broadcast: every rank gets the root's input, from any root, in 
     r.root = 3;
     CHECK_THROWS_WITH(collectives::plan(r), "root 3 is not a rank (0-2)");
 }
+
+TEST_CASE(
+    "plan() gives the data descriptors the request's traffic class and the 64-byte tokens theirs, and waits carry "
+    "none") {
+    collectives::request r;
+    r.at = at;
+    r.ring = {0, 1, 2, 3};
+    r.bytes = 4096;
+    r.traffic_class = 2;
+    r.token_class = 5;
+    unsigned tokens = 0, data = 0;
+    for (const auto& p : collectives::plan(r))
+        for (const auto& d : p.descriptors) {
+            const unsigned tc = TRN3_DESC_TRAFFIC_CLASS_OF(d.flags);
+            if (d.flags & TRN3_DESC_WAIT_FABRIC) {
+                CHECK(tc == 0);
+            } else if (d.length == 64 && d.src >= at.token && d.src < at.token + (512 << 10)) {
+                CHECK(tc == 5);
+                ++tokens;
+            } else {
+                CHECK(tc == 2);
+                ++data;
+            }
+        }
+    CHECK(tokens == 4);  // out of place: each rank tells its predecessor its copy is done
+    CHECK(data > 0);
+    r.token_class = 8;
+    CHECK_THROWS_WITH(collectives::plan(r), "traffic classes are 0 to 7");
+}

@@ -127,3 +127,43 @@ TEST_CASE("a port cannot be on two links") {
     CHECK_THROWS_WITH(message_link("l2", q, a, c, sc_time(10, SC_NS), bandwidth{1e9}),
                       "l2: port a is already on a link");
 }
+
+TEST_CASE("strict priority: a higher traffic class passes lower-class traffic queued before it, which finishes "
+          "later by its wire time, within a class order is kept, and fifo ignores classes") {
+    // 8 GB/s: 32 ns per 256 B; 50 ns latency. Sent in this order, all at
+    // time 0 but `h` at 10 ns: m0 (class 0, 2560 B), m1 (0), h (3), m2 (0), h2 (1).
+    struct one_link {
+        delivery_queue q;
+        message_port a, b;
+        message_link link;
+        explicit one_link(const std::string& n)
+            : q((n + "_q").c_str()), a(n + ".a", 1), b(n + ".b", 2),
+              link((n + "_link").c_str(), q, a, b, sc_time(50, SC_NS), bandwidth{8e9}) {}
+    };
+    one_link strict_link("strict"), fifo_link("fifo");
+    auto run = [](one_link& l, bool strict) {
+        message_port& a = l.a;
+        message_link& link = l.link;
+        link.set_strict_priority(a, strict);
+        auto send = [&](std::uint64_t bytes, std::uint8_t cls, double at_ns) {
+            message m;
+            m.bytes = bytes;
+            m.traffic_class = cls;
+            return a.send(m, sc_time(at_ns, SC_NS)).value() / 1000;  // ns
+        };
+        std::vector<std::uint64_t> delivered = {send(2560, 0, 0), send(256, 0, 0), send(256, 3, 10), send(256, 0, 0),
+                                                send(256, 1, 0)};
+        std::vector<std::uint64_t> free = {link.wire_free(a, 0).value() / 1000, link.wire_free(a, 1).value() / 1000,
+                                           link.wire_free(a, 3).value() / 1000};
+        return std::make_pair(delivered, free);
+    };
+    const auto [strict, strict_free] = run(strict_link, true);
+    // m0 [0, 320] and m1 [320, 352] were given their times; h starts at
+    // once [10, 42] and pushes class 0's free time to 384; m2 [384, 416];
+    // h2 (class 1) after h [42, 74], pushing class 0 to 448.
+    CHECK(strict == std::vector<std::uint64_t>{370, 402, 92, 466, 124});
+    CHECK(strict_free == std::vector<std::uint64_t>{448, 74, 42});
+    const auto [fifo, fifo_free] = run(fifo_link, false);
+    CHECK(fifo == std::vector<std::uint64_t>{370, 402, 434, 466, 498});
+    CHECK(fifo_free == std::vector<std::uint64_t>{448, 448, 448});  // one queue: every class sees the whole wire
+}

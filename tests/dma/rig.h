@@ -62,13 +62,14 @@ struct tap : sc_core::sc_module {
     }
 };
 
-// Fabric chip 0's window: takes every write, records its channel and
-// whether it reduces (the chip would carry both in its TLPs).
+// Fabric chip 0's window: takes every write, records its channel, traffic
+// class and whether it reduces (the chip carries all three in its TLPs).
 struct fabric_sink : sc_core::sc_module {
     struct write {
         std::uint64_t offset;
         unsigned length, channel;
         bool reduce, timing_only;
+        unsigned traffic_class;
     };
     tlm_utils::simple_target_socket<fabric_sink> in{"in"};
     std::vector<write> writes;
@@ -79,7 +80,7 @@ struct fabric_sink : sc_core::sc_module {
         const auto* tag = tx.get_extension<dma::fabric_write>();
         if (tx.is_write() && tag)
             writes.push_back({tx.get_address(), tx.get_data_length(), tag->channel, tag->reduce,
-                              tx.get_extension<timing_only>() != nullptr});
+                              tx.get_extension<timing_only>() != nullptr, tag->traffic_class});
         tx.set_response_status(tx.is_write() ? tlm::TLM_OK_RESPONSE : tlm::TLM_ADDRESS_ERROR_RESPONSE);
     }
 };

@@ -8,8 +8,8 @@
 using namespace trn3;
 using namespace trn3::test::dma_rig;
 
-TEST_CASE("a WAIT_FABRIC descriptor holds only its queue until its channel has the bytes, and ON_CHANNEL picks "
-          "the channel") {
+TEST_CASE("a WAIT_FABRIC descriptor holds only its queue until its channel has the bytes, ON_CHANNEL picks "
+          "the channel and TRAFFIC_CLASS the fabric writes' class") {
     rig r;
     std::array<std::uint64_t, TRN3_FABRIC_CHANNELS> landed{};
     r.dma.fabric_rx_bytes = [&](unsigned c) { return landed.at(c); };
@@ -19,7 +19,7 @@ TEST_CASE("a WAIT_FABRIC descriptor holds only its queue until its channel has t
     r.post(q2, desc(dev0, dev0 + 0x100, 64, 0, 21));
     r.post(q3, desc(50, 0, 0, wait | TRN3_DESC_ON_CHANNEL(7), 30));
     r.post(q3, desc(dev0, dev0 + 0x200, 64, 0, 31));
-    r.post(q4, desc(dev0, TRN3_FABRIC_ADDR(0, 0x1000), 64, TRN3_DESC_ON_CHANNEL(9), 40));
+    r.post(q4, desc(dev0, TRN3_FABRIC_ADDR(0, 0x1000), 64, TRN3_DESC_ON_CHANNEL(9) | TRN3_DESC_TRAFFIC_CLASS(6), 40));
     r.post(q4, desc(dev0, TRN3_FABRIC_ADDR(0, 0x2000), 64, 0, 41));
     r.doorbell(q2);
     r.doorbell(q3);
@@ -32,6 +32,9 @@ TEST_CASE("a WAIT_FABRIC descriptor holds only its queue until its channel has t
     CHECK(r.fabric.writes[0].offset == 0x1000);
     CHECK(r.fabric.writes[0].channel == 9);  // ON_CHANNEL(9)
     CHECK(r.fabric.writes[1].channel == 4);  // its queue's
+    CHECK(r.fabric.writes[0].traffic_class == 6);
+    CHECK(r.fabric.writes[1].traffic_class == 0);
+
     CHECK_FALSE(r.fabric.writes[0].reduce);
 
     landed[2] = 99;  // one short of queue 2's wait; queue 3 waits on channel 7, not 3

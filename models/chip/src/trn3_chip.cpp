@@ -159,6 +159,7 @@ void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time&
         t.count = p.count;
         t.reduce = tag && tag->reduce ? dma::tlp_code(tag->reduction) : 0;
         t.channel = tag ? tag->channel : 0;
+        t.traffic_class = tag ? tag->traffic_class : 0;
         t.no_data = no_data;
         if (!no_data) {
             t.data.reserve(t.total_bytes() + 64);
@@ -169,7 +170,8 @@ void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time&
         else nl_[unsigned(port)]->send(std::move(t), when);
     }
     if (!local) {
-        const sc_core::sc_time free = nl_[unsigned(port)]->wire_free(), now = sc_core::sc_time_stamp();
+        const sc_core::sc_time free = nl_[unsigned(port)]->wire_free(tag ? tag->traffic_class : 0);
+        const sc_core::sc_time now = sc_core::sc_time_stamp();
         if (free > now + delay) delay = free - now;  // posted: back-pressure from the wire
     }
 }
@@ -204,6 +206,7 @@ void trn3_chip::fabric_read(tlm::tlm_generic_payload& tx, sc_core::sc_time& dela
         std::memcpy(tx.get_data_ptr() + o.offset, r.data.data(), o.bytes);
     };
     const std::uint64_t address = tx.get_address() + TRN3_FABRIC_ADDR(0, 0);
+
     for (const pcie::tlp_piece& p :
          pcie::split_access(address, tx.get_data_length(), static_cast<unsigned>(fabric_read_request.get()), true)) {
         if (fabric_reads_->outstanding() == fabric_read_tags.get() && collected < open.size()) collect();

@@ -1,5 +1,7 @@
 #include "trn3/core/message_link.h"
 
+#include <algorithm>
+
 #include <fmt/format.h>
 
 namespace trn3 {
@@ -85,14 +87,19 @@ message_link::message_link(const sc_core::sc_module_name& name, delivery_queue& 
     b.link_ = this;
 }
 
+sc_core::sc_time message_link::wire_free(const message_port& from, unsigned traffic_class) const {
+    const int dir = &from == &a_ ? 0 : 1;
+    return free_[dir][strict_[dir] ? std::min(traffic_class, traffic_classes - 1) : 0];
+}
+
 void message_link::abort(const message_port& from) {
-    sc_core::sc_time& free = wire_free_[&from == &a_ ? 0 : 1];
-    if (free > sc_core::sc_time_stamp()) free = sc_core::sc_time_stamp();
+    for (sc_core::sc_time& free : free_[&from == &a_ ? 0 : 1])
+        if (free > sc_core::sc_time_stamp()) free = sc_core::sc_time_stamp();
 }
 
 void message_link::hold(const message_port& from, const sc_core::sc_time& until) {
-    sc_core::sc_time& free = wire_free_[&from == &a_ ? 0 : 1];
-    if (free < until) free = until;
+    for (sc_core::sc_time& free : free_[&from == &a_ ? 0 : 1])
+        if (free < until) free = until;
 }
 
 sc_core::sc_time message_link::transmit(message_port& from, message&& m, const sc_core::sc_time& send_time) {
@@ -100,11 +107,17 @@ sc_core::sc_time message_link::transmit(message_port& from, message&& m, const s
     message_port& to = dir == 0 ? b_ : a_;
     const sc_core::sc_time now = sc_core::sc_time_stamp();
     const sc_core::sc_time sent = send_time < now ? now : send_time;
-    const sc_core::sc_time start = sent < wire_free_[dir] ? wire_free_[dir] : sent;
-    wire_free_[dir] = start + rate_now_.transfer_time(m.bytes);
+    const unsigned cls = strict_[dir] ? std::min<unsigned>(m.traffic_class, traffic_classes - 1) : 0;
+    auto& free = free_[dir];
+    const sc_core::sc_time start = sent < free[cls] ? free[cls] : sent;
+    const sc_core::sc_time wire = rate_now_.transfer_time(m.bytes);
+    // This class and every lower one: their traffic goes after this message.
+    for (unsigned k = 0; k <= cls; ++k) free[k] = (free[k] > start ? free[k] : start) + wire;
+    const sc_core::sc_time end = start + wire;
+
     m.dst_port = to.id();
     m.sent = sent;
-    const sc_core::sc_time tail = wire_free_[dir] + latency.get();
+    const sc_core::sc_time tail = end + latency.get();
     const sc_core::sc_time earliest = sent + latency.get();  // the lookahead a cut needs
     m.delivered = m.train_span > tail - earliest ? earliest : tail - m.train_span;
     (dir == 0 ? messages_ab_ : messages_ba_) += 1;

@@ -35,7 +35,7 @@ sc_time link_end::forward(tlp&& t, const sc_time& latency, link_end* ingress) {
         if (tail_ready > before_tail && tail_ready - before_tail > start) start = tail_ready - before_tail;
     }
     if (ingress && ingress->link_->rx_buffer.get().bytes > 0 && up()) {
-        const sc_time egress = std::max(start, wire_free());
+        const sc_time egress = std::max(start, wire_free(t.traffic_class));
         const double rate = ingress->link_->raw_bytes_per_second();
         const sc_time holds =
             rate > 0 ? sc_time(double(ingress->link_->rx_buffer.get().bytes) / rate, sc_core::SC_SEC) : sc_time();
@@ -53,7 +53,9 @@ sc_time link_end::train_time(const tlp& t, std::uint64_t n) const {
     return sc_time(bytes / rate, sc_core::SC_SEC);
 }
 
-sc_time link_end::wire_free() const { return link_->wire_->wire_free(dir_ == 0 ? link_->port_a_ : link_->port_b_); }
+sc_time link_end::wire_free(unsigned traffic_class) const {
+    return link_->wire_->wire_free(dir_ == 0 ? link_->port_a_ : link_->port_b_, traffic_class);
+}
 bool link_end::up() const { return link_->up(); }
 unsigned link_end::width() const { return link_->width(); }
 
@@ -94,6 +96,11 @@ link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint
                 "receive buffer of each end, for TLPs a switch or chip forwards (flow control: a full buffer "
                 "holds the sender); 0: unbounded, no flow control",
                 range<byte_count>{byte_count{0}, byte_count{1ull << 30}}),
+      arbitration(this, "arbitration", d.strict_priority ? "strict" : "fifo",
+                  "how each end's transmitter picks among traffic classes (the TLP's TC): fifo (in order, "
+                  "classes ignored) or strict (the highest class first; it passes lower classes' queued traffic)",
+                  one_of<std::string>{{"fifo", "strict"}}),
+
       gen_(parse_generation(generation_name.get(), std::string(this->name()) + ".generation")),
       port_a_(std::string(this->name()) + ".a", port_id_a),
       port_b_(std::string(this->name()) + ".b", port_id_b), tlps_{{this, "tlps_ab",
@@ -104,7 +111,8 @@ link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint
       flits_{{this, "flits_ab", "flits (flit mode) a -> b"}, {this, "flits_ba", "flits (flit mode) b -> a"}},
       replayed_(this, "replayed", "TLPs replayed after a retrain"),
       trainings_(this, "trainings", "trainings and retrains completed"),
-      backpressure_(this, "backpressure", "times a full receive buffer held this link's sender (flow control)") {
+      backpressure_(this, "backpressure", "times a full receive buffer held this link's sender (flow control)"),
+      passed_(this, "passed", "TLPs (aggregates) sent ahead of lower-class traffic queued before them (strict)") {
     const unsigned physical = lanes.get() + spare_lanes.get();
     if (physical > 96)
         throw config_error(fmt::format("{}: lanes + spare_lanes = {} is above the 96 the status registers hold",
@@ -125,6 +133,8 @@ link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint
     const phy_spec& p = phy();
     wire_ = std::make_unique<message_link>("wire", queue, port_a_, port_b_, latency(),
                                            bandwidth{p.lane_bytes_per_second * lanes.get()});
+    wire_->set_strict_priority(port_a_, arbitration.get() == "strict");
+    wire_->set_strict_priority(port_b_, arbitration.get() == "strict");
     port_a_.on_receive([this](message& m) { receive(1, m); });
     port_b_.on_receive([this](message& m) { receive(0, m); });
     for (int i = 0; i < 2; ++i) {
@@ -334,17 +344,23 @@ sc_time link::transmit(int dir, tlp&& t, const sc_time& when) {
     const std::uint64_t n = t.count;
     const sc_time sent = when < now ? now : when;
     message_port& from = dir == 0 ? port_a_ : port_b_;
-    const sc_time free = wire_->wire_free(from);
+    const sc_time free = wire_->wire_free(from);  // the whole wire's
+    // Strict arbitration: a TLP that passes lower-class traffic goes in flits
+    // of its own (the open flit is that traffic's, and stays open for it).
+    const bool passing = wire_->strict_priority(from) && sent < free && wire_->wire_free(from, t.traffic_class) < free;
+    if (passing) ++passed_;
+    unsigned own_fill = 0;
+    unsigned& fill = passing ? own_fill : fill_[dir];
     std::uint64_t bytes = 0, first_bytes = 0;
     if (p.flit_mode) {
         // An idle wire has padded and sent the open flit.
-        if (sent > free) fill_[dir] = 0;
+        if (sent > free) fill = 0;
         const std::uint64_t P = p.flit_payload_bytes;
-        const std::uint64_t open = fill_[dir] > 0 ? 1 : 0;  // already charged to an earlier TLP
-        const std::uint64_t total = fill_[dir] + n * w;
+        const std::uint64_t open = fill > 0 ? 1 : 0;  // already charged to an earlier TLP
+        const std::uint64_t total = fill + n * w;
         const std::uint64_t flits = (total + P - 1) / P - open;
-        const std::uint64_t first_flits = (fill_[dir] + w + P - 1) / P - open;
-        fill_[dir] = static_cast<unsigned>(total % P);
+        const std::uint64_t first_flits = (fill + w + P - 1) / P - open;
+        fill = static_cast<unsigned>(total % P);
         bytes = flits * p.flit_bytes;
         first_bytes = first_flits * p.flit_bytes;
         flits_[dir] += flits;
@@ -358,6 +374,8 @@ sc_time link::transmit(int dir, tlp&& t, const sc_time& when) {
     message m;
     m.bytes = bytes;
     m.kind = static_cast<std::uint32_t>(t.type);
+    m.traffic_class = t.traffic_class;
+
     m.train_span = t.train_span;
     m.data = encode(std::move(t));
     ++in_flight_[dir];

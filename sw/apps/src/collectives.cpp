@@ -130,6 +130,14 @@ public:
         "links carry the same time, by the bandwidth the fabric's routes give each level)",
         one_of<std::string>{{"balanced", "innermost"}}};
 
+    param<std::uint64_t> traffic_class{nullptr, "collectives.traffic_class", 0,
+                                       "the traffic class (TC) of the collective's data on the fabric; with "
+                                       "strict arbitration (platform fabric_arbitration) a higher class goes first",
+                                       range<std::uint64_t>{0, 7}};
+    param<std::uint64_t> token_class{nullptr, "collectives.token_class", 0,
+                                     "the traffic class of the 64-byte tokens that order a schedule's steps",
+                                     range<std::uint64_t>{0, 7}};
+
     param<std::string> buffers{nullptr, "collectives.buffers", "striped",
                                "where each chip keeps the collective's buffers: striped (over its HBM stacks, "
                                "hbm_stripe.granule at a time), hbm1 (all in stack 1) or sbuf (NeuronCore 0's SBUF: "
@@ -435,6 +443,8 @@ private:
         }
 
         r.timing_only = !checked(bytes);
+        r.traffic_class = static_cast<unsigned>(traffic_class.get());
+        r.token_class = static_cast<unsigned>(token_class.get());
         r.segment_bytes = segment_bytes.get().bytes;
 
         r.average = reduces() && redop.get() == "avg";

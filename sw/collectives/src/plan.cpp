@@ -198,10 +198,13 @@ std::vector<rank_plan> plan(const request& r) {
                     p.descriptors.push_back(detail::copy(r.at.constant, output + c.first, c.count,
                                                          TRN3_DESC_REDUCE_WITH(TRN3_REDUCE_PROD, r.reduce_type)));
     }
-    if (r.timing_only)
-        for (auto& p : plans)
-            for (auto& d : p.descriptors)
-                if (!(d.flags & TRN3_DESC_WAIT_FABRIC)) d.flags |= TRN3_DESC_TIMING_ONLY;
+    if (r.traffic_class > 7 || r.token_class > 7) throw std::invalid_argument("traffic classes are 0 to 7");
+    for (auto& p : plans)
+        for (auto& d : p.descriptors) {
+            if (d.flags & TRN3_DESC_WAIT_FABRIC) continue;
+            if (r.timing_only) d.flags |= TRN3_DESC_TIMING_ONLY;
+            d.flags |= TRN3_DESC_TRAFFIC_CLASS(detail::is_token(r, d) ? r.token_class : r.traffic_class);
+        }
     return plans;
 }
 

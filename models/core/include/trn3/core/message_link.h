@@ -9,6 +9,16 @@
 // `train_span`, the time between the train's first and last arrival: it is
 // delivered when its first unit arrives, train_span before the time above,
 // and the receiver accounts for the rest.
+// Traffic classes: a direction set to strict priority serves its messages'
+// classes (0-7, higher first) instead of in order. "Wire free" is then kept
+// per class: class c starts at max(send time, end of the traffic of classes
+// >= c) and pushes the free time of every lower class back by its own wire
+// time, so it passes lower-class traffic at once (as if at the next
+// packet boundary) and that traffic finishes later by as much. Messages
+// already given a delivery time keep it (the loosely-timed part: a lower
+// class's message on the wire is delivered as if it had not been passed;
+// the class's next message pays). Within a class, order is kept.
+
 // Deliveries go through a delivery_queue, which hands simultaneous messages to
 // their receivers in a fixed key order
 //     (delivery time, destination port id, source port id, per-source sequence)
@@ -19,7 +29,9 @@
 // cut along links.
 #pragma once
 
+#include <array>
 #include <cstdint>
+
 #include <functional>
 #include <queue>
 #include <string>
@@ -41,6 +53,8 @@ struct message {
     std::uint64_t bytes = 0;  // size on the wire: what the timing charges
     sc_core::sc_time train_span;  // aggregates: first to last unit arrival (delivered at the first)
     std::uint32_t kind = 0;  // protocol-defined (TLP type, packet type, ...)
+    std::uint8_t traffic_class = 0;  // 0-7; counts only on a strict-priority direction
+
     std::vector<std::uint8_t> data;  // payload; empty in timing-only mode
 };
 
@@ -119,8 +133,16 @@ public:
     message_link(const sc_core::sc_module_name& name, delivery_queue& queue, message_port& a, message_port& b,
                  sc_core::sc_time default_latency, bandwidth default_rate);
 
-    // Time the wire from `from` is next free.
-    sc_core::sc_time wire_free(const message_port& from) const { return wire_free_[&from == &a_ ? 0 : 1]; }
+    static constexpr unsigned traffic_classes = 8;
+
+    // Time the wire from `from` is next free for a message of
+    // `traffic_class` (every class: the whole wire's).
+    sc_core::sc_time wire_free(const message_port& from, unsigned traffic_class = 0) const;
+    // Strict priority among traffic classes on the wire from `from` (else
+    // one queue in send order, classes ignored).
+    void set_strict_priority(const message_port& from, bool strict) { strict_[&from == &a_ ? 0 : 1] = strict; }
+    bool strict_priority(const message_port& from) const { return strict_[&from == &a_ ? 0 : 1]; }
+
     // The rate from now on (a link that retrains to another width); the
     // param is the rate at power-on.
     void set_rate(bandwidth r) { rate_now_ = r; }
@@ -140,7 +162,11 @@ private:
     delivery_queue& queue_;
     message_port& a_;
     message_port& b_;
-    sc_core::sc_time wire_free_[2];
+    // Per direction, per class c: when the wire is free of the traffic of
+    // classes >= c (FIFO directions use class 0 only).
+    std::array<sc_core::sc_time, traffic_classes> free_[2];
+    bool strict_[2] = {false, false};
+
     bandwidth rate_now_;
     counter messages_ab_, messages_ba_, bytes_ab_, bytes_ba_;
 };

@@ -116,14 +116,15 @@ private:
     void ring();  // a doorbell
     bool serve(unsigned q);  // one descriptor; false when the queue has none or stopped
     // What an access is for: its queue (the order of simultaneous accesses),
-    // the channel its fabric writes count on, and whether it is timing only
-    // (TRN3_DESC_TIMING_ONLY).
+    // the channel its fabric writes count on, whether it is timing only
+    // (TRN3_DESC_TIMING_ONLY) and its fabric writes' traffic class.
     struct access {
         unsigned queue, channel;
         bool timing;
+        unsigned traffic_class = 0;
     };
     // One access; a write with `reduce` carries it (a fabric destination reduces as the data lands).
-    // Device writes carry the channel (fabric_write.h).
+    // Device writes carry the channel and traffic class (fabric_write.h).
     // With `done` given, the access is issued and not waited for: *done is when it completes.
     bool transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data, std::uint64_t n,
                   const access& a, const numerics::reduction* reduce = nullptr, sc_core::sc_time* done = nullptr);

@@ -1,7 +1,8 @@
 // What a DMA engine's write tells the chip beyond address and data: the
 // channel it belongs to (the DMA queue that made it; the destination counts
-// the bytes that land per channel, and a queue's waits count its own) and,
-// for a reducing write (spec/device.h TRN3_DESC_REDUCE), the reduction the
+// the bytes that land per channel, and a queue's waits count its own), its
+// traffic class (TRN3_DESC_TRAFFIC_CLASS: the TLPs' TC) and, for a reducing
+// write (spec/device.h TRN3_DESC_REDUCE), the reduction the
 // destination applies as the data lands (numerics/reduce.h). The chip
 // carries both in each NeuronLink write TLP.
 #pragma once
@@ -18,9 +19,11 @@ struct fabric_write : tlm::tlm_extension<fabric_write> {
     std::uint8_t channel = 0;
     bool reduce = false;
     numerics::reduction reduction;
+    std::uint8_t traffic_class = 0;
 
     fabric_write() = default;
-    fabric_write(std::uint8_t c, const numerics::reduction* r) : channel(c), reduce(r != nullptr) {
+    fabric_write(std::uint8_t c, const numerics::reduction* r, std::uint8_t tc = 0)
+        : channel(c), reduce(r != nullptr), traffic_class(tc) {
         if (r) reduction = *r;
     }
     tlm::tlm_extension_base* clone() const override { return new fabric_write(*this); }

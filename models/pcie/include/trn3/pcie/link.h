@@ -36,13 +36,22 @@
 // completes as if uncut (send TLP by TLP to see each one replayed).
 // Lanes that fail while the link trains make it retrain on reaching L0.
 //
+// Traffic classes (the TLP's TC, 0-7): with arbitration = strict, each
+// end's transmitter serves the higher class first (message_link.h: a TLP
+// passes the lower classes' queued traffic, which finishes later by its
+// wire time); fifo (the default) sends in order, whatever the class. The
+// link's flow control (rx_buffer) holds every class alike.
+//
 // params:  generation, lanes, spare_lanes, retimers, failed_lanes, fault_time,
 //          phy_latency, fec_latency, auto_train, detect_time, polling_time,
-//          config_time, eq_phase0..3, recovery_time, flit_bytes, flit_payload_bytes, rx_buffer
+//          config_time, eq_phase0..3, recovery_time, flit_bytes, flit_payload_bytes, rx_buffer,
+//          arbitration
+
 // sockets: in (target, may stay unbound): training and status registers, spec/link.h
 // irq:     irq, raised while (EVENTS & EVENT_MASK) != 0
 // stats:   tlps_ab, tlps_ba, payload_bytes_ab, payload_bytes_ba, flits_ab, flits_ba,
-//          replayed, trainings, backpressure
+//          replayed, trainings, backpressure, passed
+
 #pragma once
 
 #include <cstdint>
@@ -85,8 +94,9 @@ public:
     sc_core::sc_time forward(tlp&& t, const sc_core::sc_time& latency, link_end* ingress = nullptr);
     // Time to serialise n TLPs like t back to back at the current width.
     sc_core::sc_time train_time(const tlp& t, std::uint64_t n) const;
-    // When the wire leaving this end is next free.
-    sc_core::sc_time wire_free() const;
+    // When the wire leaving this end is next free (for a TLP of
+    // `traffic_class`: under strict arbitration, of that class and above).
+    sc_core::sc_time wire_free(unsigned traffic_class = 0) const;
 
     link& owner() const { return *link_; }
     // Holds the sender at the other end of this end's link until `until`.
@@ -112,6 +122,7 @@ struct link_config {
     unsigned retimers = 0;
     bool auto_train = true;
     std::uint64_t rx_buffer = 0;  // bytes per receiving end; 0: no flow control
+    bool strict_priority = false;  // arbitration among traffic classes: strict (else fifo)
 
     link_config& with_retimers(unsigned n) {
         retimers = n;
@@ -127,6 +138,10 @@ struct link_config {
     }
     link_config& with_rx_buffer(std::uint64_t bytes) {
         rx_buffer = bytes;
+        return *this;
+    }
+    link_config& with_strict_priority(bool on = true) {
+        strict_priority = on;
         return *this;
     }
 };
@@ -146,6 +161,7 @@ public:
     param<sc_core::sc_time> eq_phase0, eq_phase1, eq_phase2, eq_phase3;
     param<std::uint64_t> flit_bytes, flit_payload_bytes;
     param<byte_count> rx_buffer;
+    param<std::string> arbitration;
 
     irq_line irq;
 
@@ -174,6 +190,8 @@ public:
     sc_core::sc_time trained_at() const { return trained_at_; }
     std::uint64_t replayed() const { return replayed_.value(); }
     std::uint64_t held_by_receiver() const { return backpressure_.value(); }  // flow control: times the sender was held
+    std::uint64_t passed() const { return passed_.value(); }  // strict arbitration: TLPs sent ahead of lower classes
+
     retimer& retimer_at(unsigned i) { return *retimers_[i]; }
     // Fails lanes now (a fault injected by a test or a platform); a link in
     // L0 retrains.
@@ -228,7 +246,7 @@ private:
     timeline::track track_;
     sc_core::sc_event step_event_, fault_event_;
 
-    counter tlps_[2], payload_bytes_[2], flits_[2], replayed_, trainings_, backpressure_;
+    counter tlps_[2], payload_bytes_[2], flits_[2], replayed_, trainings_, backpressure_, passed_;
 
     reg control_{regs, "control", TRN3_LINK_CONTROL, 4, 0, access::rw, "bit 0 enable (train), bit 1 retrain (write 1)"};
     reg status_{regs,

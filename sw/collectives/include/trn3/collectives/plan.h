@@ -117,6 +117,11 @@ struct request {
     // Every descriptor timing only (TRN3_DESC_TIMING_ONLY): the times of the
     // data mode, no data moved (plan() sets the flag).
     bool timing_only = false;
+    // Traffic classes (TRN3_DESC_TRAFFIC_CLASS, 0-7) of the data and of the
+    // 64-byte tokens (plan() sets them): with strict arbitration on the
+    // fabric, a higher class goes first (a tensor-parallel communicator over
+    // an expert-parallel one; tokens past the data they order).
+    unsigned traffic_class = 0, token_class = 0;
 };
 
 struct rank_plan {

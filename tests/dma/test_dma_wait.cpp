@@ -34,7 +34,6 @@ TEST_CASE("a WAIT_FABRIC descriptor holds only its queue until its channel has t
     CHECK(r.fabric.writes[1].channel == 4);  // its queue's
     CHECK(r.fabric.writes[0].traffic_class == 6);
     CHECK(r.fabric.writes[1].traffic_class == 0);
-
     CHECK_FALSE(r.fabric.writes[0].reduce);
 
     landed[2] = 99;  // one short of queue 2's wait; queue 3 waits on channel 7, not 3

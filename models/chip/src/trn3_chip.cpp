@@ -206,7 +206,6 @@ void trn3_chip::fabric_read(tlm::tlm_generic_payload& tx, sc_core::sc_time& dela
         std::memcpy(tx.get_data_ptr() + o.offset, r.data.data(), o.bytes);
     };
     const std::uint64_t address = tx.get_address() + TRN3_FABRIC_ADDR(0, 0);
-
     for (const pcie::tlp_piece& p :
          pcie::split_access(address, tx.get_data_length(), static_cast<unsigned>(fabric_read_request.get()), true)) {
         if (fabric_reads_->outstanding() == fabric_read_tags.get() && collected < open.size()) collect();

@@ -114,7 +114,6 @@ sc_core::sc_time message_link::transmit(message_port& from, message&& m, const s
     // This class and every lower one: their traffic goes after this message.
     for (unsigned k = 0; k <= cls; ++k) free[k] = (free[k] > start ? free[k] : start) + wire;
     const sc_core::sc_time end = start + wire;
-
     m.dst_port = to.id();
     m.sent = sent;
     const sc_core::sc_time tail = end + latency.get();

@@ -100,7 +100,6 @@ link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint
                   "how each end's transmitter picks among traffic classes (the TLP's TC): fifo (in order, "
                   "classes ignored) or strict (the highest class first; it passes lower classes' queued traffic)",
                   one_of<std::string>{{"fifo", "strict"}}),
-
       gen_(parse_generation(generation_name.get(), std::string(this->name()) + ".generation")),
       port_a_(std::string(this->name()) + ".a", port_id_a),
       port_b_(std::string(this->name()) + ".b", port_id_b), tlps_{{this, "tlps_ab",
@@ -375,7 +374,6 @@ sc_time link::transmit(int dir, tlp&& t, const sc_time& when) {
     m.bytes = bytes;
     m.kind = static_cast<std::uint32_t>(t.type);
     m.traffic_class = t.traffic_class;
-
     m.train_span = t.train_span;
     m.data = encode(std::move(t));
     ++in_flight_[dir];

@@ -209,7 +209,6 @@ struct trn3_dma_descriptor { /* 32 bytes */
  * and ignored. */
 #define TRN3_DESC_TRAFFIC_CLASS(tc) ((((uint32_t)(tc)) & 0x7u) << 27)
 #define TRN3_DESC_TRAFFIC_CLASS_OF(f) (((f) >> 27) & 0x7u)
-
 #define TRN3_DESC_REDUCE_OP(f) (((f) >> 8) & 0xFu) /* TRN3_REDUCE_SUM, _MAX, _MIN, _PROD */
 #define TRN3_DESC_REDUCE_TYPE(f) (((f) >> 12) & 0xFu) /* TRN3_REDUCE_FP32 ... _INT32 */
 #define TRN3_DESC_REDUCE_WITH(op, type) (TRN3_DESC_REDUCE | ((uint32_t)(op) << 8) | ((uint32_t)(type) << 12))

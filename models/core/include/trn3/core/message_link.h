@@ -18,7 +18,6 @@
 // already given a delivery time keep it (the loosely-timed part: a lower
 // class's message on the wire is delivered as if it had not been passed;
 // the class's next message pays). Within a class, order is kept.
-
 // Deliveries go through a delivery_queue, which hands simultaneous messages to
 // their receivers in a fixed key order
 //     (delivery time, destination port id, source port id, per-source sequence)
@@ -31,7 +30,6 @@
 
 #include <array>
 #include <cstdint>
-
 #include <functional>
 #include <queue>
 #include <string>
@@ -54,7 +52,6 @@ struct message {
     sc_core::sc_time train_span;  // aggregates: first to last unit arrival (delivered at the first)
     std::uint32_t kind = 0;  // protocol-defined (TLP type, packet type, ...)
     std::uint8_t traffic_class = 0;  // 0-7; counts only on a strict-priority direction
-
     std::vector<std::uint8_t> data;  // payload; empty in timing-only mode
 };
 
@@ -142,7 +139,6 @@ public:
     // one queue in send order, classes ignored).
     void set_strict_priority(const message_port& from, bool strict) { strict_[&from == &a_ ? 0 : 1] = strict; }
     bool strict_priority(const message_port& from) const { return strict_[&from == &a_ ? 0 : 1]; }
-
     // The rate from now on (a link that retrains to another width); the
     // param is the rate at power-on.
     void set_rate(bandwidth r) { rate_now_ = r; }
@@ -166,7 +162,6 @@ private:
     // classes >= c (FIFO directions use class 0 only).
     std::array<sc_core::sc_time, traffic_classes> free_[2];
     bool strict_[2] = {false, false};
-
     bandwidth rate_now_;
     counter messages_ab_, messages_ba_, bytes_ab_, bytes_ba_;
 };

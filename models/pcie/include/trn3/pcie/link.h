@@ -46,12 +46,10 @@
 //          phy_latency, fec_latency, auto_train, detect_time, polling_time,
 //          config_time, eq_phase0..3, recovery_time, flit_bytes, flit_payload_bytes, rx_buffer,
 //          arbitration
-
 // sockets: in (target, may stay unbound): training and status registers, spec/link.h
 // irq:     irq, raised while (EVENTS & EVENT_MASK) != 0
 // stats:   tlps_ab, tlps_ba, payload_bytes_ab, payload_bytes_ba, flits_ab, flits_ba,
 //          replayed, trainings, backpressure, passed
-
 #pragma once
 
 #include <cstdint>
@@ -191,7 +189,6 @@ public:
     std::uint64_t replayed() const { return replayed_.value(); }
     std::uint64_t held_by_receiver() const { return backpressure_.value(); }  // flow control: times the sender was held
     std::uint64_t passed() const { return passed_.value(); }  // strict arbitration: TLPs sent ahead of lower classes
-
     retimer& retimer_at(unsigned i) { return *retimers_[i]; }
     // Fails lanes now (a fault injected by a test or a platform); a link in
     // L0 retrains.

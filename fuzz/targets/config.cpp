@@ -36,7 +36,8 @@ struct params {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    static params* const declared = new params;  // lives as long as the registry
+    // Declared once; its params register first, so the registry outlives them.
+    static params declared;
     (void)declared;
     param_registry& registry = param_registry::instance();
     static const nlohmann::json defaults = registry.resolved();

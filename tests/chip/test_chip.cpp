@@ -147,6 +147,9 @@ TEST_CASE("NL_PORTS has a bit per attached NeuronLink port, whose link registers
     chip_rig r([&](chip::trn3_chip& c) {
         c.attach_neuronlink(3, nl3);
         c.attach_neuronlink(5, nl5);
+        // Wiring, so refused while wiring (an exception thrown once SystemC
+        // has run also trips ASan's stack check: docs/reliability.md).
+        CHECK_THROWS_WITH(c.attach_neuronlink(20, nl3), Catch::Contains("NeuronLink port 20 does not exist"));
     });
     CHECK(r.rd(TRN3_CHIP_NL_PORTS) == (TRN3_NL_PORT(3) | TRN3_NL_PORT(5)));
     CHECK(TRN3_BAR0_LINK(3) == 0x30300u);
@@ -155,7 +158,6 @@ TEST_CASE("NL_PORTS has a bit per attached NeuronLink port, whose link registers
     std::uint32_t v = 0;
     CHECK(r.bar0.access(tlm::TLM_READ_COMMAND, TRN3_BAR0_LINK(4) + TRN3_LINK_LANES, &v, 4) ==
           tlm::TLM_ADDRESS_ERROR_RESPONSE);  // no link there: no registers
-    CHECK_THROWS_WITH(r.chip.attach_neuronlink(20, nl3), Catch::Contains("NeuronLink port 20 does not exist"));
 }
 
 TEST_CASE("a BAR0 offset no block claims is an address error") {

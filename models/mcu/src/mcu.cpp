@@ -126,6 +126,7 @@ void mcu::reset() {
     hash0.reset();
     batch_start_ = hart_.instret() + hart_.traps();
     state_ = state::running;
+    reset_while_waiting_ = true;
     restart_.notify(sc_core::SC_ZERO_TIME);
 }
 
@@ -174,6 +175,7 @@ void mcu::run() {
         hart_.step_over_breakpoint = true;
     }
     for (;;) {
+        reset_while_waiting_ = false;
         if (reset_pending_) {  // the watchdog's warm reset
             reset_pending_ = false;
             hart_.reset(entry_);
@@ -243,6 +245,9 @@ void mcu::run() {
             ++wfi_waits_;
             wait(local_);
             local_ = sc_core::SC_ZERO_TIME;
+            // A reset during that wait: the hart starts again at its entry (not
+            // waiting for an interrupt that, with interrupts off, never comes).
+            if (reset_while_waiting_) continue;
             update_interrupts();
             if (!hart_.interrupt_waiting()) {
                 const sc_core::sc_time d = timer0.deadline(), t = sc_core::sc_time_stamp();

@@ -77,6 +77,7 @@ private:
     std::ostringstream kernels_, checks_;
     std::string listing_, counters_;
     std::vector<std::string> failures_;
+    std::vector<nrt_tensor_t*> tensors_;  // every tensor alloc() made: finish() frees them
     bool done_ = false;
 };
 

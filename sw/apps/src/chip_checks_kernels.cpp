@@ -44,6 +44,7 @@ chip_checks::tensor chip_checks::alloc(std::size_t bytes, const char* name) {
     tensor x;
     if (nrt_tensor_allocate(rt_, bytes, name, &x.t) != NRT_SUCCESS)
         failures_.push_back(std::string("allocate ") + name);
+    else tensors_.push_back(x.t);
     return x;
 }
 
@@ -193,7 +194,8 @@ void chip_checks::error_paths() {
         // DMA outside the IOMMU's mappings. A read of host memory is answered
         // Unsupported Request: the descriptor fails. A write is posted: the
         // IOMMU drops it and reports the fault to the driver, the device
-        // does not hear of it. Neither moves a byte.
+        // does not hear of it, and the driver fails the transfer. Neither
+        // moves a byte.
         const std::vector<std::uint8_t> pattern(4096, 0x5A);
         tensor t = upload(pattern, "guard");
         driver::dma_buffer stray = host_.alloc_unmapped(4096);
@@ -209,8 +211,9 @@ void chip_checks::error_paths() {
               "DMA read of host memory outside the IOMMU's mappings: the descriptor fails, device memory unchanged");
         host_.sleep_ns(10000);  // the posted write reaches the IOMMU
         check(
-            out == driver::status::ok && host_untouched && iommu_faults_ >= faults + 2,
-            "DMA write to host memory outside the mappings: dropped by the IOMMU, fault reported, host memory unchanged");
+            out == driver::status::dma_error && host_untouched && iommu_faults_ >= faults + 2,
+            "DMA write to host memory outside the mappings: dropped by the IOMMU, fault reported, the transfer failed, "
+            "host memory unchanged");
         const std::vector<std::uint8_t> again(4096, 0x77);
         check(nrt_tensor_write(t.t, again.data(), 0, 4096) == NRT_SUCCESS, "the DMA queue recovered after the faults");
     }

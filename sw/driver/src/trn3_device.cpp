@@ -59,7 +59,9 @@ status trn3_device::probe(const pci_function& function) {
     host_.request_irq(msi_data_base_ + TRN3_MSIX_NOTIFY, [this] { ++irq_notify_; });
     host_.request_irq(msi_data_base_ + TRN3_MSIX_ERROR, [this] { ++irq_error_; });
     host_.request_irq(msi_data_base_ + TRN3_MSIX_DMA(0), [this] { ++irq_dma_; });
-    host_.on_iommu_fault([this](std::uint16_t, std::uint64_t, bool) { ++iommu_faults_; });
+    host_.on_iommu_fault([this](std::uint16_t device, std::uint64_t, bool) {
+        if (device == bdf_) ++iommu_faults_;  // the host's other devices have drivers of their own
+    });
     host_.config().write(bdf_, TRN3_PCI_MSIX_CAP + TRN3_MSIX_CONTROL, 2, TRN3_MSIX_ENABLE);
 
     // DMA queue 0 and the notification ring, in host memory the device may reach.
@@ -237,7 +239,7 @@ status trn3_device::run_descriptor(std::uint64_t src, std::uint64_t dst, std::ui
     ++tail_;
     wr(TRN3_BAR0_DMA(0) + TRN3_DMA_TAIL, tail_);
     trn3_dma_completion c{};
-    const std::uint64_t expected_user = d.user;
+    const std::uint64_t expected_user = d.user, faults_before = iommu_faults_;
     const bool done = host_.wait_until(
         [&] {
             std::memcpy(&c, completions_.cpu + index * sizeof c, sizeof c);
@@ -260,6 +262,12 @@ status trn3_device::run_descriptor(std::uint64_t src, std::uint64_t dst, std::ui
         wr(TRN3_CHIP_ERR_STATUS, TRN3_ERR_DMA(0));
         wr(TRN3_BAR0_DMA(0) + TRN3_DMA_CONTROL, TRN3_DMA_CONTROL_ENABLE);
         return done ? status::dma_error : status::timeout;
+    }
+    if (iommu_faults_ != faults_before) {
+        // The chip finished, but the IOMMU refused some of its writes to host
+        // memory (posted: the chip is not told): the transfer is incomplete.
+        ++dma_errors_;
+        return status::dma_error;
     }
     ++dma_descriptors_;
     dma_bytes_ += length;

@@ -73,6 +73,11 @@ public:
     std::uint32_t boot_status() const { return sysctl0.boot_status(); }
     const std::string& console() const { return uart0.console(); }
     rv32_hart& hart() { return hart_; }
+    // Debug access to SRAM (what a debugger or a fault-injection test reads
+    // and writes: no time passes, nothing else happens); `offset` from
+    // TRN3_MCU_SRAM_BASE, within sram_bytes().
+    std::uint8_t* sram_debug(std::uint32_t offset) { return sram_.data() + offset; }
+    std::size_t sram_bytes() const { return sram_.size(); }
     std::uint64_t instructions() const { return hart_.instret(); }
     // What went wrong in the firmware, for a report: its exceptions and the
     // first one's cause, pc and mtval ("" when it took none).
@@ -102,6 +107,7 @@ private:
     std::uint64_t batch_start_ = 0;  // instret + traps when the batch started
     state state_ = state::running;
     bool reset_pending_ = false;  // the watchdog asked for a reset
+    bool reset_while_waiting_ = false;  // reset() since the run loop last looked
     sc_core::sc_event stopped_, restart_;
     sc_core::sc_time stopped_at_;
     counter instructions_, mmio_accesses_, wfi_waits_, traps_;

@@ -26,6 +26,8 @@ public:
     // 0 until software writes tohost; then its value (1: pass).
     std::uint32_t tohost() const { return tohost_value_; }
     std::uint32_t boot_status() const { return static_cast<std::uint32_t>(boot_status_.value()); }
+    std::uint32_t image_base() const { return static_cast<std::uint32_t>(fw_base_.value()); }
+    std::uint32_t image_size() const { return static_cast<std::uint32_t>(fw_size_.value()); }
     const sc_core::sc_event& tohost_written() const { return tohost_event_; }
     // tohost and the boot status back to zero (the image registers stay).
     void reset() override;

@@ -13,7 +13,6 @@
 // warm reset, are all refused. Third, the firmware's mailbox takes any
 // request the host writes: 100,000 random ones are each answered in time
 // with exactly the status the protocol owes, and its state stays whole.
-
 #include <catch2/catch.hpp>
 
 #include <algorithm>

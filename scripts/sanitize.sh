@@ -25,7 +25,7 @@ fast_tests=(
   test_protocol_checker test_component
   test_float_format test_stochastic test_mx test_reduce
   test_mcu test_hash_engine
-  test_pcie_link test_pcie_fabric test_pcie_flow_control test_pcie_traffic_class
+  test_pcie_link test_pcie_fabric test_pcie_flow_control test_pcie_traffic_class test_pcie_flaps
   test_dma_engine test_dma_reduce test_dma_wait test_dma_timing_only
   test_plan test_plan_algorithms test_rings test_level_orders test_topology
 )

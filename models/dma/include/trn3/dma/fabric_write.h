@@ -4,7 +4,7 @@
 // traffic class (TRN3_DESC_TRAFFIC_CLASS: the TLPs' TC) and, for a reducing
 // write (spec/device.h TRN3_DESC_REDUCE), the reduction the
 // destination applies as the data lands (numerics/reduce.h). The chip
-// carries both in each NeuronLink write TLP.
+// carries all three in each NeuronLink write TLP.
 #pragma once
 
 #include <cstdint>

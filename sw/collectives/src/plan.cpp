@@ -184,6 +184,7 @@ std::vector<chunk> finished_here(const request& r, unsigned rank) {
 
 std::vector<rank_plan> plan(const request& r) {
     check_supported(r.how, r.what, static_cast<unsigned>(r.ring.size()));
+    if (r.traffic_class > 7 || r.token_class > 7) throw std::invalid_argument("traffic classes are 0 to 7");
     if (r.average && (r.reduce_op != TRN3_REDUCE_SUM || r.reduce_type == TRN3_REDUCE_INT32 ||
                       (r.what != op::all_reduce && r.what != op::reduce_scatter && r.what != op::reduce)))
         throw std::invalid_argument("avg is a sum over a floating type, for all_reduce, reduce_scatter and reduce");
@@ -198,7 +199,6 @@ std::vector<rank_plan> plan(const request& r) {
                     p.descriptors.push_back(detail::copy(r.at.constant, output + c.first, c.count,
                                                          TRN3_DESC_REDUCE_WITH(TRN3_REDUCE_PROD, r.reduce_type)));
     }
-    if (r.traffic_class > 7 || r.token_class > 7) throw std::invalid_argument("traffic classes are 0 to 7");
     for (auto& p : plans)
         for (auto& d : p.descriptors) {
             if (d.flags & TRN3_DESC_WAIT_FABRIC) continue;

@@ -14,8 +14,8 @@ constexpr std::uint64_t token_bytes = 64;
 constexpr std::uint64_t token_area_bytes = 512 << 10;  // buffers::token
 // A token: a 64-byte write from the token area (every plan sends them so).
 inline bool is_token(const request& r, const trn3_dma_descriptor& d) {
-    return d.length == token_bytes && d.src >= r.at.token && d.src < r.at.token + token_area_bytes &&
-           !(d.flags & TRN3_DESC_WAIT_FABRIC);
+    return !(d.flags & TRN3_DESC_WAIT_FABRIC) && d.length == token_bytes && d.src >= r.at.token &&
+           d.src < r.at.token + token_area_bytes;
 }
 
 // The fabric channel the tokens of ring and in-place all_to_all plans count

@@ -5,14 +5,15 @@
 #
 # Targets (fuzz/targets): isa_stream (the assembler), isa_decode (encoded
 # instructions), elf_image (firmware ELF files), units (param values with
-# units), config (config files: JSON objects of param values). Installs clang-19 and libfuzzer-19-dev when missing, builds
+# units), config (config files: JSON objects of param values), srd_packet
+# (the scale-out network's frames as the NIC receives them). Installs clang-19 and libfuzzer-19-dev when missing, builds
 # build/fuzz, runs each target from a working corpus seeded with
 # fuzz/corpus/<target> (new inputs stay in build/fuzz/corpus), and prints
 # each target's executions, coverage and crashes; a crash's input is left
 # in build/fuzz/crash-*. Exit 1 if a target crashed, 2 on bad arguments.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(isa_stream isa_decode elf_image units config)
+targets=(isa_stream isa_decode elf_image units config srd_packet)
 which="${1:-all}"
 seconds="${2:-60}"
 case "$seconds" in ''|*[!0-9]*) echo "fuzz: seconds must be a whole number, not '$seconds'" >&2; exit 2 ;; esac
@@ -35,6 +36,7 @@ for t in "${targets[@]}"; do
   # lines, ten encoded instructions, a firmware ELF, a config file, a param value.
   case "$t" in
     isa_stream) max_len=4096 ;; isa_decode) max_len=1920 ;; elf_image) max_len=65536 ;; config) max_len=2048 ;;
+    srd_packet) max_len=9000 ;;
     *) max_len=256 ;;
   esac
   set +e

@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <fstream>
 #include <map>
@@ -128,6 +129,26 @@ TEST_CASE("trn3vp topology prints counts, lanes, hops and the published examples
     const result bad = trn3vp("topology -p switch_gen=4");
     CHECK(bad.code == 2);
     CHECK_THAT(bad.err, Catch::Contains("switch_gen 4: 1, 2 or 3"));
+}
+
+TEST_CASE("trn3vp topology --platform cluster prints tiers, switch counts and the largest clusters, or exits 2") {
+    const result r = trn3vp("topology --platform cluster -p ultraservers=2 -p switch_capacity=12.8 -p port_speed=100");
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("cluster: 2 x nl72x2 (288 chips)"));
+    CHECK_THAT(r.out, Catch::Contains("switches per plane  7 ToR, 0 leaf, 4 spine"));
+    CHECK_THAT(r.out, Catch::Contains("   12.8T   100G     128           128         8192       524288"));
+    CHECK_THAT(r.out, Catch::Contains("   12.8T   400G      32            32          512         8192"));
+    const result j = trn3vp("topology --platform cluster --format json -p nic_option=2");
+    CHECK(j.code == 0);
+    CHECK(nlohmann::json::parse(j.out)["chip_nics"] == 288);
+    for (const char* bad : {"-p port_speed=300", "-p switch_capacity=10", "-p ultraservers=100000",
+                            "-p port_speed=fast", "--format dot"}) {
+        const result b = trn3vp(std::string("topology --platform cluster ") + bad);
+        INFO(bad << ": " << b.err);
+        CHECK(b.code == 2);
+        CHECK(std::count(b.err.begin(), b.err.end(), '\n') == 1);
+    }
 }
 
 TEST_CASE("nl32x2 at reduced size boots: every MCU, every link, every host, a verified kernel on every chip") {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include "trn3/core/payload.h"
+#include "trn3/core/stable_hash.h"
 
 namespace trn3::hbm {
 namespace {
@@ -21,12 +22,6 @@ geometry geometry_of(const hbm_stack& s) {
             static_cast<unsigned>(s.banks_per_group.get()), s.row_size.get().bytes};
 }
 
-// A stable seed per stack: FNV-1a of its name, mixed with the seed param.
-std::uint64_t seed_for(const std::string& name, std::uint64_t seed) {
-    std::uint64_t h = 1469598103934665603ull ^ seed;
-    for (unsigned char c : name) h = (h ^ c) * 1099511628211ull;
-    return h;
-}
 }  // namespace
 
 hbm_stack::hbm_stack(const sc_core::sc_module_name& name, bool default_needs_training)
@@ -86,7 +81,7 @@ hbm_stack::hbm_stack(const sc_core::sc_module_name& name, bool default_needs_tra
       timeline_window(this, "timeline_window", ns(1000), "window of the bandwidth counter on the timeline",
                       range<sc_time>{sc_time(1, sc_core::SC_NS), {}}),
       store_(this->name(), size.get().bytes), map_(interleave.get(), geometry_of(*this), interleave.name()),
-      ecc_(ecc_single_rate, ecc_double_rate, seed_for(this->name(), ecc_seed)), burst_bytes_(burst_size.get().bytes),
+      ecc_(ecc_single_rate, ecc_double_rate, stable_hash(this->name(), ecc_seed)), burst_bytes_(burst_size.get().bytes),
       controller_ps_(to_ps(controller_latency)), trace_in_(*this, "in"),
       bandwidth_(timeline::process_of(*this), basename(), timeline_window),
       track_(timeline::instance().track_of(*this, " errors")), reads_(this, "reads", "read accesses"),

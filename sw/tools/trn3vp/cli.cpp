@@ -20,6 +20,7 @@
 #include "trn3/core/timeline.h"
 #include "trn3/core/user_file.h"
 #include "trn3/platforms/platform.h"
+#include "trn3/topology/cluster.h"
 #include "trn3/topology/topology.h"
 
 namespace trn3 {
@@ -152,16 +153,35 @@ int cmd_run(options& o) {
     return ok ? exit_ok : exit_workload_failed;
 }
 
+// The two sides of a topology param "key=value" (std::invalid_argument without '=').
+std::string key_of(const std::string& kv) {
+    const std::size_t eq = kv.find('=');
+    if (eq == std::string::npos) throw std::invalid_argument("expected key=value, got '" + kv + "'");
+    return kv.substr(0, eq);
+}
+std::string value_of(const std::string& kv) { return kv.substr(kv.find('=') + 1); }
+
+// `trn3vp topology --platform cluster`: the scale-out network's arithmetic.
+int cmd_cluster_topology(const std::vector<std::string>& params, const std::string& format) {
+    topology::cluster_params cp;
+    try {
+        for (const std::string& kv : params) topology::set_param(cp, key_of(kv), value_of(kv));
+        if (format == "dot") throw std::invalid_argument("--format dot draws an UltraServer's graph, not a cluster");
+        const topology::cluster_network c = topology::plan_cluster(cp);
+        std::cout << (format == "json" ? topology::to_json(c) : topology::report(c));
+    } catch (const std::invalid_argument& e) {
+        throw config_error(e.what());
+    }
+    return exit_ok;
+}
+
 // `trn3vp topology`: the UltraServer graph, without building a simulation.
 int cmd_topology(const std::string& sku, const std::vector<std::string>& params, const std::string& format) {
+    if (sku == "cluster") return cmd_cluster_topology(params, format);
     topology::topology_params tp;
     tp.sku = sku;
     try {
-        for (const std::string& kv : params) {
-            const std::size_t eq = kv.find('=');
-            if (eq == std::string::npos) throw std::invalid_argument("expected key=value, got '" + kv + "'");
-            topology::set_param(tp, kv.substr(0, eq), kv.substr(eq + 1));
-        }
+        for (const std::string& kv : params) topology::set_param(tp, key_of(kv), value_of(kv));
         const topology::topology t = topology::build(tp);
         std::cout << (format == "json"  ? topology::to_json(t)
                       : format == "dot" ? topology::to_dot(t)
@@ -191,13 +211,16 @@ int cli_main(int argc, char** argv) {
     list_params->add_option("--filter", o.filter,
                             "only the params whose names match this glob, e.g. 'nl72x2.r0_t0_c0.nc0.*'");
     CLI::App* topo = app.add_subcommand(
-        "topology", "print an UltraServer's topology: counts, lanes, hop counts, published examples");
+        "topology",
+        "print an UltraServer's topology (counts, lanes, hop counts, published examples) or a cluster's network");
     std::string topo_sku = "nl72x2", topo_format = "text";
     std::vector<std::string> topo_params;
-    topo->add_option("--platform", topo_sku, "nl32x2, nl72x2, nl16-torus2d or nl32x2-torus3d")->capture_default_str();
-    topo->add_option(
-        "-p,--param", topo_params,
-        "switch_gen=1|2|3, racks, trays, switch_trays=4|5, nic_option=1|2, switch_model=scorpio-x|pex90144");
+    topo->add_option("--platform", topo_sku, "nl32x2, nl72x2, nl16-torus2d, nl32x2-torus3d or cluster")
+        ->capture_default_str();
+    topo->add_option("-p,--param", topo_params,
+                     "switch_gen=1|2|3, racks, trays, switch_trays=4|5, nic_option=1|2, "
+                     "switch_model=scorpio-x|pex90144; cluster: ultraserver=nl32x2|nl72x2, ultraservers, "
+                     "switch_capacity=12.8|25.6|51.2 (Tb/s), port_speed=100|200|400 (Gb/s), nic_option=1|2");
     topo->add_option("--format", topo_format, "text, json or dot (Graphviz)")
         ->check(CLI::IsMember({"text", "json", "dot"}))
         ->capture_default_str();

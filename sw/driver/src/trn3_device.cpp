@@ -24,6 +24,7 @@ const char* status_name(status s) {
     case status::dma_error: return "DMA failed";
     case status::exec_error: return "the kernel stopped on an error";
     case status::timeout: return "timed out";
+    case status::queue_full: return "the queue is full";
     }
     return "?";
 }

@@ -82,9 +82,9 @@ public:
 
     // A message delivered to queue pair dst_qp: at `when`, in host memory.
     struct inbound {
-        std::uint64_t src_node;
-        std::uint16_t src_qp, dst_qp;
-        std::uint64_t bytes;
+        std::uint64_t src_node = 0;
+        std::uint16_t src_qp = 0, dst_qp = 0;
+        std::uint64_t bytes = 0;
         std::vector<std::uint8_t> data;  // empty for a timing-only message
         sc_core::sc_time when;
     };

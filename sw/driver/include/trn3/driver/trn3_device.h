@@ -44,6 +44,7 @@ enum class status {
     dma_error,  // a DMA descriptor failed (IOMMU fault, bad address)
     exec_error,  // a kernel stopped on an error
     timeout,
+    queue_full,  // a ring has no free entry (post again once completions are consumed)
 };
 const char* status_name(status s);
 

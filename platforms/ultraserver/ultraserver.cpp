@@ -79,10 +79,15 @@ void ultraserver::build_nodes() {
             hosts_.push_back(std::make_unique<host::graviton4>(module.c_str(), host_ports[i], host_gen[i]));
             host_index_[int(i)] = hosts_.size() - 1;
             break;
-        case node_kind::nic:
-            nics_.push_back(std::make_unique<nic::nic_placeholder>(module.c_str()));
-            nic_index_[int(i)] = nics_.size() - 1;
+        case node_kind::nic: {
+            // Network address: the NIC's number + 1. Its Ethernet ports' ids
+            // follow the links' (build_edges: 2 per edge from 1).
+            const std::uint64_t k = nics_.size();
+            nics_.push_back(
+                std::make_unique<nic::nitro_nic>(module.c_str(), k + 1, 2 * topo_.edges.size() + 1 + 2 * k));
+            nic_index_[int(i)] = k;
             break;
+        }
         case node_kind::scaleup_switch:
             switches_.push_back(std::make_unique<pcie::pcie_switch>(
                 module.c_str(), pcie::switch_config{n.model}.fabric().with_ports(switch_ports[i])));

@@ -28,7 +28,7 @@
 #include "trn3/collectives/rings.h"
 #include "trn3/core/message_link.h"
 #include "trn3/host/graviton4.h"
-#include "trn3/nic/nic_placeholder.h"
+#include "trn3/nic/nitro_nic.h"
 #include "trn3/pcie/link.h"
 #include "trn3/pcie/pcie_switch.h"
 #include "trn3/platforms/host_adapter.h"
@@ -89,7 +89,7 @@ private:
     std::vector<chip::trn3_chip*> chip_of_;  // by node (nullptr: not a chip)
     std::vector<std::unique_ptr<host::graviton4>> hosts_;
     std::vector<std::unique_ptr<pcie::pcie_switch>> switches_;
-    std::vector<std::unique_ptr<nic::nic_placeholder>> nics_;
+    std::vector<std::unique_ptr<nic::nitro_nic>> nics_;
     std::map<int, std::size_t> host_index_, switch_index_, nic_index_;  // node -> index
     std::vector<std::unique_ptr<pcie::link>> links_;
     std::map<topology::medium, std::vector<pcie::link*>> links_by_medium_;

@@ -485,8 +485,9 @@ TEST_CASE("collectives: traffic classes: under strict fabric arbitration the tok
         CHECK(column_of(rows[0], 9) == 0);  // #wrong out of place
         const std::uint64_t passed = passed_on_links(stats);
         std::remove(stats.c_str());
-        // 16 chips, 8 channels: 47 token TLPs went ahead of data (on 26 links).
-        if (std::string(arbitration) == "strict") CHECK(passed == 47);
+        // 16 chips, 8 channels: 48 token TLPs went ahead of data (on 26 links;
+        // the count follows when each chip starts, after its host's bring-up).
+        if (std::string(arbitration) == "strict") CHECK(passed == 48);
         else CHECK(passed == 0);
     }
     const result bad = trn3vp(base + "-p collectives.traffic_class=8");

@@ -257,7 +257,7 @@ topology build(const topology_params& in) {
     need(p.switch_model == "scorpio-x" || p.switch_model == "pex90144",
          fmt::format("switch_model '{}': scorpio-x or pex90144", p.switch_model));
     auto add_nics = [&] {
-        // Nitro-v6 NICs (placeholders until the NIC model lands) on the PCIe
+        // Nitro-v6 NICs on the PCIe
         // of the chips' host: one per two chips (option 1) or per chip
         // (option 2), named after the first chip they serve; and each host's
         // own front-end NIC.
@@ -461,7 +461,7 @@ std::string report(const topology& t) {
                    host_nics = t.count(node_kind::nic) - chip_nics;
     s += fmt::format(
         "  NICs                {} Nitro-v6 x 400 Gb/s for the chips (option {}: {} Gb/s per chip) + {} on the "
-        "hosts: {:.1f} Tb/s of chip scale-out (placeholders on the hosts' PCIe)\n",
+        "hosts: {:.1f} Tb/s of chip scale-out\n",
         chip_nics, p.nic_option, chips ? chip_nics * 400 / chips : 0, host_nics, chip_nics * 0.4);
     s += fmt::format("  per chip            {:.1f} TFLOP/s dense MXFP8 and MXFP4 ({:.1f} with 4:8 or 4:16 sparsity), "
                      "{:.1f} TFLOP/s BF16, {:.0f} GiB of HBM at {:.1f} TB/s\n",

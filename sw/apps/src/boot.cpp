@@ -100,8 +100,8 @@ public:
         os << fmt::format("  every chip's firmware running  {:>10.1f} us (HBM and NeuronLink trained)\n",
                           firmware * 1e6);
         os << fmt::format("  kernels verified               {:>10.1f} us\n", done * 1e6);
-        os << fmt::format("chips up: {} of {}; kernels verified: {} of {}; NIC placeholders enumerated: {} of {}\n",
-                          chips_up, chips, kernels_ok, kernels_run, nics, expected_nics);
+        os << fmt::format("chips up: {} of {}; kernels verified: {} of {}; NICs probed: {} of {}\n", chips_up, chips,
+                          kernels_ok, kernels_run, nics, expected_nics);
         if (fabric_check.get() != "off") {
             unsigned sent = 0, ok = 0, read_ok = 0;
             std::uint64_t dropped = 0;

@@ -41,7 +41,12 @@ bool bring_up(const host_info& hi, const bring_up_settings& settings, brought_up
     if (r.devices.size() != hi.chips.size())
         r.failures.push_back(fmt::format("found {} chips, expected {}", r.devices.size(), hi.chips.size()));
     for (const auto& f : fns)
-        if (f.vendor == TRN3_PCI_VENDOR_AMAZON && f.device == TRN3_PCI_DEVICE_NIC) ++r.nics;
+        if (f.vendor == TRN3_PCI_VENDOR_AMAZON && f.device == TRN3_PCI_DEVICE_NIC) {
+            const auto index = static_cast<unsigned>(r.nic_devices.size());
+            r.nic_devices.push_back(std::make_unique<driver::nic_device>(hw, driver::nic_device::msi_data_of(index)));
+            if (r.nic_devices.back()->probe(f) == driver::status::ok && r.nic_devices.back()->node() != 0) ++r.nics;
+            else r.failures.push_back("probe NIC " + driver::bdf_name(f.bdf));
+        }
     for (std::size_t i = 0; i < r.devices.size(); ++i) {
         driver::trn3_device& d = *r.devices[i];
         const driver::status s = d.wait_boot(ns(settings.boot_timeout));

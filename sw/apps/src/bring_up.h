@@ -12,6 +12,7 @@
 #include <systemc>
 
 #include "trn3/apps/host_program.h"
+#include "trn3/driver/nic_device.h"
 #include "trn3/driver/trn3_device.h"
 
 namespace trn3::apps {
@@ -25,7 +26,8 @@ struct bring_up_settings {
 struct brought_up {
     device_list devices;  // in root-port order, as host_info::chips
     unsigned chips_up = 0;  // firmware running and answering
-    unsigned nics = 0;  // NICs found on the host's buses
+    std::vector<std::unique_ptr<driver::nic_device>> nic_devices;  // the NICs on the host's buses, probed
+    unsigned nics = 0;  // of those, the ones that answered (ID and network address)
     double link_up = 0, enumerated = 0, firmware = 0;  // simulated seconds each phase ended
     std::vector<std::string> failures;
 };

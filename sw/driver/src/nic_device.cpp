@@ -7,13 +7,14 @@
 namespace trn3::driver {
 
 status nic_device::probe(const std::vector<pci_function>& functions, unsigned index) {
-    const pci_function* f = nullptr;
     for (const auto& fn : functions)
-        if (fn.vendor == TRN3_PCI_VENDOR_AMAZON && fn.device == TRN3_PCI_DEVICE_NIC && index-- == 0) {
-            f = &fn;
-            break;
-        }
-    if (!f) return status::no_device;
+        if (fn.vendor == TRN3_PCI_VENDOR_AMAZON && fn.device == TRN3_PCI_DEVICE_NIC && index-- == 0) return probe(fn);
+    return status::no_device;
+}
+
+status nic_device::probe(const pci_function& function) {
+    const pci_function* f = &function;
+    if (f->vendor != TRN3_PCI_VENDOR_AMAZON || f->device != TRN3_PCI_DEVICE_NIC) return status::no_device;
     bdf_ = f->bdf;
     for (const auto& b : f->bars) {
         if (b.index == 0) bar0_ = b.base;

@@ -14,7 +14,7 @@
 #define TRN3_PCI_VENDOR_AMAZON 0x1D0Fu /* Amazon's PCI vendor id */
 #define TRN3_PCI_DEVICE_TRN3 0x7364u /* Trainium3 chip, function 0 */
 #define TRN3_PCI_DEVICE_TEST_EP 0x7FF0u /* the fabric tests' endpoint */
-#define TRN3_PCI_DEVICE_NIC 0x7A00u /* a scale-out NIC placeholder (until the NIC model lands) */
+#define TRN3_PCI_DEVICE_NIC 0x7A00u /* the Nitro-v6 scale-out NIC (spec/nic.h) */
 #define TRN3_PCI_CLASS_NETWORK 0x020000u /* Ethernet controller */
 #define TRN3_PCI_DEVICE_ROOT_PORT 0x7F00u /* the host's root port */
 #define TRN3_PCI_DEVICE_SWITCH_UP 0x7F10u /* a switch's upstream port */

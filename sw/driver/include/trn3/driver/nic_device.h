@@ -27,8 +27,13 @@ namespace trn3::driver {
 
 class nic_device {
 public:
-    explicit nic_device(host_ops& host, std::uint32_t msi_data_base = 0x7A00)
+    // MSI-X data of a host's i-th NIC: msi_data_of(i) + vector, above the
+    // ranges of the host's chips (trn3_device: 0x7300 + 0x100 per chip, up to 16 chips).
+    static constexpr std::uint32_t msi_data_of(unsigned nic_index) { return 0xA000 + 0x100 * nic_index; }
+    explicit nic_device(host_ops& host, std::uint32_t msi_data_base = msi_data_of(0))
         : host_(host), msi_data_base_(msi_data_base) {}
+    // A function found by enumeration (its BARs assigned).
+    status probe(const pci_function& function);
 
     status probe(const std::vector<pci_function>& functions, unsigned index = 0);
     std::uint16_t bdf() const { return bdf_; }

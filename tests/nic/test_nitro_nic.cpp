@@ -4,6 +4,7 @@
 // its own host. Send and receive, RDMA write, write with immediate data and
 // read, and the protection of memory regions: 1,000 random requests with a
 // wrong key, bounds, protection domain or access move no byte.
+#define SC_INCLUDE_DYNAMIC_PROCESSES  // sc_spawn for the link failure
 #include <catch2/catch.hpp>
 
 #include <cstring>
@@ -342,4 +343,68 @@ TEST_CASE("nic: a bad send-queue entry completes with its error and sends nothin
         },
         [&] { r.b.bring_up(pd_b); });
     CHECK(stats_registry::instance().find("b_nic.rnr")->to_json() == 1);
+}
+
+TEST_CASE("nic: a request whose response is lost (the target's links fail as it answers) completes with TRANSPORT "
+          "after response_timeout, not never") {
+    param_registry::instance().set_pending_text("a_nic.response_timeout", "200us", "test");
+    rig r;
+    trn3_nic_cqe got{};
+    bool ready = false;
+    std::uint32_t rkey = 0;
+    // The moment b's NIC has taken the request, both its links go down:
+    // its acknowledgement is out, its response cannot leave.
+    sc_core::sc_spawn([&] {
+        while (stats_registry::instance().find("b_nic.srd.messages_delivered")->to_json() == 0)
+            sc_core::wait(sc_core::sc_time(10, sc_core::SC_NS));
+        r.b.nic.set_link_down(0, true);
+        r.b.nic.set_link_down(1, true);
+    });
+    r.run(
+        [&] {
+            r.a.bring_up(pd_a);
+            const driver::dma_buffer buf = r.a.dev.alloc(4096);
+            std::uint32_t lkey = 0;
+            REQUIRE(r.a.dev.reg_mr(0, 1, buf.bus_address, 4096, pd_a, TRN3_NIC_ACCESS_LOCAL, lkey) == status::ok);
+            REQUIRE(r.a.adapter.wait_until([&] { return ready; }, 10'000'000, 1000));
+            trn3_nic_wqe w = request(TRN3_NIC_OP_WRITE, buf, lkey, 64, 5);
+            w.rkey = rkey;
+            REQUIRE(r.a.dev.post_send(0, w) == status::ok);
+            got = completion(r.a.dev);
+        },
+        [&] {
+            r.b.bring_up(pd_b);
+            const driver::dma_buffer region = r.b.dev.alloc(4096);
+            REQUIRE(r.b.dev.reg_mr(1, 1, region.bus_address, 4096, pd_b, TRN3_NIC_ACCESS_REMOTE_WRITE, rkey) ==
+                    status::ok);
+            ready = true;
+        });
+    CHECK(got.wr_id == 5);
+    CHECK(got.status == TRN3_NIC_ST_TRANSPORT);
+    CHECK(stats_registry::instance().find("a_nic.response_timeouts")->to_json() == 1);
+    CHECK(stats_registry::instance().find("b_nic.srd.connection_failures")->to_json() == 1);
+}
+
+TEST_CASE("nic: a NIC with no Ethernet link shows its ports down, and a request fails with TRANSPORT at once") {
+    delivery_queue queue{"queue"};
+    side lone{"lone", queue, node_a, 100};
+    trn3_nic_cqe got{};
+    bool done = false;
+    lone.host.run("software", [&] {
+        lone.bring_up(pd_a);
+        CHECK(lone.dev.ports_up() == 0);
+        const driver::dma_buffer buf = lone.dev.alloc(4096);
+        std::uint32_t lkey = 0;
+        REQUIRE(lone.dev.reg_mr(0, 1, buf.bus_address, 4096, pd_a, TRN3_NIC_ACCESS_LOCAL, lkey) == status::ok);
+        REQUIRE(lone.dev.post_send(0, request(TRN3_NIC_OP_SEND, buf, lkey, 64, 9)) == status::ok);
+        got = completion(lone.dev);
+        done = true;
+        sc_core::sc_stop();
+    });
+    sc_core::sc_start(sc_core::sc_time(10, sc_core::SC_MS));
+    REQUIRE(done);
+    CHECK(got.wr_id == 9);
+    CHECK(got.status == TRN3_NIC_ST_TRANSPORT);
+    CHECK(lone.nic.srd.port_usable(0) == false);
+    CHECK(stats_registry::instance().find("lone_nic.srd.packets_sent")->to_json() == 0);
 }

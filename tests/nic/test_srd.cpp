@@ -285,6 +285,7 @@ TEST_CASE("frames that are not valid SRD packets are dropped and counted, never 
     broken([](message& m) { m.data[TRN3_SRD_MSG_OFFSET] = 8; });  // payload beyond its message
     broken([](message& m) { m.data.push_back(0); });  // more data than the header says
     broken([](message& m) { m.data[TRN3_SRD_FLAGS] = 1; });  // reserved bits set
+    broken([](message& m) { m.data[TRN3_SRD_MSG_BYTES + 7] = 0x40; });  // a message of 2^62 bytes
     // Sent into nic_b from tor2's NIC-facing port.
     for (message& m : bad) n.tors[2]->port(0).send(m, sc_time());
     sc_core::sc_start(sc_time(1, sc_core::SC_MS));

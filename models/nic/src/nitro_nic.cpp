@@ -36,11 +36,21 @@ nitro_nic::nitro_nic(const sc_core::sc_module_name& name, std::uint64_t node, st
       srd("srd", node, 2, first_port_id),
       wqe_cost(this, "wqe_cost", sc_time(100, sc_core::SC_NS), "the NIC's time per send-queue entry, after its read",
                range<sc_time>{sc_time(0, sc_core::SC_NS), sc_time(1, sc_core::SC_MS)}),
+      response_timeout(this, "response_timeout", sc_time(50, sc_core::SC_MS),
+                       "a request without a response this long completes with TRANSPORT (its response was lost "
+                       "with its connection)",
+                       range<sc_time>{sc_time(1, sc_core::SC_US), sc_time(10, sc_core::SC_SEC)}),
+      max_outstanding(this, "max_outstanding", byte_count{64 << 20},
+                      "request bytes a queue pair may have awaiting responses (the NIC holds them); past it the "
+                      "send queue waits",
+                      range<byte_count>{byte_count{1}, byte_count{1ull << 34}}),
       node_(node & TRN3_ETH_NODE_MASK), requests_(this, "requests", "requests sent (send-queue entries that passed)"),
       responses_(this, "responses", "responses received"),
       rdma_refused_(this, "rdma_refused", "inbound requests refused: key, bounds, domain or access"),
       rnr_(this, "rnr", "inbound SEND or WRITE_IMM without a fitting receive buffer"),
       local_errors_(this, "local_errors", "send-queue entries completed with an error before sending"),
+      response_timeouts_(this, "response_timeouts", "requests completed with TRANSPORT: no response in time"),
+      completions_dropped_(this, "completions_dropped", "completions for a stopped or disabled queue pair"),
       bytes_sent_(this, "bytes_sent", "request data bytes sent"),
       bytes_received_(this, "bytes_received", "data bytes written into host memory") {
     auto add = [&](const std::string& leaf, std::uint64_t offset, unsigned width, std::uint64_t reset, access a,
@@ -78,11 +88,14 @@ nitro_nic::nitro_nic(const sc_core::sc_module_name& name, std::uint64_t node, st
         p.vector = r("vector", TRN3_NIC_QP_VECTOR, 4, access::rw, "MSI-X vector per completion", TRN3_NIC_NO_VECTOR);
         p.control = r("control", TRN3_NIC_QP_CONTROL, 4, access::rw, "bit 0 enable");
         p.status = r("status", TRN3_NIC_QP_STATUS, 4, access::ro, "0, or the error that stopped it");
-        p.sq_tail->on_write([this](reg&, std::uint64_t) { doorbell_.notify(sc_core::SC_ZERO_TIME); });
-        p.control->on_write([this, q](reg& c, std::uint64_t) {
-            // Enabling a queue pair clears the error that stopped it.
+        p.sq_tail->on_write([this](reg&, std::uint64_t) { ring(); });
+        p.control->on_write([this, q](reg& c, std::uint64_t old) {
+            // Enabling a queue pair clears the error that stopped it;
+            // disabling it drops its requests and its SRD connections (their
+            // next use starts a new epoch, docs/scaleout.md).
             if (c.value() & TRN3_NIC_QP_ENABLE) qps_[q].status->set(TRN3_NIC_QP_OK);
-            doorbell_.notify(sc_core::SC_ZERO_TIME);
+            else if (old & TRN3_NIC_QP_ENABLE) disable(q);
+            ring();
         });
         qps_.push_back(p);
     }
@@ -105,6 +118,25 @@ nitro_nic::nitro_nic(const sc_core::sc_module_name& name, std::uint64_t node, st
     SC_HAS_PROCESS(nitro_nic);
     SC_THREAD(send_engine);
     SC_THREAD(receive_engine);
+}
+
+void nitro_nic::ring() {
+    ++doorbells_;
+    doorbell_.notify(sc_core::SC_ZERO_TIME);
+}
+
+void nitro_nic::disable(unsigned q) {
+    for (auto it = pending_.begin(); it != pending_.end();)
+        it = it->second.qp == q ? pending_.erase(it) : std::next(it);
+    outstanding_[q] = 0;
+    srd.reset_qp(static_cast<std::uint16_t>(q));
+}
+
+void nitro_nic::end_of_elaboration() {
+    // A port without an Ethernet link is down from the start.
+    std::uint64_t up = 0;
+    for (unsigned p = 0; p < srd.port_count(); ++p) up |= std::uint64_t{srd.port_usable(p)} << p;
+    ports_->set(up);
 }
 
 void nitro_nic::set_link_down(unsigned port, bool down) {
@@ -144,6 +176,10 @@ bool nitro_nic::local_buffer(std::uint32_t lkey, std::uint32_t pd, std::uint64_t
 
 bool nitro_nic::complete(unsigned q, const trn3_nic_cqe& c) {
     qp_regs& p = qps_[q];
+    if (!qp_usable(q)) {  // stopped or disabled: its completions go nowhere
+        ++completions_dropped_;
+        return false;
+    }
     const std::uint32_t size = static_cast<std::uint32_t>(p.cq_size->value());
     const std::uint32_t head = static_cast<std::uint32_t>(p.cq_head->value());
     const std::uint32_t tail = static_cast<std::uint32_t>(p.cq_tail->value());
@@ -158,11 +194,11 @@ bool nitro_nic::complete(unsigned q, const trn3_nic_cqe& c) {
     }
     trn3_nic_cqe e = c;
     e.phase = ((tail / size) & 1) == 0 ? 1 : 0;
+    p.cq_tail->set(tail + 1);  // the slot is this completion's before the write waits (two engines complete)
     if (!host_access(tlm::TLM_WRITE_COMMAND, p.cq_base->value() + sizeof e * (tail & (size - 1)), &e, sizeof e)) {
         p.status->set(TRN3_NIC_QP_BAD_RING);
         return false;
     }
-    p.cq_tail->set(tail + 1);
     if (p.vector->value() != TRN3_NIC_NO_VECTOR) ep.raise_msix(static_cast<unsigned>(p.vector->value()));
     return true;
 }
@@ -172,6 +208,7 @@ bool nitro_nic::complete(unsigned q, const trn3_nic_cqe& c) {
 void nitro_nic::send_engine() {
     unsigned next = 0;
     for (;;) {
+        const std::uint64_t seen = doorbells_;  // a doorbell during the pass makes it look again
         bool any = false;
         for (unsigned i = 0; i < TRN3_NIC_QPS && !any; ++i) {
             const unsigned q = (next + i) % TRN3_NIC_QPS;
@@ -180,22 +217,30 @@ void nitro_nic::send_engine() {
                 next = q + 1;
             }
         }
-        if (!any) wait(doorbell_);
+        if (!any && seen == doorbells_) wait(doorbell_);
     }
 }
 
 bool nitro_nic::serve(unsigned q) {
     qp_regs& p = qps_[q];
     const std::uint32_t head = static_cast<std::uint32_t>(p.sq_head->value());
-    if (!qp_usable(q) || head == static_cast<std::uint32_t>(p.sq_tail->value())) return false;
+    const std::uint32_t tail = static_cast<std::uint32_t>(p.sq_tail->value());
+    if (!qp_usable(q) || head == tail) return false;
     const std::uint32_t size = static_cast<std::uint32_t>(p.sq_size->value());
+    if (!power_of_two(size) || tail - head > size) {  // more entries posted than the ring holds
+        p.status->set(TRN3_NIC_QP_BAD_RING);
+        return false;
+    }
+    // Requests outstanding hold their data in the NIC: past max_outstanding
+    // bytes, the next waits for completions (each rings the doorbell).
+    if (outstanding_[q] >= max_outstanding.get().bytes) return false;
     trn3_nic_wqe w{};
-    if (!power_of_two(size) ||
-        !host_access(tlm::TLM_READ_COMMAND, p.sq_base->value() + sizeof w * (head & (size - 1)), &w, sizeof w)) {
+    if (!host_access(tlm::TLM_READ_COMMAND, p.sq_base->value() + sizeof w * (head & (size - 1)), &w, sizeof w)) {
         p.status->set(TRN3_NIC_QP_BAD_RING);
         return false;
     }
     wait(wqe_cost.get());
+    if (!qp_usable(q) || static_cast<std::uint32_t>(p.sq_head->value()) != head) return true;  // changed meanwhile
     p.sq_head->set(head + 1);
     const auto fail = [&](std::uint32_t status) {
         ++local_errors_;
@@ -223,6 +268,9 @@ bool nitro_nic::serve(unsigned q) {
         bytes_sent_ += w.length;
     }
     pending_[token] = pending{q, w};
+    response_deadlines_.emplace(sc_core::sc_time_stamp() + response_timeout.get(), token);
+    inbound_event_.notify(sc_core::SC_ZERO_TIME);  // the receive engine minds the deadline
+    outstanding_[q] += w.length;
     ++requests_;
     const std::uint64_t bytes = message.size();
     srd.post_send(static_cast<std::uint16_t>(q), w.dst_node, w.dst_qp, bytes, std::move(message),
@@ -239,24 +287,45 @@ bool nitro_nic::serve(unsigned q) {
 
 // ---- receiving ----
 
+bool nitro_nic::take_pending(std::uint64_t token, pending& out) {
+    const auto it = pending_.find(token);
+    if (it == pending_.end()) return false;
+    out = it->second;
+    pending_.erase(it);
+    outstanding_[out.qp] -= out.wqe.length;
+    ring();  // room for the next request
+    return true;
+}
+
+void nitro_nic::fail_request(std::uint64_t token) {
+    pending r;
+    if (!take_pending(token, r)) return;
+    trn3_nic_cqe c{};
+    c.wr_id = r.wqe.wr_id;
+    c.status = TRN3_NIC_ST_TRANSPORT;
+    c.opcode = r.wqe.opcode;
+    complete(r.qp, c);
+}
+
 void nitro_nic::receive_engine() {
     for (;;) {
+        // Requests whose response did not come in time (it was lost with
+        // its connection) complete with TRANSPORT: none waits forever.
+        while (!response_deadlines_.empty() && response_deadlines_.begin()->first <= sc_core::sc_time_stamp()) {
+            const std::uint64_t token = response_deadlines_.begin()->second;
+            response_deadlines_.erase(response_deadlines_.begin());
+            if (pending_.count(token)) ++response_timeouts_;
+            fail_request(token);
+        }
         if (inbound_.empty()) {
-            wait(inbound_event_);
+            if (response_deadlines_.empty()) wait(inbound_event_);
+            else wait(response_deadlines_.begin()->first - sc_core::sc_time_stamp(), inbound_event_);
             continue;
         }
         inbound_item item = std::move(inbound_.front());
         inbound_.pop_front();
         if (item.transport_failure) {
-            const auto it = pending_.find(item.failed_token);
-            if (it == pending_.end()) continue;
-            trn3_nic_cqe c{};
-            c.wr_id = it->second.wqe.wr_id;
-            c.status = TRN3_NIC_ST_TRANSPORT;
-            c.opcode = it->second.wqe.opcode;
-            const unsigned q = it->second.qp;
-            pending_.erase(it);
-            complete(q, c);
+            fail_request(item.failed_token);
             continue;
         }
         const sc_time now = sc_core::sc_time_stamp();
@@ -318,11 +387,12 @@ void nitro_nic::on_request(const srd_engine::inbound& m) {
     if (needs_buffer) {
         const std::uint32_t head = static_cast<std::uint32_t>(p.rq_head->value());
         const std::uint32_t size = static_cast<std::uint32_t>(p.rq_size->value());
-        if (head == static_cast<std::uint32_t>(p.rq_tail->value())) {
+        const std::uint32_t tail = static_cast<std::uint32_t>(p.rq_tail->value());
+        if (head == tail) {
             ++rnr_;
             return respond(m, TRN3_NIC_ST_RNR);
         }
-        if (!power_of_two(size) ||
+        if (!power_of_two(size) || tail - head > size ||
             !host_access(tlm::TLM_READ_COMMAND, p.rq_base->value() + sizeof rqe * (head & (size - 1)), &rqe,
                          sizeof rqe)) {
             p.status->set(TRN3_NIC_QP_BAD_RING);
@@ -366,10 +436,8 @@ void nitro_nic::on_request(const srd_engine::inbound& m) {
 
 void nitro_nic::on_response(const srd_engine::inbound& m) {
     ++responses_;
-    const auto it = pending_.find(get_field<std::uint64_t>(m.data, TRN3_RDMA_TOKEN));
-    if (it == pending_.end()) return;  // not ours (a stale or forged token): dropped
-    const pending r = it->second;
-    pending_.erase(it);
+    pending r;
+    if (!take_pending(get_field<std::uint64_t>(m.data, TRN3_RDMA_TOKEN), r)) return;  // a stale or forged token
     trn3_nic_cqe c{};
     c.wr_id = r.wqe.wr_id;
     c.opcode = r.wqe.opcode;

@@ -64,9 +64,9 @@ srd_engine::srd_engine(const sc_core::sc_module_name& name, std::uint64_t node, 
 
 std::uint64_t srd_engine::post_send(std::uint16_t src_qp, std::uint64_t dst_node, std::uint16_t dst_qp,
                                     std::uint64_t bytes, std::vector<std::uint8_t> data, completion done) {
-    if (!data.empty() && data.size() != bytes)
-        throw std::invalid_argument(
-            fmt::format("{}: a message of {} bytes given {} bytes of data", name(), bytes, data.size()));
+    if ((!data.empty() && data.size() != bytes) || bytes > TRN3_SRD_MAX_MESSAGE)
+        throw std::invalid_argument(fmt::format("{}: a message of {} bytes given {} bytes of data (at most {})", name(),
+                                                bytes, data.size(), TRN3_SRD_MAX_MESSAGE));
     const conn_key k{src_qp, dst_node & TRN3_ETH_NODE_MASK, dst_qp};
     auto [it, created] = senders_.try_emplace(k);
     sender& s = it->second;
@@ -80,6 +80,7 @@ std::uint64_t srd_engine::post_send(std::uint16_t src_qp, std::uint64_t dst_node
         s.path_bad_until.assign(paths.get(), sc_time());
         s.path_load.assign(paths.get(), 0);
         s.srtt = target_rtt.get();
+        s.epoch = qp_epoch_[src_qp];
     }
     if (s.failed) {  // a failed connection stays failed (the host re-establishes it)
         if (done) done(false, now());
@@ -94,6 +95,14 @@ std::uint64_t srd_engine::post_send(std::uint16_t src_qp, std::uint64_t dst_node
     s.to_send.push_back(id);
     pump(k, s);
     return id;
+}
+
+void srd_engine::reset_qp(std::uint16_t qp) {
+    for (auto it = senders_.begin(); it != senders_.end();)
+        it = std::get<0>(it->first) == qp ? senders_.erase(it) : std::next(it);
+    for (auto it = receivers_.begin(); it != receivers_.end();)
+        it = std::get<0>(it->first) == qp ? receivers_.erase(it) : std::next(it);
+    ++qp_epoch_[qp];
 }
 
 double srd_engine::window(std::uint16_t src_qp, std::uint64_t dst_node, std::uint16_t dst_qp) const {
@@ -111,21 +120,26 @@ std::uint64_t srd_engine::pick_path(sender& s, std::uint64_t avoid) {
     std::uint64_t best = n;
     for (std::uint64_t i = 0; i < n; ++i) {
         const std::uint64_t p = (s.next_path + i) % n;
-        if (p == avoid || s.path_bad_until[p] > now() || port_down_[p % ports_.size()]) continue;
+        if (p == avoid || s.path_bad_until[p] > now() || !port_usable(p % ports_.size())) continue;
         if (best == n || s.path_load[p] < s.path_load[best]) best = p;
         if (s.path_load[best] == 0) break;
     }
-    if (best == n) {  // no usable path (or just the one to avoid): the next one all the same
-        best = s.next_path % n;
-        if (best == avoid && n > 1) best = (best + 1) % n;
+    // Every path avoided: the next one on a port that works, penalised or
+    // (last) the one to avoid; none when no port works (n).
+    for (std::uint64_t i = 0; best == n && i < 2 * n; ++i) {
+        const std::uint64_t p = (s.next_path + i) % n;
+        if ((p != avoid || i >= n) && port_usable(p % ports_.size())) best = p;
     }
-    s.next_path = best + 1;
+    if (best < n) s.next_path = best + 1;
     return best;
 }
 
 void srd_engine::pump(const conn_key& k, sender& s) {
+    // At most `window` packets in flight, and their PSNs at most window_max
+    // apart (what a receiver holds while one is retried stays bounded).
     const std::uint64_t limit = std::max<std::uint64_t>(1, static_cast<std::uint64_t>(s.window));
-    while (s.flight.size() < limit && !s.to_send.empty()) {
+    while (s.flight.size() < limit && !s.to_send.empty() &&
+           (s.flight.empty() || s.next_psn - s.flight.begin()->first < window_max.get())) {
         outgoing& m = s.messages.at(s.to_send.front());
         const std::uint64_t length = std::min(mtu.get().bytes, m.bytes - m.next_offset);
         const std::uint64_t psn = s.next_psn++;
@@ -141,13 +155,15 @@ void srd_engine::pump(const conn_key& k, sender& s) {
             m.all_sent = true;
             s.to_send.pop_front();
         }
-        transmit(k, s, psn, f, false);
+        if (!transmit(k, s, psn, f, false)) return fail(k, s);
     }
 }
 
-void srd_engine::transmit(const conn_key& k, sender& s, std::uint64_t psn, in_flight& f, bool again) {
+bool srd_engine::transmit(const conn_key& k, sender& s, std::uint64_t psn, in_flight& f, bool again) {
+    const std::uint64_t path = pick_path(s, again ? f.path : paths.get());
+    if (path == paths.get()) return false;  // no port works
     if (again) --s.path_load[f.path];
-    f.path = pick_path(s, again ? f.path : paths.get());
+    f.path = path;
     ++s.path_load[f.path];
     const outgoing& m = s.messages.at(f.msg_id);
     srd_packet p;
@@ -157,6 +173,7 @@ void srd_engine::transmit(const conn_key& k, sender& s, std::uint64_t psn, in_fl
     p.type = TRN3_SRD_DATA;
     p.src_qp = std::get<0>(k);
     p.dst_qp = std::get<2>(k);
+    p.epoch = s.epoch;
     p.psn = static_cast<std::uint32_t>(psn);
     p.msg = f.msg;
     p.payload_bytes = static_cast<std::uint32_t>(f.length);
@@ -172,6 +189,7 @@ void srd_engine::transmit(const conn_key& k, sender& s, std::uint64_t psn, in_fl
     deadlines_.push(deadline{f.deadline, k, psn});
     deadline_added_.notify(sc_core::SC_ZERO_TIME);
     ++(again ? retransmits_ : packets_sent_);
+    return true;
 }
 
 void srd_engine::receive(unsigned port, message& frame) {
@@ -192,6 +210,21 @@ std::uint64_t srd_engine::widen(std::uint64_t near, std::uint32_t psn) {
 }
 
 void srd_engine::on_data(unsigned port, const srd_packet& p) {
+    receiver& r = receivers_[conn_key{p.dst_qp, p.src_node, p.src_qp}];
+    if (r.epoch != p.epoch) {
+        if (static_cast<std::int16_t>(p.epoch - r.epoch) < 0) {  // the connection before a reset: gone
+            ++duplicates_;
+            return;
+        }
+        r = receiver{};  // the sender reset the connection: start again
+        r.epoch = p.epoch;
+    }
+    // A packet that disagrees with its message's first one is neither taken nor acknowledged.
+    const auto known = r.messages.find(p.msg);
+    if (known != r.messages.end() && (p.msg_bytes != known->second.bytes || p.has_payload == known->second.timing)) {
+        ++malformed_;
+        return;
+    }
     // Acknowledge it, new or not (the first acknowledgement may be lost).
     srd_packet ack;
     ack.dst_node = p.src_node;
@@ -200,13 +233,13 @@ void srd_engine::on_data(unsigned port, const srd_packet& p) {
     ack.type = TRN3_SRD_ACK;
     ack.src_qp = p.dst_qp;
     ack.dst_qp = p.src_qp;
+    ack.epoch = p.epoch;
     ack.psn = p.psn;
     ack.stamp_ps = p.stamp_ps;
     const sc_time ready = now() + rx_latency.get();
     ports_[port]->send(encode(ack, nullptr), ready);
     ++acks_sent_;
 
-    receiver& r = receivers_[conn_key{p.dst_qp, p.src_node, p.src_qp}];
     const std::uint64_t psn = widen(r.expected, p.psn);
     if (psn < r.expected || !r.above.insert(psn).second) {
         ++duplicates_;
@@ -256,6 +289,7 @@ void srd_engine::on_ack(const srd_packet& p) {
     const auto sit = senders_.find(k);
     if (sit == senders_.end()) return;
     sender& s = sit->second;
+    if (p.epoch != s.epoch) return;  // for the connection before a reset
     const auto fit = s.flight.find(widen(s.next_psn, p.psn));
     if (fit == s.flight.end()) return;  // acknowledged before (a duplicate's acknowledgement)
     const sc_time t = now();
@@ -322,7 +356,7 @@ void srd_engine::timers() {
         }
         s.path_bad_until[f.path] = now() + path_penalty.get();
         s.window = std::max(1.0, s.window * decrease.get());
-        transmit(d.conn, s, d.psn, f, true);
+        if (!transmit(d.conn, s, d.psn, f, true)) fail(d.conn, s);
     }
 }
 

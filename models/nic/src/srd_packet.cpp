@@ -19,6 +19,7 @@ message encode(const srd_packet& p, const std::uint8_t* payload) {
     put_field<std::uint8_t>(m.data, TRN3_SRD_TYPE, p.type);
     put_field<std::uint16_t>(m.data, TRN3_SRD_SRC_QP, p.src_qp);
     put_field<std::uint16_t>(m.data, TRN3_SRD_DST_QP, p.dst_qp);
+    put_field<std::uint16_t>(m.data, TRN3_SRD_EPOCH, p.epoch);
     put_field<std::uint32_t>(m.data, TRN3_SRD_PSN, p.psn);
     put_field<std::uint32_t>(m.data, TRN3_SRD_MSG, p.msg);
     put_field<std::uint32_t>(m.data, TRN3_SRD_PAYLOAD_BYTES, p.payload_bytes);
@@ -35,8 +36,7 @@ std::optional<srd_packet> decode(const message& frame) {
     const std::vector<std::uint8_t>& d = frame.data;
     if (d.size() < TRN3_SRD_HEADER_BYTES) return std::nullopt;
     if (get_field<std::uint16_t>(d, TRN3_ETH_PROTO) != TRN3_ETH_PROTO_SRD) return std::nullopt;
-    if (get_field<std::uint8_t>(d, TRN3_SRD_FLAGS) != 0 || get_field<std::uint16_t>(d, TRN3_SRD_RESERVED) != 0)
-        return std::nullopt;
+    if (get_field<std::uint8_t>(d, TRN3_SRD_FLAGS) != 0) return std::nullopt;
     srd_packet p;
     p.dst_node = get_field<std::uint64_t>(d, TRN3_ETH_DST);
     p.src_node = get_field<std::uint64_t>(d, TRN3_ETH_SRC);
@@ -45,6 +45,7 @@ std::optional<srd_packet> decode(const message& frame) {
     p.type = get_field<std::uint8_t>(d, TRN3_SRD_TYPE);
     p.src_qp = get_field<std::uint16_t>(d, TRN3_SRD_SRC_QP);
     p.dst_qp = get_field<std::uint16_t>(d, TRN3_SRD_DST_QP);
+    p.epoch = get_field<std::uint16_t>(d, TRN3_SRD_EPOCH);
     p.psn = get_field<std::uint32_t>(d, TRN3_SRD_PSN);
     p.msg = get_field<std::uint32_t>(d, TRN3_SRD_MSG);
     p.payload_bytes = get_field<std::uint32_t>(d, TRN3_SRD_PAYLOAD_BYTES);
@@ -58,6 +59,7 @@ std::optional<srd_packet> decode(const message& frame) {
         return p;
     }
     if (p.type != TRN3_SRD_DATA || p.payload_bytes > TRN3_SRD_MAX_PAYLOAD) return std::nullopt;
+    if (p.msg_bytes > TRN3_SRD_MAX_MESSAGE) return std::nullopt;
     if (p.msg_offset > p.msg_bytes || p.payload_bytes > p.msg_bytes - p.msg_offset) return std::nullopt;
     if (p.payload_bytes == 0 && p.msg_bytes != 0) return std::nullopt;  // only an empty message has an empty packet
     if (d.size() == TRN3_SRD_HEADER_BYTES + std::size_t{p.payload_bytes}) {

@@ -36,7 +36,8 @@ status nic_device::create_qp(unsigned q, std::uint32_t pd, unsigned entries) {
     queue_pair& p = qps_[q];
     p.sq = host_.alloc_dma(bdf_, entries * sizeof(trn3_nic_wqe));
     p.rq = host_.alloc_dma(bdf_, entries * sizeof(trn3_nic_rqe));
-    p.cq = host_.alloc_dma(bdf_, entries * sizeof(trn3_nic_cqe));
+    // Every send and every receive entry may be owed a completion at once.
+    p.cq = host_.alloc_dma(bdf_, 2 * entries * sizeof(trn3_nic_cqe));
     if (!p.sq.cpu || !p.rq.cpu || !p.cq.cpu) return status::out_of_memory;
     p.entries = entries;
     const std::uint64_t b = TRN3_NIC_QP(q);
@@ -46,13 +47,20 @@ status nic_device::create_qp(unsigned q, std::uint32_t pd, unsigned entries) {
     wr64(b + TRN3_NIC_RQ_BASE, p.rq.bus_address);
     wr(b + TRN3_NIC_RQ_SIZE, entries);
     wr64(b + TRN3_NIC_CQ_BASE, p.cq.bus_address);
-    wr(b + TRN3_NIC_CQ_SIZE, entries);
+    wr(b + TRN3_NIC_CQ_SIZE, 2 * entries);
     p.sq_tail = rd(b + TRN3_NIC_SQ_HEAD);
     wr(b + TRN3_NIC_SQ_TAIL, p.sq_tail);
     p.rq_tail = rd(b + TRN3_NIC_RQ_HEAD);
     wr(b + TRN3_NIC_RQ_TAIL, p.rq_tail);
     p.cq_head = rd(b + TRN3_NIC_CQ_TAIL);
     wr(b + TRN3_NIC_CQ_HEAD, p.cq_head);
+    // Every slot shows "not written" for the pass in which it is next written
+    // (the NIC's counters carry on from an earlier use of the queue pair).
+    const unsigned cq_entries = 2 * entries;
+    for (unsigned slot = 0; slot < cq_entries; ++slot) {
+        const std::uint32_t next = p.cq_head + ((slot - p.cq_head) & (cq_entries - 1));  // when it is written next
+        reinterpret_cast<trn3_nic_cqe*>(p.cq.cpu)[slot].phase = ((next / cq_entries) & 1) == 0 ? 0 : 1;
+    }
     wr(b + TRN3_NIC_QP_PD, pd);
     wr(b + TRN3_NIC_QP_VECTOR, q);
     wr(b + TRN3_NIC_QP_CONTROL, TRN3_NIC_QP_ENABLE);
@@ -100,8 +108,9 @@ status nic_device::post_recv(unsigned q, const trn3_nic_rqe& r) {
 status nic_device::poll_cq(unsigned q, trn3_nic_cqe& out, std::uint64_t timeout_ns) {
     if (!valid_qp(q)) return status::bad_argument;
     queue_pair& p = qps_[q];
-    const std::uint8_t phase = ((p.cq_head / p.entries) & 1) == 0 ? 1 : 0;
-    const std::uint8_t* at = p.cq.cpu + sizeof out * (p.cq_head & (p.entries - 1));
+    const unsigned cq_entries = 2 * p.entries;
+    const std::uint8_t phase = ((p.cq_head / cq_entries) & 1) == 0 ? 1 : 0;
+    const std::uint8_t* at = p.cq.cpu + sizeof out * (p.cq_head & (cq_entries - 1));
     auto ready = [&] { return reinterpret_cast<const trn3_nic_cqe*>(at)->phase == phase; };
     if (!ready() && !host_.wait_until(ready, timeout_ns)) return status::timeout;
     std::memcpy(&out, at, sizeof out);

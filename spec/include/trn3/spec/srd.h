@@ -35,7 +35,7 @@
 #define TRN3_SRD_FLAGS 21u /* u8: reserved, 0 */
 #define TRN3_SRD_SRC_QP 22u /* u16: the sender's queue pair */
 #define TRN3_SRD_DST_QP 24u /* u16: the receiver's queue pair */
-#define TRN3_SRD_RESERVED 26u /* u16: 0 */
+#define TRN3_SRD_EPOCH 26u /* u16: the connection's epoch: a sender that resets a connection starts the next one */
 #define TRN3_SRD_PSN 28u /* u32: packet sequence number on the connection (an ACK: the one acknowledged) */
 #define TRN3_SRD_MSG 32u /* u32: the message's sequence number on the connection */
 #define TRN3_SRD_PAYLOAD_BYTES 36u /* u32: payload bytes in this packet (an ACK: 0) */
@@ -51,5 +51,7 @@
 #define TRN3_SRD_WIRE_OVERHEAD 110u
 /* The largest payload a frame may carry (a 9,000-byte jumbo MTU less headers) */
 #define TRN3_SRD_MAX_PAYLOAD 8928u
+/* The largest message (what a receiver may have to hold) */
+#define TRN3_SRD_MAX_MESSAGE 0x80000000ull
 
 #endif

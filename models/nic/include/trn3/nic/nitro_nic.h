@@ -27,13 +27,22 @@
 // sender, its queue pair, the bytes and WRITE_IMM's immediate value.
 //
 // Completions go to the queue pair's CQ with the phase bit of their pass
-// over the ring; a full CQ stops the queue pair (CQ_OVERRUN). A queue pair
-// whose ring cannot be read stops with BAD_RING.
+// over the ring; a full CQ stops the queue pair (CQ_OVERRUN); a stopped or
+// disabled queue pair gets none (completions_dropped). A queue pair whose
+// ring cannot be read, or whose tail is more than its size ahead of its
+// head, stops with BAD_RING. A request without a response within
+// `response_timeout` completes with TRANSPORT (the response was lost with
+// its connection). A queue pair holds at most `max_outstanding` request
+// bytes awaiting responses; past that its send queue waits. Disabling a
+// queue pair drops its requests and resets its SRD connections (their next
+// use is a new epoch). An Ethernet port without a link is down (PORTS).
 //
-// params:  wqe_cost, node (the platform's address for it)
-// stats:   requests, responses, rdma_refused, rnr, local_errors, bytes_sent, bytes_received
+// params:  wqe_cost, response_timeout, max_outstanding
+// stats:   requests, responses, rdma_refused, rnr, local_errors, response_timeouts,
+//          completions_dropped, bytes_sent, bytes_received
 #pragma once
 
+#include <array>
 #include <deque>
 #include <map>
 #include <memory>
@@ -58,6 +67,8 @@ public:
     tlm_utils::simple_initiator_socket<nitro_nic> dma{"dma"};
 
     param<sc_core::sc_time> wqe_cost;
+    param<sc_core::sc_time> response_timeout;
+    param<byte_count> max_outstanding;
 
     // node: the NIC's 48-bit address; its two Ethernet ports get message-port
     // ids first_port_id and first_port_id + 1.
@@ -84,6 +95,11 @@ private:
         std::uint64_t failed_token = 0;
     };
 
+    void end_of_elaboration() override;
+    void ring();  // a doorbell (or room for a request): the send engine looks again
+    void disable(unsigned q);
+    bool take_pending(std::uint64_t token, pending& out);
+    void fail_request(std::uint64_t token);  // completes it with TRANSPORT
     void send_engine();
     void receive_engine();
     bool serve(unsigned q);
@@ -109,10 +125,14 @@ private:
     reg* error_vector_ = nullptr;
     reg* ports_ = nullptr;
     sc_core::sc_event doorbell_, inbound_event_;
+    std::uint64_t doorbells_ = 0;
+    std::multimap<sc_core::sc_time, std::uint64_t> response_deadlines_;  // -> token
+    std::array<std::uint64_t, TRN3_NIC_QPS> outstanding_{};  // request bytes awaiting responses, per queue pair
     std::deque<inbound_item> inbound_;
     std::map<std::uint64_t, pending> pending_;  // by token
     std::uint64_t next_token_ = 1;
-    counter requests_, responses_, rdma_refused_, rnr_, local_errors_, bytes_sent_, bytes_received_;
+    counter requests_, responses_, rdma_refused_, rnr_, local_errors_, response_timeouts_, completions_dropped_,
+        bytes_sent_, bytes_received_;
 };
 
 }  // namespace trn3::nic

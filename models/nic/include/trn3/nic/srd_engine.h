@@ -23,14 +23,18 @@
 //   of acknowledgements), between 1 and `window_max`.
 // - Retransmission: a packet unacknowledged `rto` after it left (rto =
 //   max(rto_min, 3 x smoothed RTT)) is sent again on another path; after
-//   `max_retries` the connection fails: its messages complete with an error,
-//   none is half delivered.
+//   `max_retries`, or when no port works, the connection fails: its messages
+//   complete with an error, none is half delivered.
 // Receiving: every data packet is acknowledged (the ACK echoes its send
 // time); a PSN seen before is acknowledged again and dropped (duplicates).
 // A message is delivered when all its bytes are in, and messages of a
 // connection are delivered in the order they were posted (send-after-send
 // ordering: a complete message waits for the ones before it). What the
-// receiver holds is bounded by the sender's window.
+// receiver holds is bounded by the sender: the packets it has in flight
+// span at most window_max PSNs. A packet that disagrees with its message's
+// first one is neither taken nor acknowledged. Packets carry their
+// connection's epoch: a newer one makes the receiver start the connection
+// again (the sender reset it: reset_qp), an older one is dropped.
 //
 // Times: a packet leaves tx_latency after it is made (the NIC's pipeline);
 // a message is delivered, and an ACK leaves, rx_latency after the packet
@@ -77,8 +81,14 @@ public:
     std::uint64_t node() const { return node_; }
     message_port& port(unsigned p) { return *ports_[p]; }
     unsigned port_count() const { return static_cast<unsigned>(ports_.size()); }
-    // A port whose link is down (its ToR died, a cable pulled): no path uses it.
+    // A port whose link is down (its ToR died, a cable pulled): no path uses
+    // it, nor a port without a link; with no port working a connection fails.
     void set_port_down(unsigned p, bool down) { port_down_[p] = down; }
+    bool port_usable(unsigned p) const { return ports_[p]->connected() && !port_down_[p]; }
+    // Forgets every connection of local queue pair `qp` (messages in flight
+    // are dropped without completion: the owner completes them) and starts
+    // its next epoch: peers drop their state of the connections before.
+    void reset_qp(std::uint16_t qp);
 
     // A message delivered to queue pair dst_qp: at `when`, in host memory.
     struct inbound {
@@ -135,6 +145,7 @@ private:
         double window = 0;
         sc_core::sc_time srtt, last_decrease;
         bool failed = false;
+        std::uint16_t epoch = 0;
     };
     struct reassembly {
         std::uint64_t bytes = 0, received = 0, packets = 0;
@@ -143,6 +154,7 @@ private:
         sc_core::sc_time complete_at;
     };
     struct receiver {
+        std::uint16_t epoch = 0;
         std::uint64_t expected = 0;  // every PSN below it has arrived
         std::set<std::uint64_t> above;  // PSNs at or past `expected` that arrived
         std::uint32_t next_deliver = 0;
@@ -153,7 +165,9 @@ private:
     void on_data(unsigned port, const srd_packet& p);
     void on_ack(const srd_packet& p);
     void pump(const conn_key& k, sender& s);
-    void transmit(const conn_key& k, sender& s, std::uint64_t psn, in_flight& f, bool again);
+    // False when no port works (nothing sent).
+    bool transmit(const conn_key& k, sender& s, std::uint64_t psn, in_flight& f, bool again);
+    // The path of the next packet; `paths` when no port works.
     std::uint64_t pick_path(sender& s, std::uint64_t avoid);
     sc_core::sc_time rto(const sender& s) const;
     void fail(const conn_key& k, sender& s);
@@ -163,6 +177,7 @@ private:
     std::uint64_t node_;
     std::vector<std::unique_ptr<message_port>> ports_;
     std::vector<bool> port_down_;
+    std::map<std::uint16_t, std::uint16_t> qp_epoch_;  // each local queue pair's current epoch
     std::map<conn_key, sender> senders_;
     std::map<conn_key, receiver> receivers_;  // key: local qp, peer node, peer qp
     std::function<void(inbound&)> deliver_;

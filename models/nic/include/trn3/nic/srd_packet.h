@@ -17,6 +17,7 @@ struct srd_packet {
     std::uint16_t entropy = 0;
     std::uint8_t type = TRN3_SRD_DATA;
     std::uint16_t src_qp = 0, dst_qp = 0;
+    std::uint16_t epoch = 0;
     std::uint32_t psn = 0;
     std::uint32_t msg = 0;
     std::uint32_t payload_bytes = 0;
@@ -32,7 +33,8 @@ struct srd_packet {
 message encode(const srd_packet& p, const std::uint8_t* payload);
 // The packet a frame holds, or nothing when the frame is malformed: too
 // short, another protocol, a node address over 48 bits, reserved bits set,
-// an unknown type, a payload over the MTU or beyond its message, data of
+// an unknown type, a payload over the MTU or beyond its message, a message
+// over TRN3_SRD_MAX_MESSAGE, data of
 // another length than the header says, an ACK with a payload or message fields. What decodes
 // encodes back to the same bytes.
 // The packet's payload points into frame.data.

@@ -5,9 +5,9 @@
 //   probe()      the n-th 1d0f:7a00 among the enumerated functions: its BARs,
 //                MSI-X (every vector to the host's MSI window, data
 //                msi_data_base + vector), the node address
-//   create_qp()  rings of `entries` send, receive and completion entries in
-//                host memory the NIC may reach, in protection domain `pd`,
-//                completions raising vector q
+//   create_qp()  rings of `entries` send and receive entries and 2 x entries
+//                completions in host memory the NIC may reach, in protection
+//                domain `pd`, completions raising vector q
 //   reg_mr()     region `index` over host memory, key = index | tag << 8
 //   post_send()  / post_recv(): an entry and its doorbell (queue_full when the ring is)
 //   poll_cq()    the next completion (phase bit), waiting at most timeout_ns
@@ -48,6 +48,7 @@ public:
     status poll_cq(unsigned q, trn3_nic_cqe& out, std::uint64_t timeout_ns);
 
     std::uint64_t rdma_errors();  // inbound requests the NIC refused
+    std::uint32_t ports_up() { return rd(TRN3_NIC_PORTS); }  // bit per Ethernet port whose link is up
     std::uint32_t qp_status(unsigned q);
     dma_buffer alloc(std::size_t bytes) { return host_.alloc_dma(bdf_, bytes); }
 

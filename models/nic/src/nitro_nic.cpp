@@ -352,7 +352,7 @@ void nitro_nic::refuse(unsigned q, std::uint32_t status) {
     if (error_vector_->value() != TRN3_NIC_NO_VECTOR) ep.raise_msix(static_cast<unsigned>(error_vector_->value()));
 }
 
-void nitro_nic::on_request(const srd_engine::inbound& m) {
+void nitro_nic::on_request(srd_engine::inbound& m) {
     const std::uint8_t op = get_field<std::uint8_t>(m.data, TRN3_RDMA_OP);
     const std::uint64_t offset = get_field<std::uint64_t>(m.data, TRN3_RDMA_OFFSET);
     const std::uint32_t key = get_field<std::uint32_t>(m.data, TRN3_RDMA_KEY);
@@ -365,7 +365,7 @@ void nitro_nic::on_request(const srd_engine::inbound& m) {
     }
     qp_regs& p = qps_[q];
     const std::uint32_t pd = static_cast<std::uint32_t>(p.pd->value());
-    std::uint8_t* data = const_cast<std::uint8_t*>(m.data.data()) + TRN3_RDMA_HEADER_BYTES;
+    std::uint8_t* data = m.data.data() + TRN3_RDMA_HEADER_BYTES;
     std::uint64_t bus = 0;
     if (op == TRN3_NIC_OP_WRITE || op == TRN3_NIC_OP_WRITE_IMM || op == TRN3_NIC_OP_READ) {
         const std::uint32_t need = op == TRN3_NIC_OP_READ ? TRN3_NIC_ACCESS_REMOTE_READ : TRN3_NIC_ACCESS_REMOTE_WRITE;
@@ -434,7 +434,7 @@ void nitro_nic::on_request(const srd_engine::inbound& m) {
     respond(m, TRN3_NIC_ST_OK);
 }
 
-void nitro_nic::on_response(const srd_engine::inbound& m) {
+void nitro_nic::on_response(srd_engine::inbound& m) {
     ++responses_;
     pending r;
     if (!take_pending(get_field<std::uint64_t>(m.data, TRN3_RDMA_TOKEN), r)) return;  // a stale or forged token
@@ -444,9 +444,8 @@ void nitro_nic::on_response(const srd_engine::inbound& m) {
     c.status = get_field<std::uint8_t>(m.data, TRN3_RDMA_STATUS);
     if (c.status == TRN3_NIC_ST_OK && r.wqe.opcode == TRN3_NIC_OP_READ) {
         const std::size_t got = m.data.size() - TRN3_RDMA_HEADER_BYTES;
-        std::vector<std::uint8_t> data(m.data.begin() + TRN3_RDMA_HEADER_BYTES, m.data.end());
         if (got != r.wqe.length) c.status = TRN3_NIC_ST_REMOTE_ACCESS;
-        else if (!host_access(tlm::TLM_WRITE_COMMAND, r.wqe.local_addr, data.data(), got))
+        else if (!host_access(tlm::TLM_WRITE_COMMAND, r.wqe.local_addr, m.data.data() + TRN3_RDMA_HEADER_BYTES, got))
             c.status = TRN3_NIC_ST_LOCAL_DMA;
         else bytes_received_ += got;
     }

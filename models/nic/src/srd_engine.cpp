@@ -256,10 +256,6 @@ void srd_engine::on_data(unsigned port, const srd_packet& p) {
         m.timing = !p.has_payload;
         if (!m.timing) m.data.resize(p.msg_bytes);
     }
-    if (p.msg_bytes != m.bytes || p.msg_offset + p.payload_bytes > m.bytes) {
-        ++malformed_;  // disagrees with the message's first packet
-        return;
-    }
     if (p.has_payload && !m.timing && p.payload_bytes)
         std::copy_n(p.payload, p.payload_bytes, m.data.begin() + static_cast<std::ptrdiff_t>(p.msg_offset));
     m.received += p.payload_bytes;

@@ -103,8 +103,9 @@ private:
     void send_engine();
     void receive_engine();
     bool serve(unsigned q);
-    void on_request(const srd_engine::inbound& m);
-    void on_response(const srd_engine::inbound& m);
+    // The receive engine's own copy of the message: its data is written to host memory from where it lies.
+    void on_request(srd_engine::inbound& m);
+    void on_response(srd_engine::inbound& m);
     void respond(const srd_engine::inbound& request, std::uint8_t status, std::vector<std::uint8_t> data = {});
     void refuse(unsigned q, std::uint32_t status);
     // A region's bus address for [offset, offset + length), or false.

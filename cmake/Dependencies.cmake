@@ -8,6 +8,7 @@ find_package(nlohmann_json 3.10 REQUIRED)
 find_package(CLI11 REQUIRED)
 find_package(OpenSSL 3 REQUIRED)  # libcrypto: the MCU's SHA-256 engine
 find_package(verilator 5.006 REQUIRED)
+pkg_check_modules(LIBFABRIC REQUIRED IMPORTED_TARGET libfabric>=1.17)  # the NIC's provider (sw/fabric)
 
 # SystemC's headers are not warning-clean: mark them as system headers so that
 # -Werror applies to our code only.

@@ -8,7 +8,7 @@ set -euo pipefail
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libsystemc-dev verilator catch2
-  libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev
+  libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libfabric-dev
     libbenchmark-dev libmpfr-dev libssl-dev time python3-matplotlib
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf gdb-multiarch
   clang-format clang-tidy

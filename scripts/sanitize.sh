@@ -8,9 +8,10 @@
 #   parsers) and the unit tests of the core (params, registers, sparse
 #   memory, routers, message links), the numerics, the MCU (its ISS, ELF
 #   loader and SHA-256 engine), PCIe links and switches, the DMA engine, the
-#   collective schedules, the topology, SRD over Ethernet switches and the
-#   NIC on its host (RDMA protection included). It builds only what those need
-#   (no chip, platforms or RTL).
+#   collective schedules, the topology, SRD over Ethernet switches, the NIC
+#   on its host (RDMA protection included) and libfabric on that NIC (the
+#   trn3vp provider). It builds only what those need (no chip, platforms or
+#   RTL).
 # all: the whole suite under the sanitizers (as ctest --preset asan); on a
 #   quiet 2-core machine its build alone takes about 31 minutes, too long
 #   for CI beside the release build (docs/reliability.md has the figures).
@@ -29,7 +30,7 @@ fast_tests=(
   test_pcie_link test_pcie_fabric test_pcie_flow_control test_pcie_traffic_class test_pcie_flaps
   test_dma_engine test_dma_reduce test_dma_wait test_dma_timing_only
   test_plan test_plan_algorithms test_rings test_level_orders test_topology
-  test_srd test_nitro_nic
+  test_srd test_nitro_nic test_libfabric
 )
 fuzz_targets=(isa_stream isa_decode elf_image units config srd_packet)
 cmake --preset asan >/dev/null

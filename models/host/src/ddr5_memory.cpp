@@ -14,14 +14,32 @@ ddr5_memory::ddr5_memory(const sc_core::sc_module_name& name)
     in.register_transport_dbg(this, &ddr5_memory::debug);
 }
 
+std::uint64_t ddr5_memory::pin(unsigned char* cpu, std::uint64_t bytes) {
+    const std::uint64_t physical = next_pinned_;
+    pinned_[physical] = {cpu, bytes};
+    next_pinned_ += bytes + 4096;  // a guard page between ranges
+    return physical;
+}
+
+unsigned char* ddr5_memory::resolve(std::uint64_t a, std::uint64_t n) {
+    if (a + n < a) return nullptr;
+    if (a + n <= size.get().bytes) return store_.data() + a;
+    auto it = pinned_.upper_bound(a);
+    if (it == pinned_.begin()) return nullptr;
+    --it;
+    if (a + n > it->first + it->second.bytes) return nullptr;
+    return it->second.cpu + (a - it->first);
+}
+
 void ddr5_memory::transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay) {
     const std::uint64_t a = tx.get_address(), n = tx.get_data_length();
-    if (a + n > size.get().bytes || a + n < a) {
+    unsigned char* const target = resolve(a, n);
+    if (!target) {
         ++address_errors_;
         tx.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
     }
-    copy_payload(tx, store_.data() + a);
+    copy_payload(tx, target);
     if (tx.is_write()) ++writes_;
     else ++reads_;
     bytes_ += n;
@@ -34,9 +52,10 @@ void ddr5_memory::transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& dela
 
 unsigned ddr5_memory::debug(tlm::tlm_generic_payload& tx) {
     const std::uint64_t a = tx.get_address(), n = tx.get_data_length();
-    if (a + n > size.get().bytes) return 0;
-    if (tx.is_write()) std::memcpy(store_.data() + a, tx.get_data_ptr(), n);
-    else std::memcpy(tx.get_data_ptr(), store_.data() + a, n);
+    unsigned char* const at = resolve(a, n);
+    if (!at) return 0;
+    if (tx.is_write()) std::memcpy(at, tx.get_data_ptr(), n);
+    else std::memcpy(tx.get_data_ptr(), at, n);
     return static_cast<unsigned>(n);
 }
 

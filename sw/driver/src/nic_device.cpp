@@ -108,13 +108,25 @@ status nic_device::post_recv(unsigned q, const trn3_nic_rqe& r) {
 status nic_device::poll_cq(unsigned q, trn3_nic_cqe& out, std::uint64_t timeout_ns) {
     if (!valid_qp(q)) return status::bad_argument;
     queue_pair& p = qps_[q];
+    auto ready = [&] { return cq_ready(q); };
+    if (!ready() && !host_.wait_until(ready, timeout_ns)) return status::timeout;
+    std::memcpy(&out, p.cq.cpu + sizeof out * (p.cq_head & (2 * p.entries - 1)), sizeof out);
+    wr(TRN3_NIC_QP(q) + TRN3_NIC_CQ_HEAD, ++p.cq_head);
+    return status::ok;
+}
+
+bool nic_device::cq_ready(unsigned q) const {
+    if (!valid_qp(q)) return false;
+    const queue_pair& p = qps_[q];
     const unsigned cq_entries = 2 * p.entries;
     const std::uint8_t phase = ((p.cq_head / cq_entries) & 1) == 0 ? 1 : 0;
-    const std::uint8_t* at = p.cq.cpu + sizeof out * (p.cq_head & (cq_entries - 1));
-    auto ready = [&] { return reinterpret_cast<const trn3_nic_cqe*>(at)->phase == phase; };
-    if (!ready() && !host_.wait_until(ready, timeout_ns)) return status::timeout;
-    std::memcpy(&out, at, sizeof out);
-    wr(TRN3_NIC_QP(q) + TRN3_NIC_CQ_HEAD, ++p.cq_head);
+    return reinterpret_cast<const trn3_nic_cqe*>(p.cq.cpu)[p.cq_head & (cq_entries - 1)].phase == phase;
+}
+
+status nic_device::destroy_qp(unsigned q) {
+    if (!valid_qp(q)) return status::bad_argument;
+    wr(TRN3_NIC_QP(q) + TRN3_NIC_QP_CONTROL, 0);
+    qps_[q].entries = 0;
     return status::ok;
 }
 

@@ -6,9 +6,16 @@
 //   Graviton4: 12 channels of DDR5-5600 = 537.6 GB/s.
 //
 // socket: in (target; b_transport, debug)
+// Pinned pages: a host program's own memory that a device may reach
+// (what registering memory with a NIC does). pin() maps it at physical
+// addresses from pinned_base on, where accesses reach the program's pages
+// with the DDR's timing; the simulator's memory stands for those pages.
+//
 // params: size, channels, transfer_rate (MT/s), latency
 // stats:  reads, writes, bytes, address_errors
 #pragma once
+
+#include <map>
 
 #include <tlm_utils/simple_target_socket.h>
 
@@ -34,12 +41,24 @@ public:
     // Clears a range without touching untouched pages (see sparse_store::zero).
     void zero(std::uint64_t offset, std::uint64_t bytes) { store_.zero(offset, bytes); }
 
+    static constexpr std::uint64_t pinned_base = 1ull << 52;
+    // `bytes` of a program's memory at `cpu` (both page aligned); returns their physical address.
+    std::uint64_t pin(unsigned char* cpu, std::uint64_t bytes);
+    void unpin(std::uint64_t physical) { pinned_.erase(physical); }
+
     double bytes_per_second() const { return double(channels.get()) * double(transfer_rate.get()) * 1e6 * 8; }
 
 private:
     void transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay);
     unsigned debug(tlm::tlm_generic_payload& tx);
+    unsigned char* resolve(std::uint64_t address, std::uint64_t bytes);  // nullptr: outside memory
+    struct pinned_range {
+        unsigned char* cpu;
+        std::uint64_t bytes;
+    };
     sparse_store store_;
+    std::map<std::uint64_t, pinned_range> pinned_;  // by physical address
+    std::uint64_t next_pinned_ = pinned_base;
     sc_core::sc_time bus_free_;
     counter reads_, writes_, bytes_, address_errors_;
 };

@@ -36,6 +36,8 @@ public:
     void mmio_write(std::uint64_t a, const void* d, std::size_t n) override;
     driver::dma_buffer alloc_dma(std::uint16_t, std::size_t) override { return {}; }
     driver::dma_buffer alloc_unmapped(std::size_t) override { return {}; }
+    driver::dma_buffer pin(std::uint16_t, void*, std::size_t) override { return {}; }
+    void unpin(std::uint16_t, const driver::dma_buffer&) override {}
     void request_irq(std::uint32_t data, std::function<void()> handler) override {
         handlers_[data] = std::move(handler);
     }

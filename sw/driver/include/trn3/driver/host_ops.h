@@ -35,6 +35,11 @@ struct host_ops {
     virtual dma_buffer alloc_dma(std::uint16_t bdf, std::size_t bytes) = 0;
     // Host memory without an IOMMU mapping (for tests of faults).
     virtual dma_buffer alloc_unmapped(std::size_t bytes) = 0;
+    // A program's own memory made reachable by device `bdf` (what registering
+    // memory does: its pages are pinned and mapped in the IOMMU). The result's
+    // cpu is `cpu`; bus_address == 0: refused.
+    virtual dma_buffer pin(std::uint16_t bdf, void* cpu, std::size_t bytes) = 0;
+    virtual void unpin(std::uint16_t bdf, const dma_buffer& pinned) = 0;
     // Interrupts: `handler` runs when a message with `data` arrives (it must
     // not block: set state and return).
     virtual void request_irq(std::uint32_t data, std::function<void()> handler) = 0;

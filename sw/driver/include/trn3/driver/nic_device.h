@@ -46,6 +46,8 @@ public:
     status post_send(unsigned q, const trn3_nic_wqe& w);
     status post_recv(unsigned q, const trn3_nic_rqe& r);
     status poll_cq(unsigned q, trn3_nic_cqe& out, std::uint64_t timeout_ns);
+    bool cq_ready(unsigned q) const;  // a completion waits (poll_cq would not wait)
+    status destroy_qp(unsigned q);  // the NIC stops it; its rings stay allocated
 
     std::uint64_t rdma_errors();  // inbound requests the NIC refused
     std::uint32_t ports_up() { return rd(TRN3_NIC_PORTS); }  // bit per Ethernet port whose link is up

@@ -12,7 +12,10 @@ host_platform::host_platform(const sc_core::sc_module_name& name, const std::str
 apps::host_program& host_platform::make_program(apps::host_system system) {
     system_ = std::move(system);
     system_.name = this->name();
-    system_.stop = [] { sc_core::sc_stop(); };
+    system_.stop = [this] {
+        if (stop_) stop_();
+        else sc_core::sc_stop();
+    };
     program_ = apps::make_program(app.get(), system_);
     return *program_;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "trn3/platforms/fabric_binding.h"
 #include "trn3/platforms/firmware_images.h"
 #include "trn3/spec/host.h"
 
@@ -39,7 +40,8 @@ topology::topology_params params_of(const ultraserver& u, const std::string& sku
 
 }  // namespace
 
-ultraserver::ultraserver(const sc_core::sc_module_name& name, const std::string& sku) : host_platform(name, "boot") {
+ultraserver::ultraserver(const sc_core::sc_module_name& name, const std::string& sku, const ultraserver_network& net)
+    : host_platform(name, "boot"), net_(net) {
     const auto w0 = std::chrono::steady_clock::now();
     try {
         topo_ = topology::build(params_of(*this, sku));
@@ -80,11 +82,12 @@ void ultraserver::build_nodes() {
             host_index_[int(i)] = hosts_.size() - 1;
             break;
         case node_kind::nic: {
-            // Network address: the NIC's number + 1. Its Ethernet ports' ids
-            // follow the links' (build_edges: 2 per edge from 1).
+            // Network address: the base + the NIC's number + 1. Its Ethernet
+            // ports' ids follow the links' (build_edges: 2 per edge from 1).
             const std::uint64_t k = nics_.size();
+            const std::uint64_t first_id = net_.nic_port_id_base ? net_.nic_port_id_base : 2 * topo_.edges.size() + 1;
             nics_.push_back(
-                std::make_unique<nic::nitro_nic>(module.c_str(), k + 1, 2 * topo_.edges.size() + 1 + 2 * k));
+                std::make_unique<nic::nitro_nic>(module.c_str(), net_.nic_node_base + k + 1, first_id + 2 * k));
             nic_index_[int(i)] = k;
             break;
         }
@@ -168,9 +171,15 @@ void ultraserver::start_hosts() {
             hi.chips.push_back(
                 {topo_.nodes[std::size_t(node)].name, fabric_id_[std::size_t(node)], chip_routes_[std::size_t(node)]});
         hi.nics = hi.root_ports - static_cast<unsigned>(hi.chips.size());
+        hi.use_fabric = [ops = hi.ops](const driver::pci_function& nic, std::uint32_t msi_data_base) {
+            fabric::attach({ops, nic, msi_data_base});
+        };
         s.hosts.push_back(std::move(hi));
     }
     s.fabric_chips = static_cast<unsigned>(chips_.size());
+    s.cluster_rank = net_.rank;
+    s.cluster_size = net_.size;
+    s.oob = net_.oob;
     s.fabric = fabric_paths();
     const topology::chip_levels levels = topo_.levels();
     s.level_names = levels.names;

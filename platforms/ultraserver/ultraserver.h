@@ -37,6 +37,17 @@
 
 namespace trn3 {
 
+// Where an UltraServer sits in a cluster's Ethernet network: its NICs'
+// addresses are nic_node_base + 1, + 2, ...; their Ethernet ports' message
+// ids start at nic_port_id_base (0: after the UltraServer's own link ids).
+struct ultraserver_network {
+    std::uint64_t nic_node_base = 0;
+    std::uint64_t nic_port_id_base = 0;
+    // The UltraServer's place in the cluster and the store the programs share (apps::host_system).
+    unsigned rank = 0, size = 1;
+    std::shared_ptr<apps::out_of_band> oob;
+};
+
 class ultraserver final : public host_platform {
 public:
     param<std::uint64_t> switch_gen{this, "switch_gen", 1, "scale-up switch generation: 1, 2 or 3",
@@ -66,8 +77,12 @@ public:
         "lanes that fail on the first chip's backplane links from power-on: its spare lanes first "
         "(standby links, then each link's spares), then active lanes link by link (at most its backplane lanes)"};
 
-    ultraserver(const sc_core::sc_module_name& name, const std::string& sku);
+    ultraserver(const sc_core::sc_module_name& name, const std::string& sku, const ultraserver_network& net = {});
     void report(std::ostream& os) const override;
+
+    // For a cluster's builder: the NICs (topology node order) and the topology.
+    const std::vector<std::unique_ptr<nic::nitro_nic>>& nics() const { return nics_; }
+    const topology::topology& topo() const { return topo_; }
 
 private:
     // Elaboration (ultraserver.cpp).
@@ -102,6 +117,7 @@ private:
     // By node and destination chip: the equal next hops in the order the
     // node picks among them (its ports ascending: TRN3_ROUTE_PICK).
     std::shared_ptr<std::vector<std::vector<std::vector<int>>>> next_hops_;
+    ultraserver_network net_;
     double elaboration_s_ = 0;
 };
 

@@ -18,6 +18,14 @@
 
 using namespace trn3::cli_test;
 
+namespace {
+std::size_t count_of(const std::string& text, const std::string& what) {
+    std::size_t n = 0;
+    for (auto at = text.find(what); at != std::string::npos; at = text.find(what, at + what.size())) ++n;
+    return n;
+}
+}  // namespace
+
 TEST_CASE(
     "a platform's hosts run the program its app param names, and one whose needs the platform lacks is a user error") {
     const result boot = trn3vp("run --platform trn3-dev -p trn3dev.app=boot");
@@ -149,6 +157,61 @@ TEST_CASE("trn3vp topology --platform cluster prints tiers, switch counts and th
         CHECK(b.code == 2);
         CHECK(std::count(b.err.begin(), b.err.end(), '\n') == 1);
     }
+}
+
+TEST_CASE("cluster: three reduced UltraServers boot on a ToR and spine network, and partners ping-pong over EFA "
+          "through libfabric") {
+    const result r = trn3vp("run --platform cluster -p cluster.ultraservers=3 -p cluster.port_speed=400 "
+                            "-p 'cluster.*.trays=2' -p 'cluster.*.racks=1'");
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    // 400G ports: radix 32, 16 NIC links per ToR; the tiers and spines are the full-size plan's.
+    CHECK_THAT(r.out, Catch::Contains("cluster: 3 x nl72x2, 24 chips; EFA network: 2 planes of 2 ToRs and 11 spines "
+                                      "(12.8 Tb/s switches at 400 Gb/s ports, radix 32), 18 NIC links of 200 Gb/s "
+                                      "per plane"));
+    for (const char* us : {"--- us0 ---", "--- us1 ---", "--- us2 ---"}) CHECK_THAT(r.out, Catch::Contains(us));
+    CHECK(count_of(r.out, "chips up: 8 of 8; kernels verified: 8 of 8; NICs probed: 6 of 6") == 3);
+    // us0 and us1 are partners (us2 has none): every message of 8 B, 8 KiB and 1 MiB exact.
+    CHECK_THAT(r.out, Catch::Contains("EFA: with system 1 over libfabric (trn3vp), 30 of 30 messages exact; half "
+                                      "round trip, 8 B 4.068 us"));
+    CHECK_THAT(r.out, Catch::Contains("EFA: with system 0 over libfabric (trn3vp), 126 of 126 messages exact; "
+                                      "bandwidth"));
+    CHECK(count_of(r.out, "EFA: ") == 2);
+    CHECK_THAT(r.out, Catch::Contains("platform cluster: PASSED"));
+    for (const char* bad : {"-p cluster.port_speed=300", "-p cluster.switch_capacity=10", "-p cluster.ultraservers=64",
+                            "-p cluster.us1.nic_option=2"}) {
+        const result b =
+            trn3vp(std::string("run --platform cluster -p 'cluster.*.trays=1' -p 'cluster.*.racks=1' ") + bad);
+        INFO(bad << ": " << b.err);
+        CHECK(b.code == 2);
+        CHECK(std::count(b.err.begin(), b.err.end(), '\n') == 1);
+    }
+}
+
+TEST_CASE("cluster: 1% loss and 1% reordering at every ToR: SRD retransmits and every EFA message arrives exact") {
+    const std::string stats = temp_path("stats");
+    const result r = trn3vp("run --platform cluster -p 'cluster.*.trays=1' -p 'cluster.*.racks=1' "
+                            "-p 'cluster.tor*.drop_rate=0.01' -p 'cluster.tor*.reorder_rate=0.01' --stats " +
+                            stats);
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("30 of 30 messages exact"));
+    CHECK_THAT(r.out, Catch::Contains("126 of 126 messages exact"));
+    const auto j = nlohmann::json::parse(slurp(stats));
+    std::remove(stats.c_str());
+    std::uint64_t dropped = 0, held = 0, retransmitted = 0;
+    const auto ends_with = [](const std::string& s, const std::string& tail) {
+        return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+    };
+    for (const auto& [name, value] : j.items()) {
+        if (!value.is_number()) continue;
+        if (ends_with(name, ".fault_drops")) dropped += value.get<std::uint64_t>();
+        if (ends_with(name, ".held")) held += value.get<std::uint64_t>();
+        if (ends_with(name, ".srd.retransmits")) retransmitted += value.get<std::uint64_t>();
+    }
+    CHECK(dropped > 50);
+    CHECK(held > 50);
+    CHECK(retransmitted > 50);  // what was lost was sent again
 }
 
 TEST_CASE("nl32x2 at reduced size boots: every MCU, every link, every host, a verified kernel on every chip") {

@@ -147,6 +147,23 @@ TEST_CASE("a param declared twice is an error") {
     CHECK_THROWS_WITH(param<bool>(&b, "enabled", false, "again"), "param chip0.enabled is declared twice");
 }
 
+TEST_CASE("a host program's param declared by a second instance of the program reads the same key") {
+    param_registry::instance().clear_pending();
+    param_registry::instance().set_pending_text("app.rounds", "5", "command line");
+    auto first = std::make_unique<param<std::uint64_t>>(nullptr, "app.rounds", 1, "rounds");
+    param<std::uint64_t> second(nullptr, "app.rounds", 1, "rounds");
+    CHECK(first->get() == 5);
+    CHECK(second.get() == 5);
+    param_registry::instance().set_pending_text("app.rounds", "7", "command line");  // after both exist
+    CHECK(first->get() == 7);
+    CHECK(second.get() == 7);
+    CHECK_THROWS_WITH(param<bool>(nullptr, "app.rounds", false, "a different type"),
+                      "param app.rounds is declared twice");
+    first.reset();  // the second stands for the key now
+    REQUIRE(param_registry::instance().find("app.rounds") == &second);
+    param_registry::instance().clear_pending();
+}
+
 TEST_CASE("edit distance counts single-character edits") {
     CHECK(edit_distance("latency", "latency") == 0);
     CHECK(edit_distance("latncy", "latency") == 1);

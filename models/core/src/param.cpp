@@ -326,7 +326,8 @@ range<bandwidth> param_traits<bandwidth>::default_range() {
 // ---- param_base ---------------------------------------------------------
 
 param_base::param_base(const sc_core::sc_object* owner, const std::string& leaf, std::string description)
-    : name_(owner ? std::string(owner->name()) + "." + leaf : leaf), description_(std::move(description)) {}
+    : name_(owner ? std::string(owner->name()) + "." + leaf : leaf), description_(std::move(description)),
+      program_wide_(owner == nullptr) {}
 
 param_base::~param_base() { param_registry::instance().remove(this); }
 
@@ -341,7 +342,14 @@ param_registry& param_registry::instance() {
 
 void param_registry::add(param_base* p) {
     auto [it, inserted] = params_.emplace(p->name(), p);
-    if (!inserted) throw config_error("param " + p->name() + " is declared twice");
+    if (!inserted) {
+        // A host program's param (no owner) in a second instance of the
+        // program (a cluster's UltraServers each run one): the same key
+        // configures every instance.
+        if (!p->program_wide() || !it->second->program_wide() || std::string(p->type_name()) != it->second->type_name())
+            throw config_error("param " + p->name() + " is declared twice");
+        more_instances_.emplace(p->name(), p);
+    }
     // Every value set for this name, by name or by pattern, in the order they were set.
     std::vector<pending_value*> values;
     auto pending = pending_.find(p->name());
@@ -353,8 +361,20 @@ void param_registry::add(param_base* p) {
 }
 
 void param_registry::remove(param_base* p) {
+    auto range = more_instances_.equal_range(p->name());
+    for (auto m = range.first; m != range.second; ++m)
+        if (m->second == p) {
+            more_instances_.erase(m);
+            return;
+        }
     auto it = params_.find(p->name());
-    if (it != params_.end() && it->second == p) params_.erase(it);
+    if (it == params_.end() || it->second != p) return;
+    if (range.first != range.second) {  // another instance stands for the name now
+        it->second = range.first->second;
+        more_instances_.erase(range.first);
+    } else {
+        params_.erase(it);
+    }
 }
 
 void param_registry::apply(param_base* p, pending_value& v) {
@@ -370,11 +390,15 @@ void param_registry::set(const std::string& name, pending_value value) {
         pending_value& v = patterns_.back().second;
         for (auto& [n, p] : params_)
             if (fnmatch(name.c_str(), n.c_str(), 0) == 0) apply(p, v);
+        for (auto& [n, p] : more_instances_)
+            if (fnmatch(name.c_str(), n.c_str(), 0) == 0) apply(p, v);
         return;
     }
     pending_value& v = pending_[name];
     v = std::move(value);
     if (auto it = params_.find(name); it != params_.end()) apply(it->second, v);
+    auto range = more_instances_.equal_range(name);
+    for (auto m = range.first; m != range.second; ++m) apply(m->second, v);
 }
 
 void param_registry::set_pending(const std::string& name, const nlohmann::json& value, const std::string& source) {

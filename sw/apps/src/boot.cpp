@@ -14,7 +14,13 @@
 // forwarding chips); each host waits until its chips' fabric counters show
 // every expected byte landed, then reads the inboxes back.
 //
-// params: boot.kernels, boot.boot_timeout, boot.fabric_check, boot.fabric_timeout
+// In a cluster, each UltraServer's first host then runs the libfabric
+// ping-pong and bandwidth program (fabric_perf) with the first host of its
+// partner UltraServer (ranks 0-1, 2-3, ...) over EFA: its own NIC, the ToRs
+// and spines, the partner's NIC; addresses swapped through the cluster's
+// out-of-band store.
+//
+// params: boot.kernels, boot.boot_timeout, boot.fabric_check, boot.fabric_timeout, boot.efa_check
 #include <algorithm>
 #include <array>
 #include <chrono>
@@ -26,6 +32,7 @@
 
 #include "bring_up.h"
 #include "phase_track.h"
+#include "trn3/apps/fabric_perf.h"
 #include "trn3/apps/host_program.h"
 #include "trn3/core/param.h"
 #include "trn3/driver/trn3_device.h"
@@ -60,6 +67,11 @@ public:
     param<sc_core::sc_time> fabric_timeout{nullptr, "boot.fabric_timeout", sc_core::sc_time(1, sc_core::SC_MS),
                                            "longest a host waits for the fabric check's writes to land in its chips",
                                            range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_US), {}}};
+
+    param<std::string> efa_check{nullptr, "boot.efa_check", "pingpong",
+                                 "in a cluster: ping-pong and bandwidth over EFA between partner UltraServers' first "
+                                 "hosts (libfabric), or off",
+                                 one_of<std::string>{{"pingpong", "off"}}};
 
     explicit boot(host_system& s) : sys_(s), results_(s.hosts.size()) {
         for (std::size_t h = 0; h < s.hosts.size(); ++h)
@@ -117,6 +129,18 @@ public:
                               "back by their writers, {} TLPs forwarded by chips, {} dropped\n",
                               ok, sent, fabric_check.get(), read_ok, sent, forwarded, dropped);
         }
+        if (!efa_.points.empty()) {
+            unsigned messages = 0, exact = 0;
+            std::string figures;
+            for (const auto& p : efa_.points) {
+                messages += p.messages;
+                exact += p.exact;
+                figures += efa_initiator_ ? fmt::format(", {} B {:.3f} us", p.bytes, p.latency_us)
+                                          : fmt::format(", {} B {:.1f} Gb/s", p.bytes, p.gbit_per_s);
+            }
+            os << fmt::format("EFA: with {} over libfabric (trn3vp), {} of {} messages exact; {}{}\n", efa_peer_, exact,
+                              messages, efa_initiator_ ? "half round trip" : "bandwidth", figures);
+        }
     }
 
     void report_failures(std::ostream& os) const override {
@@ -164,7 +188,45 @@ private:
             fabric_traffic(h, devices, r);
             tracks_[h].mark("fabric checked");
         }
+        if (h == 0 && sys_.cluster_size > 1 && efa_check.get() != "off") {
+            efa_traffic(hi, b, r);
+            tracks_[h].mark("EFA checked");
+        }
         finish();
+    }
+
+    // The ping-pong and bandwidth program with the partner UltraServer's first host, on this host's first NIC.
+    void efa_traffic(const host_info& hi, const brought_up& b, host_result& r) {
+        const unsigned rank = sys_.cluster_rank, peer = rank ^ 1u;
+        if (peer >= sys_.cluster_size) return;  // the odd one out of an odd count
+        if (b.nic_functions.empty() || !hi.use_fabric || !sys_.oob) {
+            r.failures.push_back("EFA check: no NIC on the host, or no network");
+            return;
+        }
+        hi.use_fabric(b.nic_functions[0], driver::nic_device::msi_data_of(0));
+        fabric_perf::options o;
+        o.initiator = rank < peer;
+        o.sizes = {8, 8192, 1 << 20};
+        o.iterations = 10;
+        o.window = 16;
+        o.windows = 2;
+        o.now_us = [] { return now() * 1e6; };
+        auto& values = sys_.oob->values;
+        const std::string mine = fmt::format("efa/{}", rank), theirs = fmt::format("efa/{}", peer);
+        fabric_perf::exchange x;
+        x.publish = [&](const std::vector<std::uint8_t>& a) { values[mine] = a; };
+        x.fetch = [&] {
+            hi.ops->wait_until([&] { return values.count(theirs) > 0; }, 100'000'000, 1'000);
+            return values.count(theirs) ? values[theirs] : std::vector<std::uint8_t>{};
+        };
+        efa_ = fabric_perf::run(o, x);
+        efa_initiator_ = o.initiator;
+        efa_peer_ = fmt::format("system {}", peer);
+        if (!efa_.error.empty()) r.failures.push_back("EFA check: " + efa_.error);
+        for (const auto& p : efa_.points)
+            if (p.exact != p.messages)
+                r.failures.push_back(
+                    fmt::format("EFA check: {} of {} messages of {} B exact", p.exact, p.messages, p.bytes));
     }
 
     // Who writes to whom: each chip to the one half the system away, or every pair.
@@ -307,6 +369,9 @@ private:
     host_system& sys_;
     std::vector<host_result> results_;
     std::vector<phase_track> tracks_;
+    fabric_perf::result efa_;  // first host's, in a cluster
+    bool efa_initiator_ = false;
+    std::string efa_peer_;
     std::size_t hosts_done_ = 0, hosts_on_fabric_ = 0, hosts_checked_fabric_ = 0;
     std::array<std::size_t, 4> phase_hosts_{};
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();

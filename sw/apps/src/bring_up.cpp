@@ -44,6 +44,7 @@ bool bring_up(const host_info& hi, const bring_up_settings& settings, brought_up
         if (f.vendor == TRN3_PCI_VENDOR_AMAZON && f.device == TRN3_PCI_DEVICE_NIC) {
             const auto index = static_cast<unsigned>(r.nic_devices.size());
             r.nic_devices.push_back(std::make_unique<driver::nic_device>(hw, driver::nic_device::msi_data_of(index)));
+            r.nic_functions.push_back(f);
             if (r.nic_devices.back()->probe(f) == driver::status::ok && r.nic_devices.back()->node() != 0) ++r.nics;
             else r.failures.push_back("probe NIC " + driver::bdf_name(f.bdf));
         }

@@ -27,6 +27,7 @@ struct brought_up {
     device_list devices;  // in root-port order, as host_info::chips
     unsigned chips_up = 0;  // firmware running and answering
     std::vector<std::unique_ptr<driver::nic_device>> nic_devices;  // the NICs on the host's buses, probed
+    std::vector<driver::pci_function> nic_functions;  // theirs, in the same order
     unsigned nics = 0;  // of those, the ones that answered (ID and network address)
     double link_up = 0, enumerated = 0, firmware = 0;  // simulated seconds each phase ended
     std::vector<std::string> failures;

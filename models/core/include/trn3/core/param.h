@@ -77,6 +77,9 @@ public:
     const std::string& description() const { return description_; }
     // Where the value came from: "default", "config FILE" or "command line".
     const std::string& source() const { return source_; }
+    // A host program's param (declared without an owner): every instance of
+    // the program reads the same key.
+    bool program_wide() const { return program_wide_; }
 
     virtual std::string value_string() const = 0;
     virtual std::string default_string() const = 0;
@@ -98,6 +101,7 @@ protected:
 private:
     std::string name_;
     std::string description_;
+    bool program_wide_ = false;
 };
 
 template <typename T>
@@ -242,6 +246,7 @@ private:
     void set(const std::string& name, pending_value v);
 
     std::map<std::string, param_base*> params_;
+    std::multimap<std::string, param_base*> more_instances_;  // program-wide params declared again
     std::map<std::string, pending_value> pending_;
     std::vector<std::pair<std::string, pending_value>> patterns_;  // names with '*'
     std::uint64_t next_order_ = 0;

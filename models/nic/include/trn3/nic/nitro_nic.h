@@ -74,6 +74,7 @@ public:
     // ids first_port_id and first_port_id + 1.
     nitro_nic(const sc_core::sc_module_name& name, std::uint64_t node, std::uint64_t first_port_id);
 
+    std::uint64_t node() const { return node_; }
     // An Ethernet port's link went down (or up): SRD stops using it; PORTS shows it.
     void set_link_down(unsigned port, bool down);
 

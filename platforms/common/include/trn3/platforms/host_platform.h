@@ -4,6 +4,7 @@
 // around the program's report.
 #pragma once
 
+#include <functional>
 #include <memory>
 #include <string>
 
@@ -17,6 +18,9 @@ public:
     param<std::string> app;
 
     bool passed() const override { return program_ && program_->passed(); }
+    // What ends the run when the program is done on every host (default:
+    // sc_stop). A platform of platforms (cluster) sets its own.
+    void set_stop(std::function<void()> stop) { stop_ = std::move(stop); }
     void report(std::ostream& os) const override {
         program_->report(os);
         program_->report_failures(os);
@@ -33,6 +37,7 @@ protected:
 private:
     apps::host_system system_;
     std::unique_ptr<apps::host_program> program_;
+    std::function<void()> stop_;
 };
 
 }  // namespace trn3

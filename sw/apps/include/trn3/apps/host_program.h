@@ -16,6 +16,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <memory>
 #include <ostream>
 #include <string>
@@ -50,6 +51,16 @@ struct host_info {
     // no_mailbox: none.
     static constexpr std::uint64_t no_mailbox = ~0ull;
     std::uint64_t mailbox = no_mailbox;
+    // Makes libfabric calls of the calling software context use this NIC
+    // (the trn3vp provider, docs/fabric.md); empty where the platform has no
+    // Ethernet network.
+    std::function<void(const driver::pci_function& nic, std::uint32_t msi_data_base)> use_fabric;
+};
+
+// What a launcher (PMIx, an MPI job) gives the programs of a cluster's
+// systems: a key-value store they all share, to swap endpoint addresses.
+struct out_of_band {
+    std::map<std::string, std::vector<std::uint8_t>> values;
 };
 
 // What a platform gives its program.
@@ -70,6 +81,9 @@ struct host_system {
     std::vector<const counter*> fabric_forwarded;  // per chip: TLPs it forwarded for others
     pcie_bench* pcie = nullptr;  // exercisers and an analyzer, where the platform has them
     std::function<void()> stop;  // ends the run (every host is done)
+    // In a cluster: this system's place among its systems and the store they share.
+    unsigned cluster_rank = 0, cluster_size = 1;
+    std::shared_ptr<out_of_band> oob;
 };
 
 class host_program {

@@ -214,6 +214,25 @@ TEST_CASE("cluster: 1% loss and 1% reordering at every ToR: SRD retransmits and 
     CHECK(retransmitted > 50);  // what was lost was sent again
 }
 
+TEST_CASE("cluster: a ToR that dies silently during the EFA traffic: SRD leaves its paths, nothing is lost") {
+    const std::string stats = temp_path("stats");
+    // Plane 0's only ToR dies 100 us into the ping-pong; the NICs are not told (their links stay up).
+    const result r = trn3vp("run --platform cluster -p 'cluster.*.trays=1' -p 'cluster.*.racks=1' "
+                            "-p cluster.tor_p0_0.fail_at=400us --stats " +
+                            stats);
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.err, Catch::Contains("[cluster.tor_p0_0] [warning] the switch fails: every port down"));
+    CHECK_THAT(r.out, Catch::Contains("30 of 30 messages exact"));
+    CHECK_THAT(r.out, Catch::Contains("126 of 126 messages exact"));
+    CHECK_THAT(r.out, Catch::Contains("platform cluster: PASSED"));
+    const auto j = nlohmann::json::parse(slurp(stats));
+    std::remove(stats.c_str());
+    CHECK(j.at("cluster.tor_p0_0.down_drops").get<std::uint64_t>() > 100);
+    CHECK(j.at("cluster.us0.r0_t0_c0_nic.srd.connection_failures").get<std::uint64_t>() == 0);
+    CHECK(j.at("cluster.us0.r0_t0_c0_nic.srd.retransmits").get<std::uint64_t>() > 50);
+}
+
 TEST_CASE("nl32x2 at reduced size boots: every MCU, every link, every host, a verified kernel on every chip") {
     const result r = trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p boot.fabric_check=all");
     INFO(r.out << r.err);

@@ -28,6 +28,7 @@ eth_switch::eth_switch(const sc_core::sc_module_name& name, unsigned ports, std:
       reorder_delay(this, "reorder_delay", sc_time(5, sc_core::SC_US), "how long a held-back frame waits",
                     range<sc_time>{sc_time(1, sc_core::SC_NS), sc_time(1, sc_core::SC_MS)}),
       seed(this, "seed", 1, "seed of the fault draws (mixed with the switch's name)", seed_range()),
+      fail_at(this, "fail_at", sc_time(0, sc_core::SC_NS), "when the whole switch fails (0: never)"),
       radix_(static_cast<unsigned>(std::llround(capacity.get().bytes_per_s / port_speed.get().bytes_per_s))),
       salt_(stable_hash(this->name())), rng_(stable_hash(this->name(), seed)),
       forwarded_(this, "forwarded", "frames sent on"),
@@ -46,6 +47,14 @@ eth_switch::eth_switch(const sc_core::sc_module_name& name, unsigned ports, std:
         ports_[p].end->on_receive([this, p](message& m) { receive(p, m); });
     }
     sc_core::sc_spawn([this] { release_held(); }, "held");
+    if (fail_at.get() > sc_core::SC_ZERO_TIME)
+        sc_core::sc_spawn(
+            [this] {
+                sc_core::wait(fail_at.get());
+                log().warn("the switch fails: every port down");
+                for (auto& p : ports_) p.down = true;
+            },
+            "fail");
 }
 
 void eth_switch::set_route(std::uint64_t dst, std::vector<unsigned> ports) {

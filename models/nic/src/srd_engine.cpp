@@ -31,7 +31,9 @@ srd_engine::srd_engine(const sc_core::sc_module_name& name, std::uint64_t node, 
       rto_min(this, "rto_min", sc_time(100, SC_US),
               "least retransmission timeout (from the packet reaching the ToR); rto = max(rto_min, 3 x smoothed RTT)",
               range<sc_time>{sc_time(1, SC_US), sc_time(1, sc_core::SC_SEC)}),
-      path_penalty(this, "path_penalty", sc_time(1, sc_core::SC_MS), "how long a path that lost a packet is avoided",
+      path_penalty(this, "path_penalty", sc_time(1, sc_core::SC_MS),
+                   "how long a path that lost a packet is avoided (doubled per further loss without an acknowledgement "
+                   "on it, at most 1024 x)",
                    range<sc_time>{sc_time(0, SC_NS), sc_time(1, sc_core::SC_SEC)}),
       max_retries(this, "max_retries", 16, "sends of one packet after the first before its connection fails",
                   range<std::uint64_t>{1, 1000}),
@@ -78,6 +80,7 @@ std::uint64_t srd_engine::post_send(std::uint16_t src_qp, std::uint64_t dst_node
                                                     (std::uint64_t{src_qp} << 8) ^ dst_qp);
         s.window = static_cast<double>(window_initial.get());
         s.path_bad_until.assign(paths.get(), sc_time());
+        s.path_strikes.assign(paths.get(), 0);
         s.path_load.assign(paths.get(), 0);
         s.srtt = target_rtt.get();
         s.epoch = qp_epoch_[src_qp];
@@ -302,6 +305,7 @@ void srd_engine::on_ack(const srd_packet& p) {
     }
     const std::uint64_t id = fit->second.msg_id;
     --s.path_load[fit->second.path];
+    s.path_strikes[fit->second.path] = 0;  // the path works
     s.flight.erase(fit);
     outgoing& m = s.messages.at(id);
     if (--m.unacked == 0 && m.all_sent) {
@@ -350,7 +354,11 @@ void srd_engine::timers() {
             fail(d.conn, s);
             continue;
         }
-        s.path_bad_until[f.path] = now() + path_penalty.get();
+        // Avoided for path_penalty, doubled for each further loss on it
+        // without an acknowledgement between (a dead switch: its paths are
+        // soon left alone for long), at most 1024 times.
+        const unsigned strikes = std::min<unsigned>(s.path_strikes[f.path]++, 10);
+        s.path_bad_until[f.path] = now() + path_penalty.get() * double(1u << strikes);
         s.window = std::max(1.0, s.window * decrease.get());
         if (!transmit(d.conn, s, d.psn, f, true)) fail(d.conn, s);
     }

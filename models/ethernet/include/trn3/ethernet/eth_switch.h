@@ -24,9 +24,11 @@
 // `reorder_rate` (held: the frames behind it pass it). set_port_down(p):
 // the port's link is lost (a cable pulled, a dead neighbour): what arrives
 // on it is dropped, and the port leaves every ECMP group (a route whose
-// ports are all down drops, counted in down_drops).
+// ports are all down drops, counted in down_drops). `fail_at`: the whole
+// switch dies then (every port down, silently: its neighbours see only
+// loss; SRD's path avoidance moves traffic to the other plane).
 //
-// params:  capacity, port_speed, latency, buffer, drop_rate, reorder_rate, reorder_delay, seed
+// params:  capacity, port_speed, latency, buffer, drop_rate, reorder_rate, reorder_delay, seed, fail_at
 // stats:   forwarded, overflow, no_route, malformed, fault_drops, held, down_drops
 #pragma once
 
@@ -52,6 +54,7 @@ public:
     param<double> reorder_rate;
     param<sc_core::sc_time> reorder_delay;
     param<std::uint64_t> seed;
+    param<sc_core::sc_time> fail_at;
 
     // ports: how many the builder wires (at most the radix); port p's
     // message-port id is first_port_id + p (ids come from the topology).

@@ -24,7 +24,10 @@
 // - Retransmission: a packet unacknowledged `rto` after it left (rto =
 //   max(rto_min, 3 x smoothed RTT)) is sent again on another path; after
 //   `max_retries`, or when no port works, the connection fails: its messages
-//   complete with an error, none is half delivered.
+//   complete with an error, none is half delivered. The path it was lost on
+//   is avoided for `path_penalty`, doubled for each further loss on it
+//   before an acknowledgement comes back through it (up to 1024 x), so the
+//   paths through a dead switch are soon left alone.
 // Receiving: every data packet is acknowledged (the ACK echoes its send
 // time); a PSN seen before is acknowledged again and dropped (duplicates).
 // A message is delivered when all its bytes are in, and messages of a
@@ -138,6 +141,7 @@ private:
         std::uint16_t entropy_base = 0;
         std::uint64_t next_path = 0;
         std::vector<sc_core::sc_time> path_bad_until;
+        std::vector<std::uint8_t> path_strikes;  // losses since the path's last acknowledgement
         std::vector<std::uint32_t> path_load;  // packets in flight per path
         std::map<std::uint64_t, outgoing> messages;  // by id, unacknowledged
         std::map<std::uint64_t, in_flight> flight;  // by PSN

@@ -173,6 +173,7 @@ TEST_CASE("libfabric: the fabric_perf ping-pong and bandwidth program moves 8 B 
     test::rig r;
     mailbox box;
     apps::fabric_perf::result ra, rb;
+    bool done_a = false, done_b = false;  // the barrier before closing
     apps::fabric_perf::options o;
     o.iterations = 10;
     o.windows = 2;
@@ -185,12 +186,20 @@ TEST_CASE("libfabric: the fabric_perf ping-pong and bandwidth program moves 8 B 
             apps::fabric_perf::options oa = o;
             oa.initiator = true;
             ra = apps::fabric_perf::run(
-                oa, {[&](const std::vector<std::uint8_t>& v) { box.a = v; }, [&] { return wait_for(r.a, box.b); }});
+                oa, {[&](const std::vector<std::uint8_t>& v) { box.a = v; }, [&] { return wait_for(r.a, box.b); },
+                     [&] {
+                         done_a = true;
+                         REQUIRE(r.a.adapter.wait_until([&] { return done_b; }, 100'000'000, 1000));
+                     }});
         },
         [&] {
             attach(r.b);
             rb = apps::fabric_perf::run(
-                o, {[&](const std::vector<std::uint8_t>& v) { box.b = v; }, [&] { return wait_for(r.b, box.a); }});
+                o, {[&](const std::vector<std::uint8_t>& v) { box.b = v; }, [&] { return wait_for(r.b, box.a); },
+                    [&] {
+                        done_b = true;
+                        REQUIRE(r.b.adapter.wait_until([&] { return done_a; }, 100'000'000, 1000));
+                    }});
         },
         sc_core::sc_time(1, sc_core::SC_SEC));
     REQUIRE(ra.error == "");
@@ -434,4 +443,34 @@ TEST_CASE("libfabric: a receiver that is not ready: 300 messages are retried wit
     const auto* rnr = stats_registry::instance().find("b_nic.rnr");
     REQUIRE(rnr);
     CHECK(rnr->to_json().get<std::uint64_t>() > 100);  // the NIC refused, the provider retried
+}
+
+TEST_CASE("libfabric: a receiver that closes its endpoint with a large message unread: the sender's send fails "
+          "with FI_ENORX instead of waiting forever") {
+    test::rig r;
+    mailbox box;
+    std::vector<std::uint8_t> big(100 << 10, 0x42);
+    bool arrived = false;
+    int err = 0;
+    r.run(
+        [&] {
+            app_endpoint e(r.a, box.a, box.b);
+            fid_mr* mr = e.reg(big.data(), big.size(), FI_SEND);
+            REQUIRE(fi_tsend(e.ep, big.data(), big.size(), fi_mr_desc(mr), e.peer, 9, nullptr) == 0);  // rendezvous
+            arrived = true;
+            fi_cq_err_entry x{};
+            e.next(&x);
+            err = x.err;
+            fi_close(&mr->fid);
+        },
+        [&] {
+            {
+                app_endpoint e(r.b, box.b, box.a);
+                REQUIRE(r.b.adapter.wait_until([&] { return arrived; }, 100'000'000, 1000));
+                r.b.adapter.sleep_ns(50'000);
+                fi_cq_tagged_entry c;
+                CHECK(fi_cq_read(e.cq, &c, 1) == -FI_EAGAIN);  // progress: the ready-to-send is here, unmatched
+            }  // closed without a receive for it
+        });
+    CHECK(err == FI_ENORX);
 }

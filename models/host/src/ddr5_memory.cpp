@@ -17,7 +17,7 @@ ddr5_memory::ddr5_memory(const sc_core::sc_module_name& name)
 std::uint64_t ddr5_memory::pin(unsigned char* cpu, std::uint64_t bytes) {
     const std::uint64_t physical = next_pinned_;
     pinned_[physical] = {cpu, bytes};
-    next_pinned_ += bytes + 4096;  // a guard page between ranges
+    next_pinned_ += ((bytes + 4095) & ~std::uint64_t{4095}) + 4096;  // page aligned, a guard page between ranges
     return physical;
 }
 

@@ -357,7 +357,8 @@ void srd_engine::timers() {
         // Avoided for path_penalty, doubled for each further loss on it
         // without an acknowledgement between (a dead switch: its paths are
         // soon left alone for long), at most 1024 times.
-        const unsigned strikes = std::min<unsigned>(s.path_strikes[f.path]++, 10);
+        const unsigned strikes = s.path_strikes[f.path];
+        if (strikes < 10) ++s.path_strikes[f.path];
         s.path_bad_until[f.path] = now() + path_penalty.get() * double(1u << strikes);
         s.window = std::max(1.0, s.window * decrease.get());
         if (!transmit(d.conn, s, d.psn, f, true)) fail(d.conn, s);

@@ -219,6 +219,10 @@ private:
             hi.ops->wait_until([&] { return values.count(theirs) > 0; }, 100'000'000, 1'000);
             return values.count(theirs) ? values[theirs] : std::vector<std::uint8_t>{};
         };
+        x.barrier = [&] {
+            values[mine + "/done"] = {};
+            hi.ops->wait_until([&] { return values.count(theirs + "/done") > 0; }, 100'000'000, 1'000);
+        };
         efa_ = fabric_perf::run(o, x);
         efa_initiator_ = o.initiator;
         efa_peer_ = fmt::format("system {}", peer);

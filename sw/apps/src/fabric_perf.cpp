@@ -23,7 +23,15 @@ void check(const char* call, long rc) {
 
 class rdm_endpoint {
 public:
-    explicit rdm_endpoint(const std::string& provider) {
+    rdm_endpoint(const std::string& provider, std::function<double()> now_us) : now_us_(std::move(now_us)) {
+        try {
+            open(provider);
+        } catch (...) {
+            close_all();  // what was opened before the failure
+            throw;
+        }
+    }
+    void open(const std::string& provider) {
         fi_info* hints = fi_allocinfo();
         hints->ep_attr->type = FI_EP_RDM;
         hints->caps = FI_MSG | FI_TAGGED;
@@ -46,14 +54,17 @@ public:
         check("fi_ep_bind cq", fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV));
         check("fi_enable", fi_enable(ep_));
     }
-    ~rdm_endpoint() {
+    ~rdm_endpoint() { close_all(); }
+    void close_all() {
         for (fid_mr* mr : mrs_) fi_close(&mr->fid);
+        mrs_.clear();
         if (ep_) fi_close(&ep_->fid);
         if (av_) fi_close(&av_->fid);
         if (cq_) fi_close(&cq_->fid);
         if (domain_) fi_close(&domain_->fid);
         if (fabric_) fi_close(&fabric_->fid);
         if (info_) fi_freeinfo(info_);
+        ep_ = nullptr, av_ = nullptr, cq_ = nullptr, domain_ = nullptr, fabric_ = nullptr, info_ = nullptr;
     }
     rdm_endpoint(const rdm_endpoint&) = delete;
     rdm_endpoint& operator=(const rdm_endpoint&) = delete;
@@ -81,35 +92,48 @@ public:
         for (;;) {
             const ssize_t rc = fi_tsend(ep_, buf, n, desc, to, tag, nullptr);
             if (rc != -FI_EAGAIN) return check("fi_tsend", rc);
-            reap(0);
+            poll();  // what completes meanwhile counts towards the next reap
         }
     }
     void recv(void* buf, std::size_t n, void* desc, fi_addr_t from, std::uint64_t tag) {
         check("fi_trecv", fi_trecv(ep_, buf, n, desc, from, tag, 0, nullptr));
     }
-    // Reads completions until `count` have come; returns the bytes of the received ones.
+    // Waits until `count` completions have come (counting those polled
+    // since the last reap), at most `timeout_us` of the host's clock; returns
+    // the bytes of the received ones.
     std::size_t reap(unsigned count) {
-        std::size_t bytes = 0;
-        unsigned seen = 0;
-        do {
-            fi_cq_tagged_entry e[16];
-            const ssize_t n = fi_cq_read(cq_, e, 16);
-            if (n == -FI_EAGAIN) continue;
-            if (n == -FI_EAVAIL) {
-                fi_cq_err_entry err{};
-                fi_cq_readerr(cq_, &err, 0);
-                throw std::runtime_error(std::string("completion error: ") + fi_strerror(err.err) + " (" +
-                                         fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0) + ")");
-            }
-            check("fi_cq_read", n);
-            for (ssize_t i = 0; i < n; ++i)
-                if (e[i].flags & FI_RECV) bytes += e[i].len;
-            seen += static_cast<unsigned>(n);
-        } while (seen < count);
+        const double deadline = now_us_() + timeout_us;
+        while (completed_ < count) {
+            if (now_us_() > deadline) throw std::runtime_error("no completion within the timeout");
+            poll();
+        }
+        completed_ -= count;
+        const std::size_t bytes = received_bytes_;
+        received_bytes_ = 0;
         return bytes;
     }
+    static constexpr double timeout_us = 1e6;
+    std::function<double()> now_us_;
 
 private:
+    void poll() {
+        fi_cq_tagged_entry e[16];
+        const ssize_t n = fi_cq_read(cq_, e, 16);
+        if (n == -FI_EAGAIN) return;
+        if (n == -FI_EAVAIL) {
+            fi_cq_err_entry err{};
+            fi_cq_readerr(cq_, &err, 0);
+            throw std::runtime_error(std::string("completion error: ") + fi_strerror(err.err) + " (" +
+                                     fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0) + ")");
+        }
+        check("fi_cq_read", n);
+        for (ssize_t i = 0; i < n; ++i)
+            if (e[i].flags & FI_RECV) received_bytes_ += e[i].len;
+        completed_ += static_cast<unsigned>(n);
+    }
+    unsigned completed_ = 0;
+    std::size_t received_bytes_ = 0;
+
     fi_info* info_ = nullptr;
     fid_fabric* fabric_ = nullptr;
     fid_domain* domain_ = nullptr;
@@ -136,7 +160,7 @@ bool holds(const std::vector<std::uint8_t>& b, std::size_t size, unsigned iterat
 result run(const options& o, const exchange& x) {
     result r;
     try {
-        rdm_endpoint ep(o.provider);
+        rdm_endpoint ep(o.provider, o.now_us);
         x.publish(ep.name());
         const fi_addr_t peer = ep.insert(x.fetch());
         std::size_t max = 1;
@@ -193,6 +217,7 @@ result run(const options& o, const exchange& x) {
             p.gbit_per_s = us > 0 ? double(size) * o.window * o.windows * 8 / (us * 1e3) : 0;
             r.points.push_back(p);
         }
+        if (x.barrier) x.barrier();
     } catch (const std::exception& e) {
         r.error = e.what();
     }

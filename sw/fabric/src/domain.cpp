@@ -75,7 +75,10 @@ int mr_regattr(fid* f, const fi_mr_attr* attr, std::uint64_t flags, fid_mr** out
 // ---- address vectors ----
 
 int av_close(fid* f) {
-    delete reinterpret_cast<av_object*>(f);
+    auto* av = reinterpret_cast<av_object*>(f);
+    if (av->users) return -FI_EBUSY;
+    --av->domain->children;
+    delete av;
     return 0;
 }
 
@@ -150,6 +153,7 @@ int av_open(fid_domain* f, fi_av_attr* attr, fid_av** out, void* context) {
     av->fid.fid.ops = &ops;
     av->fid.ops = &av_ops;
     av->domain = reinterpret_cast<domain_object*>(f);
+    ++av->domain->children;
     *out = &av->fid;
     return 0;
 }
@@ -158,7 +162,8 @@ int av_open(fid_domain* f, fi_av_attr* attr, fid_av** out, void* context) {
 
 int cq_close(fid* f) {
     auto* cq = reinterpret_cast<cq_object*>(f);
-    for (auto* ep : cq->endpoints) forget_cq(ep, cq);
+    if (!cq->endpoints.empty()) return -FI_EBUSY;
+    --cq->domain->children;
     delete cq;
     return 0;
 }
@@ -285,6 +290,7 @@ int cq_open(fid_domain* f, fi_cq_attr* attr, fid_cq** out, void* context) {
     cq->fid.fid.ops = &ops;
     cq->fid.ops = &cq_ops;
     cq->domain = reinterpret_cast<domain_object*>(f);
+    ++cq->domain->children;
     cq->entry_bytes = bytes;
     *out = &cq->fid;
     return 0;
@@ -294,7 +300,7 @@ int cq_open(fid_domain* f, fi_cq_attr* attr, fid_cq** out, void* context) {
 
 int domain_close(fid* f) {
     auto* d = reinterpret_cast<domain_object*>(f);
-    if (!d->mrs.empty()) return -FI_EBUSY;
+    if (!d->mrs.empty() || d->children) return -FI_EBUSY;
     delete d;
     return 0;
 }

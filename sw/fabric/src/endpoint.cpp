@@ -59,6 +59,7 @@ struct endpoint_object {
     bool tx_selective = false, rx_selective = false;
     bool enabled = false;
     unsigned qp = 0;
+    std::uint16_t incarnation = 0;
     driver::dma_buffer pool;  // rx_slots then tx_slots bounce buffers
     unsigned pool_index = 0;
     std::uint32_t pool_key = 0;
@@ -139,6 +140,8 @@ void send_fin(endpoint_object* ep, const wire_address& to, std::uint64_t token, 
     op.header.type = msg_fin;
     op.header.status = static_cast<std::uint16_t>(status);
     op.header.token = token;
+    op.header.src_incarnation = ep->incarnation;
+    op.header.dst_incarnation = to.incarnation;
     op.wqe = wqe_to(to, TRN3_NIC_OP_SEND, id);
     op.wqe.length = sizeof(wire_header);
     op.wqe.lkey = ep->pool_key;
@@ -261,13 +264,14 @@ void on_receive(endpoint_object* ep, const trn3_nic_cqe& c) {
     const bool well_formed = c.status == TRN3_NIC_ST_OK && c.bytes >= sizeof h;
     if (well_formed) std::memcpy(&h, ep->slot_cpu(int(slot)), sizeof h);
     arrival a;
-    a.src = wire_address{c.src_node, c.src_qp, {}};
+    a.src = wire_address{c.src_node, c.src_qp, h.src_incarnation, {}};
     a.h = h;
     const bool eager_ok =
         well_formed && h.type == msg_eager && h.length <= eager_bytes && c.bytes == sizeof h + h.length;
     const bool rts_ok = well_formed && h.type == msg_rts && c.bytes == sizeof h;
     if (eager_ok) a.data.assign(ep->slot_cpu(int(slot)) + sizeof h, ep->slot_cpu(int(slot)) + sizeof h + h.length);
     repost(ep, slot);
+    if (well_formed && h.dst_incarnation != ep->incarnation) return;  // for an earlier endpoint on this queue pair
     if (well_formed && h.type == msg_fin) return on_fin(ep, h);
     if (!eager_ok && !rts_ok) return;  // not this protocol's: dropped
     std::uint64_t& expected = ep->expected[a.src];
@@ -292,8 +296,9 @@ void on_completion(endpoint_object* ep, const trn3_nic_cqe& c) {
     auto it = ep->ops.find(c.wr_id);
     if (it == ep->ops.end()) return;
     tx_op& op = it->second;
-    if (c.status == TRN3_NIC_ST_RNR && op.retries < rnr_retries) {
-        op.retry_at = ep->nic().host.now_ns() + std::min(rnr_backoff_ns << op.retries, rnr_backoff_max_ns);
+    if (c.status == TRN3_NIC_ST_RNR) {  // retried for as long as it takes (protocol.h)
+        const unsigned doublings = std::min(op.retries, 16u);
+        op.retry_at = ep->nic().host.now_ns() + std::min(rnr_backoff_ns << doublings, rnr_backoff_max_ns);
         ++op.retries;
         return;
     }
@@ -378,6 +383,8 @@ ssize_t send_message(endpoint_object* ep, const send_args& s) {
     h.seq = ep->next_seq[to]++;
     h.tag = s.tag;
     h.length = s.len;
+    h.src_incarnation = ep->incarnation;
+    h.dst_incarnation = to.incarnation;
     op.kind = h.type == msg_rts ? tx_op::rts : tx_op::eager;
     op.wqe = wqe_to(to, TRN3_NIC_OP_SEND, id);
     op.wqe.local_addr = ep->slot_bus(op.slot);
@@ -627,13 +634,16 @@ int ep_enable(endpoint_object* ep) {
         return -FI_ENOSPC;
     }
     ep->pool = nic.host.alloc_dma(nic.bdf, std::size_t(rx_slots + tx_slots) * slot_bytes);
-    if (!ep->pool.cpu || nic.dev.create_qp(unsigned(q), ep->domain->pd, queue_entries) != driver::status::ok ||
-        nic.dev.reg_mr(unsigned(index), ++nic.mr_tag[index], ep->pool.bus_address, ep->pool.size, ep->domain->pd,
-                       TRN3_NIC_ACCESS_LOCAL, ep->pool_key) != driver::status::ok) {
+    const bool qp_made =
+        ep->pool.cpu && nic.dev.create_qp(unsigned(q), ep->domain->pd, queue_entries) == driver::status::ok;
+    if (!qp_made || nic.dev.reg_mr(unsigned(index), ++nic.mr_tag[index], ep->pool.bus_address, ep->pool.size,
+                                   ep->domain->pd, TRN3_NIC_ACCESS_LOCAL, ep->pool_key) != driver::status::ok) {
+        if (qp_made) nic.dev.destroy_qp(unsigned(q));
         nic.qp_used[q] = false;
         nic.mr_used[index] = false;
         return -FI_ENOMEM;
     }
+    ep->incarnation = nic.next_incarnation++;
     ep->qp = unsigned(q);
     ep->pool_index = unsigned(index);
     for (unsigned s = rx_slots + tx_slots; s-- > rx_slots;) ep->free_tx.push_back(int(s));
@@ -659,9 +669,29 @@ void flush_fins(endpoint_object* ep) {
     }
 }
 
+// Senders whose rendezvous this endpoint will never finish learn it: a fin
+// with RNR for every ready-to-send it holds or is reading.
+void refuse_rendezvous(endpoint_object* ep) {
+    for (auto* unexpected : {&ep->unexpected_msg, &ep->unexpected_tagged})
+        for (const arrival& a : *unexpected)
+            if (a.h.type == msg_rts) send_fin(ep, a.src, a.h.token, TRN3_NIC_ST_RNR);
+    for (const auto& [src, early] : ep->held)
+        for (const auto& [seq, a] : early)
+            if (a.h.type == msg_rts) send_fin(ep, a.src, a.h.token, TRN3_NIC_ST_RNR);
+    std::vector<std::uint64_t> reads;
+    for (const auto& [id, op] : ep->ops)
+        if (op.kind == tx_op::rdv_read) reads.push_back(id);
+    for (std::uint64_t id : reads) {
+        const tx_op op = ep->ops[id];
+        ep->ops.erase(id);
+        send_fin(ep, op.peer, op.header.token, TRN3_NIC_ST_RNR);
+    }
+}
+
 int ep_close(fid* f) {
     endpoint_object* ep = ep_of(f);
     if (ep->enabled) {
+        refuse_rendezvous(ep);
         flush_fins(ep);
         nic_state& nic = ep->nic();
         nic.dev.destroy_qp(ep->qp);
@@ -671,6 +701,8 @@ int ep_close(fid* f) {
     }
     for (cq_object* cq : {ep->tx_cq, ep->rx_cq})
         if (cq) cq->endpoints.erase(std::remove(cq->endpoints.begin(), cq->endpoints.end(), ep), cq->endpoints.end());
+    if (ep->av) --ep->av->users;
+    --ep->domain->children;
     delete ep;
     return 0;
 }
@@ -679,7 +711,11 @@ int ep_bind(fid* f, fid* b, std::uint64_t flags) {
     endpoint_object* ep = ep_of(f);
     if (ep->enabled) return -FI_EOPBADSTATE;
     switch (b->fclass) {
-    case FI_CLASS_AV: ep->av = reinterpret_cast<av_object*>(b); return 0;
+    case FI_CLASS_AV:
+        if (ep->av) --ep->av->users;
+        ep->av = reinterpret_cast<av_object*>(b);
+        ++ep->av->users;
+        return 0;
     case FI_CLASS_CQ: {
         auto* cq = reinterpret_cast<cq_object*>(b);
         if (!(flags & (FI_TRANSMIT | FI_RECV))) return -FI_EBADFLAGS;
@@ -703,7 +739,7 @@ int ep_control(fid* f, int command, void*) {
 int ep_getname(fid* f, void* addr, std::size_t* addrlen) {
     endpoint_object* ep = ep_of(f);
     if (!ep->enabled) return -FI_EOPBADSTATE;
-    const wire_address self{ep->nic().dev.node(), static_cast<std::uint16_t>(ep->qp), {}};
+    const wire_address self{ep->nic().dev.node(), static_cast<std::uint16_t>(ep->qp), ep->incarnation, {}};
     const std::size_t room = *addrlen;
     *addrlen = sizeof self;
     if (room < sizeof self) return -FI_ETOOSMALL;
@@ -754,11 +790,6 @@ std::uint64_t next_deadline_ns(const endpoint_object* ep) {
 }
 
 bool nic_has_completion(const endpoint_object* ep) { return ep->enabled && ep->nic().dev.cq_ready(ep->qp); }
-
-void forget_cq(endpoint_object* ep, const cq_object* cq) {
-    if (ep->tx_cq == cq) ep->tx_cq = nullptr;
-    if (ep->rx_cq == cq) ep->rx_cq = nullptr;
-}
 
 int open_endpoint(fid_domain* f, fi_info* info, fid_ep** out, void* context) {
     static fi_ops ops = [] {
@@ -850,6 +881,7 @@ int open_endpoint(fid_domain* f, fi_info* info, fid_ep** out, void* context) {
     ep->fid.rma = &rma_ops;
     ep->fid.tagged = &tagged_ops;
     ep->domain = reinterpret_cast<domain_object*>(f);
+    ++ep->domain->children;
     *out = &ep->fid;
     return 0;
 }

@@ -62,6 +62,7 @@ struct nic_state {
     std::vector<bool> mr_used = std::vector<bool>(TRN3_NIC_MRS);
     std::vector<std::uint8_t> mr_tag = std::vector<std::uint8_t>(TRN3_NIC_MRS);
     std::uint32_t next_pd = 1;
+    std::uint16_t next_incarnation = 1;  // of the endpoints on this NIC (wire_address)
     nic_state(driver::host_ops& h, std::uint32_t msi) : host(h), dev(h, msi) {}
     int take(std::vector<bool>& used);  // a free index, or -1
 };
@@ -79,6 +80,7 @@ struct domain_object {
     nic_state* nic = nullptr;
     std::uint32_t pd = 0;
     std::list<struct mr_object*> mrs;
+    unsigned children = 0;  // open address vectors, completion queues, endpoints
     // The memory region of `bytes` at `p`: the descriptor's if given, else any registered one that covers it.
     mr_object* region_of(const void* p, std::size_t bytes, void* desc) const;
 };
@@ -98,6 +100,7 @@ struct av_object {
     domain_object* domain = nullptr;
     std::vector<wire_address> table;
     std::vector<bool> valid;
+    unsigned users = 0;  // endpoints bound to it
     bool lookup(fi_addr_t a, wire_address& out) const;
     fi_addr_t find(const wire_address& a) const;  // FI_ADDR_NOTAVAIL if absent
 };
@@ -128,7 +131,6 @@ void progress(endpoint_object* ep);
 // When the endpoint next needs attention without a NIC completion (a retry is due); ~0 if never.
 std::uint64_t next_deadline_ns(const endpoint_object* ep);
 bool nic_has_completion(const endpoint_object* ep);
-void forget_cq(endpoint_object* ep, const cq_object* cq);
 int errno_of_nic_status(std::uint32_t status);
 const char* nic_status_name(std::uint32_t status);
 

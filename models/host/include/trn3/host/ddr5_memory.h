@@ -6,10 +6,11 @@
 //   Graviton4: 12 channels of DDR5-5600 = 537.6 GB/s.
 //
 // socket: in (target; b_transport, debug)
-// Pinned pages: a host program's own memory that a device may reach
+// Pinned memory: a host program's own memory that a device may reach
 // (what registering memory with a NIC does). pin() maps it at physical
-// addresses from pinned_base on, where accesses reach the program's pages
-// with the DDR's timing; the simulator's memory stands for those pages.
+// addresses from pinned_base on, each range from a page boundary, where
+// accesses reach the program's memory with the DDR's timing; the
+// simulator's memory stands for those pages.
 //
 // params: size, channels, transfer_rate (MT/s), latency
 // stats:  reads, writes, bytes, address_errors
@@ -42,7 +43,8 @@ public:
     void zero(std::uint64_t offset, std::uint64_t bytes) { store_.zero(offset, bytes); }
 
     static constexpr std::uint64_t pinned_base = 1ull << 52;
-    // `bytes` of a program's memory at `cpu` (both page aligned); returns their physical address.
+    // `bytes` of a program's memory at `cpu`; returns their physical address
+    // (page aligned; an access past `bytes` is an address error).
     std::uint64_t pin(unsigned char* cpu, std::uint64_t bytes);
     void unpin(std::uint64_t physical) { pinned_.erase(physical); }
 

@@ -47,20 +47,21 @@ public:
         h_.ddr.zero(pa, bytes);  // zeroed as the driver expects, without making the pages resident
         return {pa, h_.memory(pa), bytes};
     }
+    // The buffer starts a page of its own in the pinned window, wherever it
+    // lies in the simulator's memory: the simulated addresses (and so the
+    // DMA's page crossings and timing) never depend on the host's allocator.
     driver::dma_buffer pin(std::uint16_t bdf, void* cpu, std::size_t bytes) override {
         h_.step();
         if (!cpu || bytes == 0) return {};
-        const std::uint64_t first = page_floor(cpu), span = page_span(cpu, bytes);
-        const std::uint64_t pa = h_.ddr.pin(reinterpret_cast<unsigned char*>(first), span);
-        h_.iommu0.map(bdf, pa, pa, span, true);  // identity
-        return {pa + (reinterpret_cast<std::uintptr_t>(cpu) - first), static_cast<std::uint8_t*>(cpu), bytes};
+        const std::uint64_t pa = h_.ddr.pin(static_cast<unsigned char*>(cpu), bytes);
+        h_.iommu0.map(bdf, pa, pa, pages(bytes), true);  // identity
+        return {pa, static_cast<std::uint8_t*>(cpu), bytes};
     }
     void unpin(std::uint16_t bdf, const driver::dma_buffer& b) override {
         if (!b.bus_address) return;
         h_.step();
-        const std::uint64_t first = b.bus_address & ~std::uint64_t{4095};
-        h_.iommu0.unmap(bdf, first, page_span(b.cpu, b.size));
-        h_.ddr.unpin(first);
+        h_.iommu0.unmap(bdf, b.bus_address, pages(b.size));
+        h_.ddr.unpin(b.bus_address);
     }
     void request_irq(std::uint32_t data, std::function<void()> handler) override {
         h_.on_interrupt(data, std::move(handler));
@@ -82,12 +83,7 @@ public:
     std::vector<std::string> lines;  // what the driver logged
 
 private:
-    static std::uint64_t page_floor(const void* p) {
-        return reinterpret_cast<std::uintptr_t>(p) & ~std::uintptr_t{4095};
-    }
-    static std::uint64_t page_span(const void* p, std::size_t bytes) {
-        return (reinterpret_cast<std::uintptr_t>(p) + bytes + 4095 - page_floor(p)) & ~std::uint64_t{4095};
-    }
+    static std::uint64_t pages(std::size_t bytes) { return (std::uint64_t{bytes} + 4095) & ~std::uint64_t{4095}; }
     std::uint32_t read(std::uint16_t bdf, std::uint16_t off, unsigned bytes) override {
         return h_.config_read(bdf, off, bytes);
     }

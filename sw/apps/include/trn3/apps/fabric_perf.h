@@ -19,6 +19,11 @@ namespace trn3::apps::fabric_perf {
 struct exchange {
     std::function<void(const std::vector<std::uint8_t>&)> publish;  // this side's address
     std::function<std::vector<std::uint8_t>()> fetch;  // the peer's (waits for it)
+    // Returns once the peer has called it too: neither side closes its
+    // endpoint while the other still waits for something from it (a closed
+    // queue pair's NIC stops retransmitting what the peer has not yet
+    // acknowledged, as a launcher's barrier before finalize prevents).
+    std::function<void()> barrier;
 };
 
 struct options {

@@ -180,6 +180,21 @@ pick coll '^# nl32x2: 8 ranks' '^#  +size' '^  +[0-9]+ ' '^# Out of bounds' '^# 
   printf '\n'
 } >"$tmp/blocks/collectives-sbuf.md"
 
+# libfabric's ping-pong and bandwidth program between two hosts on one ToR
+# (the test rig of tests/fabric/test_libfabric.cpp, which prints its figures).
+perf="$build/tests/test_libfabric"
+[ -x "$perf" ] || fail "$perf not built"
+"$perf" "*fabric_perf*" -s >"$tmp/libfabric.out" 2>/dev/null || fail "$perf failed"
+{
+  commands "build/release/tests/test_libfabric \"*fabric_perf*\" -s | grep \"fabric_perf.*Gb/s\" | sort -u"
+  printf '| message | half round trip | bandwidth, 16 in flight |\n|---|---|---|\n'
+  for size in 8 64 1024 8192 65536 1048576; do
+    line=$(grep -m1 -E "fabric_perf $size B: " "$tmp/libfabric.out") || fail "libfabric: no figures for $size B"
+    printf '%s\n' "$line" | sed -E 's/^ *fabric_perf ([0-9]+ B): ([0-9.]+) us half round trip, ([0-9.]+) Gb\/s$/| \1 | \2 us | \3 Gb\/s |/'
+  done
+  printf '\n'
+} >"$tmp/blocks/libfabric-perf.md"
+
 # The cluster: libfabric's ping-pong and bandwidth between partner
 # UltraServers' first hosts, on one ToR (a reduced cluster at 400G ports) and
 # through ToR, spine, ToR (2 x nl72x2 at full size).

@@ -15,7 +15,7 @@ int mr_close(fid* f) {
     auto* mr = reinterpret_cast<mr_object*>(f);
     nic_state& nic = *mr->domain->nic;
     nic.dev.dereg_mr(mr->index);
-    nic.host.unpin(nic.bdf, mr->pinned);
+    nic.host.unpin(nic.dev.bdf(), mr->pinned);
     nic.mr_used[mr->index] = false;
     mr->domain->mrs.remove(mr);
     delete mr;
@@ -30,7 +30,7 @@ int mr_reg(fid* f, const void* buf, std::size_t len, std::uint64_t access, std::
     nic_state& nic = *d->nic;
     const int index = nic.take(nic.mr_used);
     if (index < 0) return -FI_ENOSPC;
-    const driver::dma_buffer pinned = nic.host.pin(nic.bdf, const_cast<void*>(buf), len);
+    const driver::dma_buffer pinned = nic.host.pin(nic.dev.bdf(), const_cast<void*>(buf), len);
     if (!pinned.bus_address) {
         nic.mr_used[index] = false;
         return -FI_ENOMEM;
@@ -42,7 +42,7 @@ int mr_reg(fid* f, const void* buf, std::size_t len, std::uint64_t access, std::
     std::uint32_t key = 0;
     const std::uint8_t tag = ++nic.mr_tag[index];  // a stale key of this entry is refused
     if (nic.dev.reg_mr(index, tag, pinned.bus_address, len, d->pd, nic_access, key) != driver::status::ok) {
-        nic.host.unpin(nic.bdf, pinned);
+        nic.host.unpin(nic.dev.bdf(), pinned);
         nic.mr_used[index] = false;
         return -FI_EINVAL;
     }

@@ -26,16 +26,21 @@ struct recv_op {
 struct arrival {
     wire_address src;
     wire_header h;
-    std::vector<std::uint8_t> data;  // eager
+    // Eager data: still in its receive bounce buffer (`in_slot`, while it is
+    // being delivered), or kept (an unexpected or early message).
+    const std::uint8_t* in_slot = nullptr;
+    std::vector<std::uint8_t> kept;
+    const std::uint8_t* data() const { return in_slot ? in_slot : kept.data(); }
+    void keep() {
+        if (in_slot) kept.assign(in_slot, in_slot + h.length);
+        in_slot = nullptr;
+    }
 };
 
 struct tx_op {
     enum kind_t { eager, rts, fin, rma, rdv_read } kind = eager;
     void* context = nullptr;
     std::uint64_t cq_flags = 0;
-    std::size_t len = 0;
-    void* buf = nullptr;
-    std::uint64_t tag = 0, data = 0;
     bool report = true;
     int slot = -1;
     trn3_nic_wqe wqe{};
@@ -192,7 +197,7 @@ void consume(endpoint_object* ep, const recv_op& r, const arrival& a) {
     const std::size_t n = std::min<std::uint64_t>(a.h.length, r.len);
     const int trunc = a.h.length > r.len ? FI_ETRUNC : 0;
     if (a.h.type == msg_eager) {
-        if (n) std::memcpy(r.buf, a.data.data(), n);
+        if (n) std::memcpy(r.buf, a.data(), n);
         charge_copy(ep, n);
         report_recv(ep, r, a, n, trunc);
         return;
@@ -229,6 +234,7 @@ void deliver(endpoint_object* ep, arrival&& a) {
             consume(ep, r, a);
             return;
         }
+    a.keep();  // its bounce buffer goes back to the NIC
     (tagged ? ep->unexpected_tagged : ep->unexpected_msg).push_back(std::move(a));
 }
 
@@ -269,19 +275,25 @@ void on_receive(endpoint_object* ep, const trn3_nic_cqe& c) {
     const bool eager_ok =
         well_formed && h.type == msg_eager && h.length <= eager_bytes && c.bytes == sizeof h + h.length;
     const bool rts_ok = well_formed && h.type == msg_rts && c.bytes == sizeof h;
-    if (eager_ok) a.data.assign(ep->slot_cpu(int(slot)) + sizeof h, ep->slot_cpu(int(slot)) + sizeof h + h.length);
-    repost(ep, slot);
-    if (well_formed && h.dst_incarnation != ep->incarnation) return;  // for an earlier endpoint on this queue pair
-    if (well_formed && h.type == msg_fin) return on_fin(ep, h);
-    if (!eager_ok && !rts_ok) return;  // not this protocol's: dropped
+    if (eager_ok) a.in_slot = ep->slot_cpu(int(slot)) + sizeof h;  // copied once, to where it is received
+    const bool ours =
+        (eager_ok || rts_ok || (well_formed && h.type == msg_fin)) && h.dst_incarnation == ep->incarnation;
+    if (!ours) return repost(ep, slot);  // not this protocol's, or for an earlier endpoint on this queue pair
+    if (h.type == msg_fin) {
+        repost(ep, slot);
+        return on_fin(ep, h);
+    }
     std::uint64_t& expected = ep->expected[a.src];
-    if (h.seq < expected) return;  // a duplicate (SRD delivers once; a defence only)
-    if (h.seq > expected) {
-        ep->held[a.src].emplace(h.seq, std::move(a));
-        return;
+    if (h.seq != expected) {
+        if (h.seq > expected) {  // early: kept until the ones before it came
+            a.keep();
+            ep->held[a.src].emplace(h.seq, std::move(a));
+        }  // else a duplicate (SRD delivers once; a defence only)
+        return repost(ep, slot);
     }
     const wire_address src = a.src;
     deliver(ep, std::move(a));
+    repost(ep, slot);
     ++expected;
     auto& early = ep->held[src];
     while (!early.empty() && early.begin()->first == expected) {
@@ -401,7 +413,6 @@ ssize_t send_message(endpoint_object* ep, const send_args& s) {
     std::memcpy(ep->slot_cpu(op.slot), &h, sizeof h);
     op.context = s.context;
     op.cq_flags = FI_SEND | (s.tagged ? FI_TAGGED : FI_MSG);
-    op.len = s.len;
     op.report = s.report && !s.inject;
     charge_copy(ep, op.kind == tx_op::eager ? s.len : 0);
     post_or_defer(ep, id);
@@ -456,7 +467,6 @@ ssize_t rma(endpoint_object* ep, const rma_args& a) {
     op.wqe = w;
     op.context = a.context;
     op.cq_flags = FI_RMA | (a.opcode == TRN3_NIC_OP_READ ? FI_READ : FI_WRITE);
-    op.len = a.len;
     op.report = a.report && !a.inject;
     post_or_defer(ep, id);
     return 0;
@@ -633,7 +643,7 @@ int ep_enable(endpoint_object* ep) {
         nic.qp_used[q] = false;
         return -FI_ENOSPC;
     }
-    ep->pool = nic.host.alloc_dma(nic.bdf, std::size_t(rx_slots + tx_slots) * slot_bytes);
+    ep->pool = nic.host.alloc_dma(nic.dev.bdf(), std::size_t(rx_slots + tx_slots) * slot_bytes);
     const bool qp_made =
         ep->pool.cpu && nic.dev.create_qp(unsigned(q), ep->domain->pd, queue_entries) == driver::status::ok;
     if (!qp_made || nic.dev.reg_mr(unsigned(index), ++nic.mr_tag[index], ep->pool.bus_address, ep->pool.size,

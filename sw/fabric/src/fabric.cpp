@@ -147,7 +147,6 @@ nic_state* nic_of(const binding& b) {
     if (!slot) {
         auto n = std::make_unique<nic_state>(*b.host, b.msi_data_base);
         if (n->dev.probe(b.nic) != driver::status::ok) return nullptr;
-        n->bdf = n->dev.bdf();
         slot = std::move(n);
     }
     return slot.get();

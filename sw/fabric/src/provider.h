@@ -57,7 +57,6 @@ inline fi_ops close_only(int (*close)(fid*)) {
 struct nic_state {
     driver::host_ops& host;
     driver::nic_device dev;
-    std::uint16_t bdf = 0;
     std::vector<bool> qp_used = std::vector<bool>(TRN3_NIC_QPS);
     std::vector<bool> mr_used = std::vector<bool>(TRN3_NIC_MRS);
     std::vector<std::uint8_t> mr_tag = std::vector<std::uint8_t>(TRN3_NIC_MRS);

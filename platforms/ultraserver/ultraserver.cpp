@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "trn3/driver/nic_device.h"
 #include "trn3/platforms/fabric_binding.h"
 #include "trn3/platforms/firmware_images.h"
 #include "trn3/spec/host.h"
@@ -171,8 +172,17 @@ void ultraserver::start_hosts() {
             hi.chips.push_back(
                 {topo_.nodes[std::size_t(node)].name, fabric_id_[std::size_t(node)], chip_routes_[std::size_t(node)]});
         hi.nics = hi.root_ports - static_cast<unsigned>(hi.chips.size());
-        hi.use_fabric = [ops = hi.ops](const driver::pci_function& nic, std::uint32_t msi_data_base) {
-            fabric::attach({ops, nic, msi_data_base});
+        // The chips' NICs come first on the root ports, each serving the next
+        // chips in order (one or two: the NIC option); the host's own NIC last.
+        const unsigned chip_nics = hi.nics > 1 ? hi.nics - 1 : 0;
+        for (unsigned c = 0; chip_nics && c < hi.chips.size(); ++c)
+            hi.nic_of_chip.push_back(c / ((static_cast<unsigned>(hi.chips.size()) + chip_nics - 1) / chip_nics));
+        hi.use_fabric = [ops = hi.ops](const std::vector<driver::pci_function>& nics,
+                                       const std::vector<std::uint64_t>& neuron_bar2) {
+            fabric::binding b{ops, {}, neuron_bar2};
+            for (std::size_t k = 0; k < nics.size(); ++k)
+                b.nics.push_back({nics[k], driver::nic_device::msi_data_of(static_cast<unsigned>(k))});
+            fabric::attach(b);
         };
         s.hosts.push_back(std::move(hi));
     }

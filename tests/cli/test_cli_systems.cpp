@@ -233,6 +233,59 @@ TEST_CASE("cluster: a ToR that dies silently during the EFA traffic: SRD leaves 
     CHECK(j.at("cluster.us0.r0_t0_c0_nic.srd.retransmits").get<std::uint64_t>() > 50);
 }
 
+TEST_CASE("cluster: an all_reduce over every chip of two UltraServers, NeuronLink inside and EFA between, exact "
+          "under 1% loss") {
+    const std::string stats = temp_path("stats"), table = temp_path("json");
+    // 2 x 8 chips (2 hosts each), bf16: every row checked, out of place and in place; the ToRs drop 1%.
+    const result r = trn3vp("run --platform cluster -p cluster.port_speed=400 -p 'cluster.*.trays=2' "
+                            "-p 'cluster.*.racks=1' -p 'cluster.*.app=collectives' -p collectives.dtype=bf16 "
+                            "-p collectives.min_bytes=8 -p collectives.max_bytes=256K -p collectives.factor=8 "
+                            "-p 'cluster.tor*.drop_rate=0.01' -p collectives.json=" +
+                            table + " --stats " + stats);
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("# cluster.us0: 16 ranks (every chip of 2 UltraServers, 8 each), all_reduce "
+                                      "bfloat16 sum, hierarchical across UltraServers (inside each, reduce_scatter "
+                                      "and all_gather by the auto algorithm"));
+    CHECK_THAT(r.out, Catch::Contains("# cluster.us1: 8 of the cluster's 16 ranks; the table is the first "
+                                      "UltraServer's"));
+    // Sizes round down to whole chunks of the 8 chips (8 B -> 16 B; 4 KiB; 256 KiB).
+    for (const char* row : {"          16            8 bfloat16    sum     -1", "        4096         2048 bfloat16",
+                            "      262144       131072 bfloat16"})
+        CHECK_THAT(r.out, Catch::Contains(row));
+    CHECK_THAT(r.out, Catch::Contains("# Out of bounds values : 0 OK"));
+    CHECK_THAT(r.out, Catch::Contains("platform cluster: PASSED"));
+    const auto rows = nlohmann::json::parse(slurp(table));
+    std::remove(table.c_str());
+    CHECK(rows.at("ultraservers") == 2);
+    CHECK(rows.at("rows").size() == 6);  // 16 B (from 8 B), 64 B, 512 B, 4 KiB, 32 KiB, 256 KiB
+    for (const auto& row : rows.at("rows")) {
+        CHECK(row.at("out_of_place").at("nwrong") == 0);
+        CHECK(row.at("in_place").at("nwrong") == 0);
+    }
+    // The NICs wrote into the chips' memory peer to peer (through the root complex, past the IOMMU), and
+    // SRD sent again what the ToRs dropped.
+    const auto j = nlohmann::json::parse(slurp(stats));
+    std::remove(stats.c_str());
+    CHECK(j.at("cluster.us0.r0_t0_host.rc.p2p_reflected").get<std::uint64_t>() > 1000);
+    CHECK(j.at("cluster.us1.r0_t1_host.rc.p2p_reflected").get<std::uint64_t>() > 1000);
+    std::uint64_t retransmitted = 0;
+    for (const auto& [name, value] : j.items())
+        if (name.size() > 16 && name.compare(name.size() - 16, 16, ".srd.retransmits") == 0)
+            retransmitted += value.get<std::uint64_t>();
+    CHECK(retransmitted > 0);
+    // Across UltraServers: all_reduce over every chip, the rest refused with one line.
+    for (const char* bad : {"-p collectives.op=all_gather", "-p collectives.chips=0-3", "-p collectives.redop=avg"}) {
+        const result b = trn3vp(std::string("run --platform cluster -p 'cluster.*.trays=1' -p 'cluster.*.racks=1' "
+                                            "-p 'cluster.*.app=collectives' ") +
+                                bad);
+        INFO(bad << ": " << b.err);
+        CHECK(b.code == 2);
+        CHECK_THAT(b.err, Catch::Contains("collectives across 2 UltraServers: all_reduce"));
+        CHECK(std::count(b.err.begin(), b.err.end(), '\n') == 1);
+    }
+}
+
 TEST_CASE("nl32x2 at reduced size boots: every MCU, every link, every host, a verified kernel on every chip") {
     const result r = trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p boot.fabric_check=all");
     INFO(r.out << r.err);

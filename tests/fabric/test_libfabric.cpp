@@ -16,6 +16,7 @@
 #include "trn3/apps/fabric_perf.h"
 #include "trn3/core/stats.h"
 #include "trn3/platforms/fabric_binding.h"
+#include "trn3/spec/device.h"
 
 using namespace trn3;
 
@@ -28,7 +29,7 @@ void attach(test::side& s) {
     for (const auto& f : s.functions)
         if (f.device == TRN3_PCI_DEVICE_NIC) nic = f;
     REQUIRE(nic.device == TRN3_PCI_DEVICE_NIC);
-    fabric::attach(fabric::binding{&s.adapter, nic, driver::nic_device::msi_data_of(0)});
+    fabric::attach(fabric::binding{&s.adapter, {{nic, driver::nic_device::msi_data_of(0)}}, {}});
 }
 
 // Addresses swapped through the test's memory (what a launcher does out of band).
@@ -166,6 +167,84 @@ TEST_CASE("libfabric: fi_getinfo finds the trn3vp provider in a context bound to
             checked_b = true;
         });
     CHECK(checked_b);
+}
+
+TEST_CASE("libfabric: FI_HMEM_NEURON registers a bound chip's memory for RMA only, and nothing else") {
+    test::rig r;
+    bool checked = false;
+    r.run(
+        [&] {
+            r.a.enumerate_only();
+            driver::pci_function nic{};
+            for (const auto& f : r.a.functions)
+                if (f.device == TRN3_PCI_DEVICE_NIC) nic = f;
+            // One chip whose BAR2 would be at 1 TiB (the rig has none: nothing is moved here).
+            fabric::attach(fabric::binding{&r.a.adapter, {{nic, driver::nic_device::msi_data_of(0)}}, {1ull << 40}});
+            fi_info* hints = fi_allocinfo();
+            hints->ep_attr->type = FI_EP_RDM;
+            hints->caps = FI_RMA | FI_HMEM;
+            hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
+            hints->fabric_attr->prov_name = ::strdup("trn3vp");
+            fi_info* info = nullptr;
+            // Device memory is registered as such: FI_MR_HMEM is required.
+            CHECK(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info) == -FI_ENODATA);
+            hints->domain_attr->mr_mode |= FI_MR_HMEM;
+            REQUIRE(fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info) == 0);
+            fi_freeinfo(hints);
+            CHECK((info->caps & FI_HMEM) == FI_HMEM);
+            CHECK((info->domain_attr->mr_mode & FI_MR_HMEM) == FI_MR_HMEM);
+            fid_fabric* fab = nullptr;
+            fid_domain* dom = nullptr;
+            REQUIRE(fi_fabric(info->fabric_attr, &fab, nullptr) == 0);
+            REQUIRE(fi_domain(fab, info, &dom, nullptr) == 0);
+            const auto reg = [&](int iface, int device, std::uint64_t at, std::size_t bytes, fid_mr** mr) {
+                iovec iov{reinterpret_cast<void*>(static_cast<std::uintptr_t>(at)), bytes};
+                fi_mr_attr attr{};
+                attr.mr_iov = &iov;
+                attr.iov_count = 1;
+                attr.access = FI_REMOTE_WRITE | FI_REMOTE_READ | FI_WRITE | FI_READ;
+                attr.iface = static_cast<fi_hmem_iface>(iface);
+                attr.device.neuron = device;
+                return fi_mr_regattr(dom, &attr, 0, mr);
+            };
+            fid_mr* mr = nullptr;
+            CHECK(reg(FI_HMEM_NEURON, 1, 0, 4096, &mr) == -FI_EINVAL);  // no second chip
+            CHECK(reg(FI_HMEM_NEURON, -1, 0, 4096, &mr) == -FI_EINVAL);
+            CHECK(reg(FI_HMEM_NEURON, 0, TRN3_BAR2_SIZE - 4096, 8192, &mr) == -FI_EINVAL);  // past its BAR2
+            CHECK(reg(FI_HMEM_CUDA, 0, 0, 4096, &mr) == -FI_ENOSYS);
+            REQUIRE(reg(FI_HMEM_NEURON, 0, 0, 1 << 20, &mr) == 0);  // from device address 0 (stack 0)
+            // Sends and receives of device memory are refused (the provider copies host memory alone).
+            fid_cq* cq = nullptr;
+            fid_av* av = nullptr;
+            fid_ep* ep = nullptr;
+            fi_cq_attr cq_attr{};
+            fi_av_attr av_attr{};
+            av_attr.type = FI_AV_TABLE;
+            REQUIRE(fi_cq_open(dom, &cq_attr, &cq, nullptr) == 0);
+            REQUIRE(fi_av_open(dom, &av_attr, &av, nullptr) == 0);
+            REQUIRE(fi_endpoint(dom, info, &ep, nullptr) == 0);
+            REQUIRE(fi_ep_bind(ep, &av->fid, 0) == 0);
+            REQUIRE(fi_ep_bind(ep, &cq->fid, FI_TRANSMIT | FI_RECV) == 0);
+            REQUIRE(fi_enable(ep) == 0);
+            std::vector<std::uint8_t> self(64);
+            std::size_t n = self.size();
+            REQUIRE(fi_getname(&ep->fid, self.data(), &n) == 0);
+            fi_addr_t me = FI_ADDR_NOTAVAIL;
+            REQUIRE(fi_av_insert(av, self.data(), 1, &me, 0, nullptr) == 1);
+            void* device_buffer = reinterpret_cast<void*>(std::uintptr_t(4096));
+            CHECK(fi_send(ep, device_buffer, 64, fi_mr_desc(mr), me, nullptr) == -FI_EOPNOTSUPP);
+            CHECK(fi_recv(ep, device_buffer, 64, fi_mr_desc(mr), FI_ADDR_UNSPEC, nullptr) == -FI_EOPNOTSUPP);
+            CHECK(fi_close(&mr->fid) == 0);
+            fi_close(&ep->fid);
+            fi_close(&av->fid);
+            fi_close(&cq->fid);
+            CHECK(fi_close(&dom->fid) == 0);
+            fi_close(&fab->fid);
+            fi_freeinfo(info);
+            checked = true;
+        },
+        [&] { r.b.enumerate_only(); });
+    CHECK(checked);
 }
 
 TEST_CASE("libfabric: the fabric_perf ping-pong and bandwidth program moves 8 B to 1 MiB host to host, every "

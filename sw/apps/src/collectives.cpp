@@ -16,6 +16,19 @@
 // small integer from two ranks (e mod n and e + 1 mod n) and zero from the
 // rest, so #wrong is 0 unless something is wrong.
 //
+// In a cluster (several UltraServers, each running this program), the
+// communicator is every chip of every UltraServer and the all_reduce is
+// hierarchical across the network: a reduce-scatter over NeuronLink inside
+// each UltraServer (in place, by the schedules above), then each chip's
+// chunk all-reduced over EFA with the same chip of every other UltraServer
+// (efa_ring.h: libfabric RMA by the hosts' NICs straight into the chips'
+// HBM, local reductions by the chips' DMA engines), then an all-gather
+// over NeuronLink. Sizes round down to whole chunks per chip, as
+// nccl-tests' do for reduce_scatter; out of place, each chip first copies
+// its input to its output and works there. Every row starts at the same
+// time in every UltraServer and ends when the last chip of the cluster is
+// done; the table is the first UltraServer's, with every chip's #wrong.
+//
 // Rows above collectives.check_max_bytes are timed only: the schedules'
 // descriptors are TRN3_DESC_TIMING_ONLY (every access and TLP takes its
 // time, no data moves), no inputs are written and nothing is checked
@@ -37,6 +50,7 @@
 #include "channel_rings.h"
 #include "collective_data.h"
 #include "communicator.h"
+#include "efa_ring.h"
 #include "phase_track.h"
 #include "trn3/apps/host_program.h"
 #include "trn3/collectives/choose.h"
@@ -56,7 +70,8 @@ namespace {
 // clear of the descriptor rings; spec/device.h TRN3_DEV_HBM_STRIPED_BASE)
 // or in stack 1; or in NeuronCore 0's SBUF (sizes to 1 MiB). Send, recv,
 // work, tokens, then up to 9 scratch areas (halving-doubling's steps on 144
-// chips, and its fold), then avg's constant (1/n).
+// chips, and its fold), then avg's constant (1/n); across UltraServers,
+// then the EFA ring's landing area (landing()).
 constexpr std::uint64_t gib = 1ull << 30, mib = 1 << 20, sbuf_max_bytes = mib;
 constexpr collectives::buffers layout_at(std::uint64_t base) {
     return {base, base + 4 * gib, base + 8 * gib, base + 12 * gib, base + 16 * gib, gib, base + 26 * gib};
@@ -171,6 +186,13 @@ public:
         if (s.fabric_chips < 2)
             throw config_error("program collectives needs at least two chips on a NeuronLink fabric (" + s.name +
                                " has " + std::to_string(s.fabric_chips) + ")");
+        across_ = s.cluster_size > 1;
+        if (across_ && (op.get() != "all_reduce" || chips.get() != "all" || redop.get() == "avg"))
+            throw config_error(fmt::format(
+                "collectives across {} UltraServers: all_reduce (sum, max, min, prod) over every chip (collectives.op = "
+                "{}, collectives.chips = {}, collectives.redop = {})",
+                s.cluster_size, op.get(), chips.get(), redop.get()));
+        efa_.resize(s.hosts.size());
         members_ = parse_members(chips.get(), s.fabric_chips);
         levels_ = levels_of(members_, s.level_names, s.fabric_levels);
         rings_ = std::make_unique<channel_rings>(s.fabric, members_, levels_, unsigned(channels.get()), rings.get(),
@@ -181,7 +203,11 @@ public:
                                            min_bytes.get().bytes, max_bytes.get().bytes));
         // Every size must be possible: whole elements, n whole chunks where the
         // op needs them, an algorithm that runs the op, fabric channels enough.
-        for (std::uint64_t b = min_bytes.get().bytes; b <= max_bytes.get().bytes; b *= factor.get()) {
+        for (std::uint64_t asked = min_bytes.get().bytes; asked <= max_bytes.get().bytes; asked *= factor.get()) {
+            // Across UltraServers, whole chunks per chip (nccl-tests' rounding for reduce_scatter).
+            const std::uint64_t whole = std::uint64_t(size()) * element_bytes();
+            const std::uint64_t b = across_ ? std::max(asked / whole, std::uint64_t(1)) * whole : asked;
+            if (!sizes_.empty() && sizes_.back() == b) continue;
             sizes_.push_back(b);
             std::uint64_t out = 0;  // the largest output (all_to_allv's are uneven)
             for (unsigned p = 0; p < size() && buffers.get() == "sbuf"; ++p)
@@ -191,27 +217,29 @@ public:
                                                "up to 2 MiB (a 32 MiB SBUF): size {} B, largest output {} B",
                                                b, out));
             try {
-                collectives::check_supported(algorithm_for(b), what(), size());
-                const unsigned needed = counters_for(algorithm_for(b));
-                if (needed * channels_for(b) > TRN3_FABRIC_CHANNELS)
-                    throw std::invalid_argument(fmt::format(
-                        "{} {} on {} ranks counts on {} fabric channels per channel: {} channels need {} of {} "
-                        "(collectives.channels)",
-                        collectives::name(algorithm_for(b)), op.get(), size(), needed, channels_for(b),
-                        needed * channels_for(b), TRN3_FABRIC_CHANNELS));
-                // Each channel's descriptors and completion records must fit
-                // in its ring area (ring_stride), a power of two of entries.
-                for (const auto& rank : collectives::plan(request(b, false))) {
-                    if (driver::trn3_device::device_queue_bytes(rank.descriptors.size()) > ring_stride)
+                for (const collectives::op o : phase_ops()) {
+                    collectives::check_supported(algorithm_for(b, o), o, size());
+                    const unsigned needed = counters_for(algorithm_for(b, o), o);
+                    if (needed * channels_for(b) > TRN3_FABRIC_CHANNELS)
                         throw std::invalid_argument(fmt::format(
-                            "{} B needs {} descriptors on a channel of rank {}: more than its {} MiB ring holds (a "
-                            "larger collectives.segment_bytes)",
-                            b, rank.descriptors.size(), rank_of_id_.at(rank.fabric_id), ring_stride >> 20));
+                            "{} {} on {} ranks counts on {} fabric channels per channel: {} channels need {} of {} "
+                            "(collectives.channels)",
+                            collectives::name(algorithm_for(b, o)), collectives::name(o), size(), needed,
+                            channels_for(b), needed * channels_for(b), TRN3_FABRIC_CHANNELS));
+                    // Each channel's descriptors and completion records must fit
+                    // in its ring area (ring_stride), a power of two of entries.
+                    for (const auto& rank : collectives::plan(request(b, across_, 0, o))) {
+                        if (driver::trn3_device::device_queue_bytes(rank.descriptors.size()) > ring_stride)
+                            throw std::invalid_argument(fmt::format(
+                                "{} B needs {} descriptors on a channel of rank {}: more than its {} MiB ring holds (a "
+                                "larger collectives.segment_bytes)",
+                                b, rank.descriptors.size(), rank_of_id_.at(rank.fabric_id), ring_stride >> 20));
+                    }
                 }
             } catch (const std::invalid_argument& e) {
                 throw config_error(std::string("collectives: ") + e.what());
             }
-            if (b > max_bytes.get().bytes / factor.get()) break;
+            if (asked > max_bytes.get().bytes / factor.get()) break;
         }
         rows_.resize(sizes_.size());
     }
@@ -229,10 +257,23 @@ public:
 
     void report(std::ostream& os) const override {
         const dtype_info& t = dtype_of(dtype.get());
-        const unsigned n = size();
-        os << fmt::format("# {}: {} ranks ({}), {} {} {}, {}, {}{} channel{}\n", sys_.name, n,
-                          chips.get() == "all" ? "every chip on the fabric" : "chips " + chips.get(), op.get(), t.nccl,
-                          reduces() ? redop.get() : "none", algorithm_text(), channel_bytes.get().bytes ? "up to " : "",
+        const unsigned n = ranks_total();
+        if (across_ && sys_.cluster_rank > 0) {  // one table for the cluster: the first UltraServer's
+            os << fmt::format("# {}: {} of the cluster's {} ranks; the table is the first UltraServer's\n", sys_.name,
+                              size(), n);
+            return;
+        }
+        const std::string who = across_
+                                    ? fmt::format("every chip of {} UltraServers, {} each", sys_.cluster_size, size())
+                                : chips.get() == "all" ? "every chip on the fabric"
+                                                       : "chips " + chips.get();
+        const std::string how =
+            across_ ? fmt::format("hierarchical across UltraServers (inside each, reduce_scatter and all_gather by the "
+                                  "{}; between them, a ring of {} over EFA through libfabric)",
+                                  algorithm_text(), sys_.cluster_size)
+                    : algorithm_text();
+        os << fmt::format("# {}: {} ranks ({}), {} {} {}, {}, {}{} channel{}\n", sys_.name, n, who, op.get(), t.nccl,
+                          reduces() ? redop.get() : "none", how, channel_bytes.get().bytes ? "up to " : "",
                           channels.get(), channels.get() == 1 ? "" : "s");
         os << "#\n";
         os << fmt::format("# {:>10} {:>12} {:>8} {:>6} {:>6}  {:>9} {:>7} {:>7} {:>6}  {:>9} {:>7} {:>7} {:>6}\n", "",
@@ -276,7 +317,8 @@ public:
         j["algorithm"] = algorithm.get();
         j["type"] = t.nccl;
         j["redop"] = reduces() ? redop.get() : "none";
-        j["ranks"] = members_;
+        j["ranks"] = members_;  // in each UltraServer, across them
+        if (across_) j["ultraservers"] = sys_.cluster_size;
         j["channels"] = channels.get();
         if (!rings_->searched().empty())
             j["rings"] = rings_->searched();  // the ring algorithm's, by channel (fabric ids)
@@ -347,15 +389,27 @@ private:
         if (per == 0) return static_cast<unsigned>(most);
         return static_cast<unsigned>(std::clamp<std::uint64_t>((bytes + per - 1) / per, 1, most));
     }
-    // The schedule for a size: the param's, or collectives::choose's.
-    collectives::algorithm algorithm_for(std::uint64_t bytes) const {
+    // The schedule of op o for a size: the param's, or collectives::choose's.
+    collectives::algorithm algorithm_for(std::uint64_t bytes, collectives::op o) const {
         const std::string& a = algorithm.get();
-        if (a == "auto") return collectives::choose(what(), size(), bytes, channels_for(bytes), levels_.places);
+        if (a == "auto") return collectives::choose(o, size(), bytes, channels_for(bytes), levels_.places);
         return collectives::algorithm_named(a);
     }
-    unsigned counters_for(collectives::algorithm a) const {
-        return collectives::counters_needed(a, what(), size(), static_cast<unsigned>(levels_.names.size()));
+    collectives::algorithm algorithm_for(std::uint64_t bytes) const {
+        return algorithm_for(bytes, across_ ? collectives::op::reduce_scatter : what());
     }
+    unsigned counters_for(collectives::algorithm a, collectives::op o) const {
+        return collectives::counters_needed(a, o, size(), static_cast<unsigned>(levels_.names.size()));
+    }
+    // The schedules each collective runs over NeuronLink: its own, or across
+    // UltraServers a reduce-scatter and then an all-gather (EFA between them).
+    std::vector<collectives::op> phase_ops() const {
+        if (across_) return {collectives::op::reduce_scatter, collectives::op::all_gather};
+        return {what()};
+    }
+    // Ranks in the whole communicator, and chip rank p's among them.
+    unsigned ranks_total() const { return size() * (across_ ? sys_.cluster_size : 1); }
+    unsigned global_rank(unsigned p) const { return across_ ? sys_.cluster_rank * size() + p : p; }
     // The channels' level orders, alike ones counted: "tray-rack-racks x6, rack-tray-racks x4".
     std::string orders_text() const {
         std::vector<std::pair<std::string, unsigned>> counted;
@@ -390,7 +444,7 @@ private:
     bool reduces() const { return op.get() == "all_reduce" || op.get() == "reduce_scatter" || op.get() == "reduce"; }
     unsigned element_bytes() const { return numerics::element_bytes(dtype_of(dtype.get()).type); }
     double bus_factor() const {
-        const double n = size();
+        const double n = ranks_total();
         // nccl-tests' factors: broadcast, reduce and sendrecv move the whole buffer once.
         return op.get() == "all_reduce" ? 2 * (n - 1) / n : rooted() || op.get() == "sendrecv" ? 1.0 : (n - 1) / n;
     }
@@ -415,9 +469,12 @@ private:
         return layout_at(buffers.get() == "striped" ? TRN3_DEV_HBM_STRIPED_BASE + 4 * gib : TRN3_DEV_HBM_BASE(1));
     }
     collectives::request request(std::uint64_t bytes, bool in_place, unsigned channel = 0) const {
+        return request(bytes, in_place, channel, what());
+    }
+    collectives::request request(std::uint64_t bytes, bool in_place, unsigned channel, collectives::op o) const {
         collectives::request r;
-        r.what = what();
-        r.how = algorithm_for(bytes);
+        r.what = o;
+        r.how = algorithm_for(bytes, o);
         // Hierarchical runs on its level rings (no use searching a ring of every chip).
         r.ring = r.how == collectives::algorithm::hierarchical ? members_ : rings_->ring(channel);
         r.ranks = members_;
@@ -430,7 +487,14 @@ private:
         r.reduce_type = dtype_of(dtype.get()).code;
         r.in_place = in_place;
         r.at = layout();
-        r.counters = counters_for(r.how);
+        if (across_) {
+            // In place both phases work in `send`; out of place the chunk
+            // waits in staging() between them.
+            if (o == collectives::op::all_gather && in_place) r.at.recv = r.at.send;
+            else if (o == collectives::op::all_gather) r.at.send = staging();
+            else if (!in_place) r.at.recv = staging();
+        }
+        r.counters = counters_for(r.how, o);
         if (r.how == collectives::algorithm::hierarchical) {
             r.coordinates = levels_.position;
             r.level_rings = rings_->level_rings(channel, r.channels);
@@ -454,7 +518,7 @@ private:
     unsigned size() const { return static_cast<unsigned>(members_.size()); }
     collective_reference reference() const {
         return {what(),
-                size(),
+                ranks_total(),
                 dtype_of(dtype.get()).type,
                 redop_code(),
                 static_cast<unsigned>(root.get()),
@@ -494,54 +558,127 @@ private:
         }
         if (!barrier(h) || aborted_) return finish(h, "a host could not bring its chips up");
         tracks_[h].mark("every host up");
+        if (across_) {
+            open_efa(h);
+            if (!barrier(h) || aborted_) return finish(h, "a host could not open its EFA endpoint");
+            tracks_[h].mark("EFA endpoints open");
+        }
         for (std::size_t i = 0; i < sizes_.size(); ++i) {
             for (unsigned k = 0; k < 2; ++k)
-                if (!one(h, i, k == 1)) return finish(h, "");
+                if (!(across_ ? one_across(h, i, k == 1) : one(h, i, k == 1))) return finish(h, "");
             if (h == 0) rows_[i].done = true;
         }
         if (h == 0) finished_ = true;
+        // Nothing is closed while a peer may still wait on this host's NIC.
+        if (across_ && !everywhere(h, [] { return std::vector<std::uint64_t>{}; })) return finish(h, "");
         finish(h, "");
     }
 
     // One collective of sizes_[i], out of place or in place: inputs, plans,
     // a start together, the wait, the check.
     bool one(unsigned h, std::size_t i, bool in_place) {
+        write_inputs(h, i, in_place);
+        load(h, i, in_place, what());
+        if (!everywhere(h, [this] { return std::vector<std::uint64_t>{released_at_.value()}; }) || aborted_)
+            return false;
+        const sc_core::sc_time start = start_after(h);
+        run_loaded(h, i, in_place);
+        if (!finish_row(h, i, in_place, start)) return false;
+        check(h, i, in_place);
+        return barrier(h) && !aborted_;
+    }
+
+    // Across UltraServers: the reduce-scatter over NeuronLink, each chip's
+    // chunk over EFA, the all-gather over NeuronLink. The all-gather's
+    // schedules are loaded once the reduce-scatter is done everywhere in the
+    // UltraServer (its waits count from the bytes landed by then).
+    bool one_across(unsigned h, std::size_t i, bool in_place) {
         const host_info& hi = sys_.hosts[h];
         host_state& me = hosts_[h];
+        const std::uint64_t bytes = sizes_[i], chunk = bytes / size();
+        write_inputs(h, i, in_place);
+        load(h, i, in_place, collectives::op::reduce_scatter);
+        if (!everywhere(h, [this] { return std::vector<std::uint64_t>{released_at_.value()}; }) || aborted_)
+            return false;
+        const sc_core::sc_time start = start_after(h);
+        run_loaded(h, i, in_place);
+        if (!aborted_ && efa_[h]) {
+            std::vector<efa_ring::part> parts;
+            for (std::size_t c = 0; c < hi.chips.size(); ++c) {
+                const unsigned p = unsigned(rank_of_chip(hi.chips[c].fabric_id));  // every chip is a rank
+                parts.push_back({in_place ? layout().send + p * chunk : staging(), chunk});
+            }
+            std::uint32_t flags = TRN3_DESC_REDUCE_WITH(redop_code(), dtype_of(dtype.get()).code);
+            if (!checked(bytes)) flags |= TRN3_DESC_TIMING_ONLY;
+            try {
+                efa_[h]->all_reduce(parts, element_bytes(), flags);
+            } catch (const std::exception& e) {
+                me.failures.push_back(
+                    fmt::format("{} B {}: {}", bytes, in_place ? "in place" : "out of place", e.what()));
+                aborted_ = true;
+            }
+        }
+        if (!barrier(h) || aborted_) return false;
+        load(h, i, in_place, collectives::op::all_gather);
+        if (!barrier(h) || aborted_) return false;
+        run_loaded(h, i, in_place);
+        if (!finish_row(h, i, in_place, start)) return false;
+        check(h, i, in_place);
+        if (!everywhere(h, [this, i, in_place] { return std::vector<std::uint64_t>{rows_[i].wrong[in_place]}; }))
+            return false;
+        if (h == 0) {  // every UltraServer's chips counted
+            rows_[i].wrong[in_place] = 0;
+            for (const auto& v : gathered_) rows_[i].wrong[in_place] += v.at(0);
+        }
+        return barrier(h) && !aborted_;
+    }
+
+    void fail(unsigned h, std::size_t i, bool in_place, const std::string& what) {
+        hosts_[h].failures.push_back(
+            fmt::format("{} B {}: {}", sizes_[i], in_place ? "in place" : "out of place", what));
+        aborted_ = true;
+    }
+
+    // Each chip's input (rows that are checked); the output buffer filled
+    // with a pattern no result has. Rows timed only write nothing: their
+    // schedules move no data.
+    void write_inputs(unsigned h, std::size_t i, bool in_place) {
+        const host_info& hi = sys_.hosts[h];
         const std::uint64_t bytes = sizes_[i];
-        const unsigned k_channels = channels_for(bytes);
-        const auto& plans = plans_for(i, in_place);
-        const unsigned n = size();
+        if (!checked(bytes)) return;
         const bool gather_only = what() == collectives::op::all_gather;
-        const std::uint64_t part = gather_only ? bytes / n : bytes;
-        auto fail = [&](const std::string& what) {
-            me.failures.push_back(fmt::format("{} B {}: {}", bytes, in_place ? "in place" : "out of place", what));
-            aborted_ = true;
-        };
+        const std::uint64_t part = gather_only ? bytes / size() : bytes;
         for (std::size_t c = 0; c < hi.chips.size(); ++c) {
             const int p = rank_of_chip(hi.chips[c].fabric_id);  // its rank
             if (p < 0) continue;
-            driver::trn3_device& d = *me.chips.devices[c];
-            // Inputs; the output buffer filled with a pattern no result has.
-            // Rows timed only write nothing: their schedules move no data.
-            if (checked(bytes)) {
-                const auto in = reference().input(bytes, unsigned(p));
-                const std::uint64_t in_at =
-                    in_place && gather_only ? layout().recv + part * unsigned(p) : layout().send;
-                const std::vector<std::uint8_t> stale(reference().output_bytes(bytes, unsigned(p)), 0xA5);
-                if ((!in_place && d.write(layout().recv, stale.data(), stale.size()) != driver::status::ok) ||
-                    d.write(in_at, in.data(), in.size()) != driver::status::ok)
-                    fail("writing the inputs");
-                if (reference().average) {  // 1/n, element after element
-                    const auto one = reference().one_over_n();
-                    std::vector<std::uint8_t> constant(bytes);
-                    for (std::size_t at = 0; at + one.size() <= bytes; at += one.size())
-                        std::memcpy(constant.data() + at, one.data(), one.size());
-                    if (d.write(layout().constant, constant.data(), constant.size()) != driver::status::ok)
-                        fail("writing avg's constant");
-                }
+            driver::trn3_device& d = *hosts_[h].chips.devices[c];
+            const unsigned g = global_rank(unsigned(p));
+            const auto in = reference().input(bytes, g);
+            const std::uint64_t in_at = in_place && gather_only ? layout().recv + part * unsigned(p) : layout().send;
+            const std::vector<std::uint8_t> stale(reference().output_bytes(bytes, g), 0xA5);
+            if ((!in_place && d.write(layout().recv, stale.data(), stale.size()) != driver::status::ok) ||
+                d.write(in_at, in.data(), in.size()) != driver::status::ok)
+                fail(h, i, in_place, "writing the inputs");
+            if (reference().average) {  // 1/n, element after element
+                const auto one = reference().one_over_n();
+                std::vector<std::uint8_t> constant(bytes);
+                for (std::size_t at = 0; at + one.size() <= bytes; at += one.size())
+                    std::memcpy(constant.data() + at, one.data(), one.size());
+                if (d.write(layout().constant, constant.data(), constant.size()) != driver::status::ok)
+                    fail(h, i, in_place, "writing avg's constant");
             }
-            // The waits count from each channel's bytes so far: read those the plans wait on.
+        }
+    }
+
+    // Op o's schedules for sizes_[i] into the host's chips' queues, their
+    // waits counted from each fabric channel's bytes so far.
+    void load(unsigned h, std::size_t i, bool in_place, collectives::op o) {
+        const host_info& hi = sys_.hosts[h];
+        const unsigned k_channels = channels_for(sizes_[i]);
+        const auto& plans = plans_for(i, in_place, o);
+        for (std::size_t c = 0; c < hi.chips.size(); ++c) {
+            if (rank_of_chip(hi.chips[c].fabric_id) < 0) continue;
+            driver::trn3_device& d = *hosts_[h].chips.devices[c];
             std::array<std::uint64_t, TRN3_FABRIC_CHANNELS> base{};
             std::array<bool, TRN3_FABRIC_CHANNELS> read{};
             for (unsigned k = 0; k < k_channels; ++k)
@@ -549,74 +686,201 @@ private:
                     const unsigned ch = TRN3_DESC_CHANNEL_OF(desc.flags, 1 + k) % TRN3_FABRIC_CHANNELS;
                     if (!(desc.flags & TRN3_DESC_WAIT_FABRIC) || read[ch]) continue;
                     read[ch] = true;
-                    if (d.fabric_channel_bytes(ch, base[ch]) != driver::status::ok) fail("reading the fabric counters");
+                    if (d.fabric_channel_bytes(ch, base[ch]) != driver::status::ok)
+                        fail(h, i, in_place, "reading the fabric counters");
                 }
             for (unsigned k = 0; k < k_channels; ++k) {
                 auto descriptors = plans[k].at(unsigned(hi.chips[c].fabric_id));
                 collectives::offset_waits(descriptors, 1 + k, base);
                 if (d.load_device_queue(1 + k, ring_at + k * ring_stride, descriptors) != driver::status::ok)
-                    fail("loading the schedule");
+                    fail(h, i, in_place, "loading the schedule");
             }
         }
-        if (!barrier(h) || aborted_) return false;
-        // The start: the first multiple of start_align at least start_align
-        // after the release, the same for every host. What came before (the
-        // inputs written or not, the last row's check) cannot reach the
-        // timed window: every HBM row is closed by a refresh, every queue
-        // drained, and the refreshes meet the collective at the same phase.
-        const std::uint64_t align = ns(start_align.get()), released = ns(released_at_);
-        const std::uint64_t start_ns = (released / align + 2) * align;
+    }
+
+    // The start: the first multiple of start_align at least start_align
+    // after the release (the last host's, in every UltraServer), the same
+    // for every host. What came before (the inputs written or not, the last
+    // row's check) cannot reach the timed window: every HBM row is closed by
+    // a refresh, every queue drained, and the refreshes meet the collective
+    // at the same phase. Waits until then.
+    sc_core::sc_time start_after(unsigned) const {
+        std::uint64_t released = 0;
+        for (const auto& v : gathered_) released = std::max(released, v.at(0));
+        const std::uint64_t align = ns(start_align.get());
+        const std::uint64_t start_ns = (ns(sc_core::sc_time::from_value(released)) / align + 2) * align;
         const sc_core::sc_time start(static_cast<double>(start_ns), sc_core::SC_NS);
         if (sc_core::sc_time_stamp() < start) sc_core::wait(start - sc_core::sc_time_stamp());  // to the picosecond
+        return start;
+    }
+
+    // Rings the host's chips' doorbells and waits for their queues.
+    void run_loaded(unsigned h, std::size_t i, bool in_place) {
+        const host_info& hi = sys_.hosts[h];
+        const unsigned k_channels = channels_for(sizes_[i]);
+        auto& devices = hosts_[h].chips.devices;
         for (std::size_t c = 0; c < hi.chips.size(); ++c)
             if (rank_of_chip(hi.chips[c].fabric_id) >= 0)
-                for (unsigned k = 0; k < k_channels; ++k) me.chips.devices[c]->start_device_queue(1 + k);
+                for (unsigned k = 0; k < k_channels; ++k) devices[c]->start_device_queue(1 + k);
         for (std::size_t c = 0; c < hi.chips.size(); ++c)
             if (rank_of_chip(hi.chips[c].fabric_id) >= 0)
                 for (unsigned k = 0; k < k_channels; ++k) {
-                    const driver::status s =
-                        me.chips.devices[c]->queue_finished(1 + k, ns(timeout.get()), ns(poll.get()));
-                    if (s != driver::status::ok)
-                        fail(fmt::format("chip {} channel {}: {}", hi.chips[c].name, k, driver::status_name(s)));
+                    const driver::status st = devices[c]->queue_finished(1 + k, ns(timeout.get()), ns(poll.get()));
+                    if (st != driver::status::ok)
+                        fail(h, i, in_place,
+                             fmt::format("chip {} channel {}: {}", hi.chips[c].name, k, driver::status_name(st)));
                 }
+    }
+
+    // The row's time: from the start to the last chip done in the cluster.
+    bool finish_row(unsigned h, std::size_t i, bool in_place, const sc_core::sc_time& start) {
         finished_at_ = std::max(finished_at_, sc_core::sc_time_stamp());
-        if (!barrier(h) || aborted_) return false;
+        if (!everywhere(h, [this] { return std::vector<std::uint64_t>{finished_at_.value()}; }) || aborted_)
+            return false;
         if (h == 0) {
-            rows_[i].seconds[in_place ? 1 : 0] = (finished_at_ - start).to_seconds();
+            std::uint64_t last = 0;
+            for (const auto& v : gathered_) last = std::max(last, v.at(0));
+            rows_[i].seconds[in_place ? 1 : 0] = (sc_core::sc_time::from_value(last) - start).to_seconds();
             finished_at_ = sc_core::SC_ZERO_TIME;
         }
-        // The check: every element of every rank's output.
+        return true;
+    }
+
+    // The check: every element of every rank's output.
+    void check(unsigned h, std::size_t i, bool in_place) {
+        const host_info& hi = sys_.hosts[h];
+        const std::uint64_t bytes = sizes_[i];
         for (std::size_t c = 0; c < hi.chips.size(); ++c) {
             const int p = rank_of_chip(hi.chips[c].fabric_id);  // its rank
             if (p < 0 || !checked(bytes)) continue;
             if (what() == collectives::op::reduce && unsigned(p) != root.get()) continue;  // only the root has a result
-            const std::uint64_t out_bytes = reference().output_bytes(bytes, unsigned(p));
+            const unsigned g = global_rank(unsigned(p));
+            const std::uint64_t out_bytes = reference().output_bytes(bytes, g);
             std::uint64_t out_at = layout().recv;
             if (in_place && what() != collectives::op::reduce_scatter && what() != collectives::op::all_gather)
                 out_at = layout().send;
             if (in_place && what() == collectives::op::reduce_scatter) out_at = layout().send + out_bytes * unsigned(p);
             std::vector<std::uint8_t> got(out_bytes);
-            if (me.chips.devices[c]->read(got.data(), out_at, got.size()) != driver::status::ok) {
-                fail("reading the result");
+            if (hosts_[h].chips.devices[c]->read(got.data(), out_at, got.size()) != driver::status::ok) {
+                fail(h, i, in_place, "reading the result");
                 continue;
             }
-
-            const auto want = reference().expected(bytes, unsigned(p));
+            const auto want = reference().expected(bytes, g);
             const unsigned es = element_bytes();
             for (std::size_t e = 0; e < got.size(); e += es)
                 if (std::memcmp(got.data() + e, want.data() + e, es) != 0) ++rows_[i].wrong[in_place ? 1 : 0];
         }
-        return barrier(h) && !aborted_;
     }
 
-    // Every channel's plans for sizes_[i] (by fabric id), made once for all hosts.
+    // A barrier of every host of every UltraServer: the UltraServer's hosts
+    // meet (barrier), then its host 0 swaps `values()` (taken then) with
+    // every other UltraServer's host 0 through the launcher's store.
+    // gathered_ holds them by UltraServer, the same on every host, until the
+    // next call. Alone: its own values.
+    bool everywhere(unsigned h, const std::function<std::vector<std::uint64_t>()>& values) {
+        // Read before the barrier: once it releases, host 0 may finish the swap before this host runs again.
+        const std::uint64_t generation = cluster_generation_;
+        if (!barrier(h)) return false;
+        if (sys_.cluster_size == 1) {  // every host takes the values itself, as they stand at the release
+            gathered_ = {values()};
+            return true;
+        }
+        if (h != 0)
+            return sys_.hosts[h].ops->wait_until([&] { return cluster_generation_ != generation; }, ns(timeout.get()),
+                                                 ns(poll.get()));
+        const std::vector<std::uint64_t> mine = values();
+        std::vector<std::vector<std::uint64_t>> all(sys_.cluster_size);
+        {
+            auto& store = sys_.oob->values;
+            const auto key = [&](unsigned r) { return fmt::format("collectives/{}/{}", generation, r); };
+            std::vector<std::uint8_t> bytes(mine.size() * 8);
+            std::memcpy(bytes.data(), mine.data(), bytes.size());
+            store[key(sys_.cluster_rank)] = bytes;
+            const bool ok = sys_.hosts[h].ops->wait_until(
+                [&] {
+                    for (unsigned r = 0; r < sys_.cluster_size; ++r)
+                        if (!store.count(key(r))) return false;
+                    return true;
+                },
+                ns(timeout.get()), ns(poll.get()));
+            if (!ok) {
+                hosts_[h].failures.push_back("another UltraServer did not reach the cluster's barrier");
+                aborted_ = true;
+                return false;
+            }
+            for (unsigned r = 0; r < sys_.cluster_size; ++r) {
+                const auto& v = store.at(key(r));
+                all[r].resize(v.size() / 8);
+                std::memcpy(all[r].data(), v.data(), all[r].size() * 8);
+            }
+        }
+        gathered_ = std::move(all);
+        ++cluster_generation_;
+        return true;
+    }
+
+    // Out of place across UltraServers: where each chip's chunk waits for the
+    // EFA step between the reduce-scatter and the all-gather (past the
+    // reduce-scatter's whole-buffer work area).
+    std::uint64_t staging() const { return layout().work + (layout().token - layout().work) / 2; }
+
+    // Where the EFA ring's reduce-scatter lands (an area of its own past
+    // avg's constant: a faster UltraServer's pieces may arrive while this
+    // one's reduce-scatter still uses its scratch areas).
+    std::uint64_t landing() const { return layout().constant + layout().scratch_stride; }
+
+    // This host's end of the EFA rings: the first NIC on its buses, every
+    // chip's buffers open to it.
+    void open_efa(unsigned h) {
+        const host_info& hi = sys_.hosts[h];
+        host_state& me = hosts_[h];
+        if (me.chips.nic_functions.empty() || !hi.use_fabric || !sys_.oob) {
+            me.failures.push_back("collectives across UltraServers: no NIC on the host, or no network");
+            aborted_ = true;
+            return;
+        }
+        std::vector<std::uint64_t> bar2;
+        std::vector<driver::trn3_device*> chips;
+        for (auto& d : me.chips.devices) {
+            bar2.push_back(d->bar2());
+            chips.push_back(d.get());
+        }
+        hi.use_fabric(me.chips.nic_functions, bar2);
+        efa_ring::settings set;
+        set.rank = sys_.cluster_rank;
+        set.size = sys_.cluster_size;
+        set.host = h;
+        set.nic_of_chip = hi.nic_of_chip;
+        set.buffers = {layout().send, staging()};
+        set.buffer_bytes = (max_bytes.get().bytes + 4095) / 4096 * 4096;
+        set.scratch = landing();
+        set.queue = 1;
+        set.ring = ring_at;
+        set.timeout_ns = ns(timeout.get());
+        set.poll_ns = ns(poll.get());
+        auto& store = sys_.oob->values;
+        efa_ring::exchange x;
+        x.publish = [&store](const std::string& key, const std::vector<std::uint8_t>& v) { store[key] = v; };
+        x.fetch = [this, &store, &hi](const std::string& key) {
+            hi.ops->wait_until([&] { return store.count(key) > 0; }, ns(timeout.get()), ns(poll.get()));
+            return store.count(key) ? store[key] : std::vector<std::uint8_t>{};
+        };
+        try {
+            efa_[h] = std::make_unique<efa_ring>(*hi.ops, chips, set, x);
+        } catch (const std::exception& e) {
+            me.failures.push_back(std::string("collectives across UltraServers: ") + e.what());
+            aborted_ = true;
+        }
+    }
+
+    // Every channel's plans of op o for sizes_[i] (by fabric id), made once for all hosts.
     using channel_plans = std::vector<std::map<unsigned, std::vector<trn3_dma_descriptor>>>;
-    const channel_plans& plans_for(std::size_t i, bool in_place) {
-        if (plans_key_ != std::make_pair(i, in_place)) {
-            plans_key_ = {i, in_place};
+    const channel_plans& plans_for(std::size_t i, bool in_place, collectives::op o) {
+        if (plans_key_ != std::make_tuple(i, in_place, o)) {
+            plans_key_ = {i, in_place, o};
             plans_.assign(channels_for(sizes_[i]), {});
             for (unsigned k = 0; k < channels_for(sizes_[i]); ++k)
-                for (auto& rank : collectives::plan(request(sizes_[i], in_place, k)))
+                for (auto& rank : collectives::plan(request(sizes_[i], in_place, k, o)))
                     plans_[k][rank.fabric_id] = std::move(rank.descriptors);
         }
         return plans_;
@@ -624,6 +888,7 @@ private:
 
     void finish(unsigned h, const std::string& why) {
         if (!why.empty() && hosts_[h].failures.empty()) hosts_[h].failures.push_back(why);
+        if (across_) efa_[h].reset();  // closed in the host's own context
         if (++hosts_done_ == sys_.hosts.size()) sys_.stop();
     }
 
@@ -640,7 +905,11 @@ private:
     std::uint64_t barrier_generation_ = 0;
     sc_core::sc_time released_at_, finished_at_;
     bool aborted_ = false, finished_ = false;
-    std::pair<std::size_t, bool> plans_key_{~std::size_t(0), false};
+    std::tuple<std::size_t, bool, collectives::op> plans_key_{~std::size_t(0), false, collectives::op::all_reduce};
+    bool across_ = false;  // a cluster: the communicator spans every UltraServer (EFA between them)
+    std::vector<std::unique_ptr<efa_ring>> efa_;  // per host, across UltraServers
+    std::uint64_t cluster_generation_ = 0;
+    std::vector<std::vector<std::uint64_t>> gathered_;  // everywhere(): by UltraServer
     channel_plans plans_;
 };
 

@@ -1,5 +1,7 @@
 #include "trn3/apps/fabric_perf.h"
 
+#include "trn3/apps/rdm_endpoint.h"
+
 #include <rdma/fabric.h>
 #include <rdma/fi_cm.h>
 #include <rdma/fi_domain.h>
@@ -13,90 +15,28 @@
 namespace trn3::apps::fabric_perf {
 namespace {
 
-// What fails is named with libfabric's own text.
-struct fabric_error : std::runtime_error {
-    fabric_error(const char* call, long rc) : std::runtime_error(std::string(call) + ": " + fi_strerror(int(-rc))) {}
-};
-void check(const char* call, long rc) {
-    if (rc < 0) throw fabric_error(call, rc);
-}
-
-class rdm_endpoint {
+// The endpoint with what the program counts: completions and received bytes.
+class perf_endpoint {
 public:
-    rdm_endpoint(const std::string& provider, std::function<double()> now_us) : now_us_(std::move(now_us)) {
-        try {
-            open(provider);
-        } catch (...) {
-            close_all();  // what was opened before the failure
-            throw;
-        }
-    }
-    void open(const std::string& provider) {
-        fi_info* hints = fi_allocinfo();
-        hints->ep_attr->type = FI_EP_RDM;
-        hints->caps = FI_MSG | FI_TAGGED;
-        hints->domain_attr->mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_VIRT_ADDR;
-        hints->fabric_attr->prov_name = ::strdup(provider.c_str());
-        const int rc = fi_getinfo(FI_VERSION(1, 17), nullptr, nullptr, 0, hints, &info_);
-        fi_freeinfo(hints);
-        check("fi_getinfo", rc);
-        check("fi_fabric", fi_fabric(info_->fabric_attr, &fabric_, nullptr));
-        check("fi_domain", fi_domain(fabric_, info_, &domain_, nullptr));
-        fi_cq_attr cq_attr{};
-        cq_attr.format = FI_CQ_FORMAT_TAGGED;
-        cq_attr.size = 1024;
-        check("fi_cq_open", fi_cq_open(domain_, &cq_attr, &cq_, nullptr));
-        fi_av_attr av_attr{};
-        av_attr.type = FI_AV_TABLE;
-        check("fi_av_open", fi_av_open(domain_, &av_attr, &av_, nullptr));
-        check("fi_endpoint", fi_endpoint(domain_, info_, &ep_, nullptr));
-        check("fi_ep_bind av", fi_ep_bind(ep_, &av_->fid, 0));
-        check("fi_ep_bind cq", fi_ep_bind(ep_, &cq_->fid, FI_TRANSMIT | FI_RECV));
-        check("fi_enable", fi_enable(ep_));
-    }
-    ~rdm_endpoint() { close_all(); }
-    void close_all() {
-        for (fid_mr* mr : mrs_) fi_close(&mr->fid);
-        mrs_.clear();
-        if (ep_) fi_close(&ep_->fid);
-        if (av_) fi_close(&av_->fid);
-        if (cq_) fi_close(&cq_->fid);
-        if (domain_) fi_close(&domain_->fid);
-        if (fabric_) fi_close(&fabric_->fid);
-        if (info_) fi_freeinfo(info_);
-        ep_ = nullptr, av_ = nullptr, cq_ = nullptr, domain_ = nullptr, fabric_ = nullptr, info_ = nullptr;
-    }
-    rdm_endpoint(const rdm_endpoint&) = delete;
-    rdm_endpoint& operator=(const rdm_endpoint&) = delete;
+    perf_endpoint(const std::string& provider, std::function<double()> now_us)
+        : now_us_(std::move(now_us)), rdm_([&] {
+              rdm_endpoint::wanted w;
+              w.provider = provider;
+              return w;
+          }()) {}
 
-    std::vector<std::uint8_t> name() {
-        std::vector<std::uint8_t> a(64);
-        std::size_t n = a.size();
-        check("fi_getname", fi_getname(&ep_->fid, a.data(), &n));
-        a.resize(n);
-        return a;
-    }
-    fi_addr_t insert(const std::vector<std::uint8_t>& address) {
-        fi_addr_t peer = FI_ADDR_UNSPEC;
-        if (fi_av_insert(av_, address.data(), 1, &peer, 0, nullptr) != 1)
-            throw fabric_error("fi_av_insert", -FI_EINVAL);
-        return peer;
-    }
-    void* reg(void* buf, std::size_t bytes) {
-        fid_mr* mr = nullptr;
-        check("fi_mr_reg", fi_mr_reg(domain_, buf, bytes, FI_SEND | FI_RECV, 0, 0, 0, &mr, nullptr));
-        mrs_.push_back(mr);
-        return fi_mr_desc(mr);
-    }
+    std::vector<std::uint8_t> name() { return rdm_.name(); }
+    fi_addr_t insert(const std::vector<std::uint8_t>& address) { return rdm_.insert(address); }
+    void* reg(void* buf, std::size_t bytes) { return fi_mr_desc(rdm_.reg(buf, bytes, FI_SEND | FI_RECV)); }
     void send(const void* buf, std::size_t n, void* desc, fi_addr_t to, std::uint64_t tag) {
         for (;;) {
-            const ssize_t rc = fi_tsend(ep_, buf, n, desc, to, tag, nullptr);
-            if (rc != -FI_EAGAIN) return check("fi_tsend", rc);
+            const ssize_t rc = fi_tsend(rdm_.ep(), buf, n, desc, to, tag, nullptr);
+            if (rc != -FI_EAGAIN) return fabric_check("fi_tsend", rc);
             poll();  // what completes meanwhile counts towards the next reap
         }
     }
     void recv(void* buf, std::size_t n, void* desc, fi_addr_t from, std::uint64_t tag) {
-        check("fi_trecv", fi_trecv(ep_, buf, n, desc, from, tag, 0, nullptr));
+        fabric_check("fi_trecv", fi_trecv(rdm_.ep(), buf, n, desc, from, tag, 0, nullptr));
     }
     // Waits until `count` completions have come (counting those polled
     // since the last reap), at most `timeout_us` of the host's clock; returns
@@ -113,34 +53,28 @@ public:
         return bytes;
     }
     static constexpr double timeout_us = 1e6;
-    std::function<double()> now_us_;
 
 private:
     void poll() {
         fi_cq_tagged_entry e[16];
-        const ssize_t n = fi_cq_read(cq_, e, 16);
+        fid_cq* cq = rdm_.cq();
+        const ssize_t n = fi_cq_read(cq, e, 16);
         if (n == -FI_EAGAIN) return;
         if (n == -FI_EAVAIL) {
             fi_cq_err_entry err{};
-            fi_cq_readerr(cq_, &err, 0);
+            fi_cq_readerr(cq, &err, 0);
             throw std::runtime_error(std::string("completion error: ") + fi_strerror(err.err) + " (" +
-                                     fi_cq_strerror(cq_, err.prov_errno, err.err_data, nullptr, 0) + ")");
+                                     fi_cq_strerror(cq, err.prov_errno, err.err_data, nullptr, 0) + ")");
         }
-        check("fi_cq_read", n);
+        fabric_check("fi_cq_read", n);
         for (ssize_t i = 0; i < n; ++i)
             if (e[i].flags & FI_RECV) received_bytes_ += e[i].len;
         completed_ += static_cast<unsigned>(n);
     }
+    std::function<double()> now_us_;
+    rdm_endpoint rdm_;
     unsigned completed_ = 0;
     std::size_t received_bytes_ = 0;
-
-    fi_info* info_ = nullptr;
-    fid_fabric* fabric_ = nullptr;
-    fid_domain* domain_ = nullptr;
-    fid_cq* cq_ = nullptr;
-    fid_av* av_ = nullptr;
-    fid_ep* ep_ = nullptr;
-    std::vector<fid_mr*> mrs_;
 };
 
 std::uint8_t pattern(std::size_t size, unsigned iteration, std::size_t i) {
@@ -160,7 +94,7 @@ bool holds(const std::vector<std::uint8_t>& b, std::size_t size, unsigned iterat
 result run(const options& o, const exchange& x) {
     result r;
     try {
-        rdm_endpoint ep(o.provider, o.now_us);
+        perf_endpoint ep(o.provider, o.now_us);
         x.publish(ep.name());
         const fi_addr_t peer = ep.insert(x.fetch());
         std::size_t max = 1;

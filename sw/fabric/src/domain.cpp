@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "provider.h"
+#include "trn3/spec/device.h"
 
 namespace trn3::fabric {
 namespace {
@@ -15,22 +16,31 @@ int mr_close(fid* f) {
     auto* mr = reinterpret_cast<mr_object*>(f);
     nic_state& nic = *mr->domain->nic;
     nic.dev.dereg_mr(mr->index);
-    nic.host.unpin(nic.dev.bdf(), mr->pinned);
+    if (!mr->device_memory) nic.host.unpin(nic.dev.bdf(), mr->pinned);
     nic.mr_used[mr->index] = false;
     mr->domain->mrs.remove(mr);
     delete mr;
     return 0;
 }
 
-int mr_reg(fid* f, const void* buf, std::size_t len, std::uint64_t access, std::uint64_t, std::uint64_t,
-           std::uint64_t flags, fid_mr** out, void* context) {
+// Registers `len` bytes at `buf`: host memory (pinned and mapped in the
+// IOMMU), or with neuron >= 0 that Neuron device's memory from device
+// address `buf` (the chip's BAR2: the NIC reaches it peer to peer).
+int register_region(domain_object* d, const void* buf, std::size_t len, std::uint64_t access, std::uint64_t flags,
+                    int neuron, fid_mr** out, void* context) {
     static fi_ops ops = close_only(mr_close);
-    auto* d = reinterpret_cast<domain_object*>(f);
-    if (!buf || len == 0 || flags != 0 || len > TRN3_NIC_MAX_MESSAGE * 4ull) return -FI_EINVAL;
+    if ((!buf && neuron < 0) || len == 0 || flags != 0 || len > TRN3_NIC_MAX_MESSAGE * 4ull) return -FI_EINVAL;
     nic_state& nic = *d->nic;
+    driver::dma_buffer pinned;
+    if (neuron >= 0) {
+        const auto& bars = d->fabric->bound.neuron_bar2;
+        const auto at = reinterpret_cast<std::uintptr_t>(buf);
+        if (std::size_t(neuron) >= bars.size() || at > TRN3_BAR2_SIZE || len > TRN3_BAR2_SIZE - at) return -FI_EINVAL;
+        pinned = {bars[std::size_t(neuron)] + at, static_cast<std::uint8_t*>(const_cast<void*>(buf)), len};
+    }
     const int index = nic.take(nic.mr_used);
     if (index < 0) return -FI_ENOSPC;
-    const driver::dma_buffer pinned = nic.host.pin(nic.dev.bdf(), const_cast<void*>(buf), len);
+    if (neuron < 0) pinned = nic.host.pin(nic.dev.bdf(), const_cast<void*>(buf), len);
     if (!pinned.bus_address) {
         nic.mr_used[index] = false;
         return -FI_ENOMEM;
@@ -42,7 +52,7 @@ int mr_reg(fid* f, const void* buf, std::size_t len, std::uint64_t access, std::
     std::uint32_t key = 0;
     const std::uint8_t tag = ++nic.mr_tag[index];  // a stale key of this entry is refused
     if (nic.dev.reg_mr(index, tag, pinned.bus_address, len, d->pd, nic_access, key) != driver::status::ok) {
-        nic.host.unpin(nic.dev.bdf(), pinned);
+        if (neuron < 0) nic.host.unpin(nic.dev.bdf(), pinned);
         nic.mr_used[index] = false;
         return -FI_EINVAL;
     }
@@ -55,9 +65,15 @@ int mr_reg(fid* f, const void* buf, std::size_t len, std::uint64_t access, std::
     mr->domain = d;
     mr->pinned = pinned;
     mr->index = static_cast<unsigned>(index);
+    mr->device_memory = neuron >= 0;
     d->mrs.push_back(mr);
     *out = &mr->fid;
     return 0;
+}
+
+int mr_reg(fid* f, const void* buf, std::size_t len, std::uint64_t access, std::uint64_t, std::uint64_t,
+           std::uint64_t flags, fid_mr** out, void* context) {
+    return register_region(reinterpret_cast<domain_object*>(f), buf, len, access, flags, -1, out, context);
 }
 
 int mr_regv(fid* f, const iovec* iov, std::size_t count, std::uint64_t access, std::uint64_t offset, std::uint64_t key,
@@ -66,10 +82,15 @@ int mr_regv(fid* f, const iovec* iov, std::size_t count, std::uint64_t access, s
     return mr_reg(f, iov[0].iov_base, iov[0].iov_len, access, offset, key, flags, out, context);
 }
 
+// FI_HMEM_SYSTEM is host memory; FI_HMEM_NEURON a Trainium3 chip's memory
+// (attr->device.neuron: its index in the binding); no other device kind.
 int mr_regattr(fid* f, const fi_mr_attr* attr, std::uint64_t flags, fid_mr** out) {
     if (!attr || attr->iov_count != 1) return -FI_EINVAL;
-    return mr_reg(f, attr->mr_iov[0].iov_base, attr->mr_iov[0].iov_len, attr->access, attr->offset, attr->requested_key,
-                  flags, out, attr->context);
+    if (attr->iface != FI_HMEM_SYSTEM && attr->iface != FI_HMEM_NEURON) return -FI_ENOSYS;
+    if (attr->iface == FI_HMEM_NEURON && attr->device.neuron < 0) return -FI_EINVAL;
+    const int neuron = attr->iface == FI_HMEM_NEURON ? attr->device.neuron : -1;
+    return register_region(reinterpret_cast<domain_object*>(f), attr->mr_iov[0].iov_base, attr->mr_iov[0].iov_len,
+                           attr->access, flags, neuron, out, attr->context);
 }
 
 // ---- address vectors ----
@@ -318,8 +339,13 @@ mr_object* domain_object::region_of(const void* p, std::size_t bytes, void* desc
         return std::find(mrs.begin(), mrs.end(), mr) != mrs.end() && covers(mr) ? mr : nullptr;
     }
     for (auto* mr : mrs)
-        if (covers(mr)) return mr;
+        if (!mr->device_memory && covers(mr)) return mr;
     return nullptr;
+}
+
+bool domain_object::device_memory(void* desc) const {
+    auto* mr = static_cast<mr_object*>(desc);
+    return desc && std::find(mrs.begin(), mrs.end(), mr) != mrs.end() && mr->device_memory;
 }
 
 bool av_object::lookup(fi_addr_t a, wire_address& out) const {
@@ -360,9 +386,14 @@ int open_domain(fid_fabric* f, fi_info* info, fid_domain** out, void* context) {
         o.regattr = mr_regattr;
         return o;
     }();
-    (void)info;
+    // The NIC the fi_info names (its domain name); the first without one.
     auto* fab = reinterpret_cast<fabric_object*>(f);
-    nic_state* nic = nic_of(fab->bound);
+    std::size_t k = 0;
+    if (info && info->domain_attr && info->domain_attr->name) {
+        while (k < fab->bound.nics.size() && domain_name(fab->bound.nics[k]) != info->domain_attr->name) ++k;
+        if (k == fab->bound.nics.size()) return -FI_ENODEV;
+    }
+    nic_state* nic = nic_of(fab->bound, k);
     if (!nic) return -FI_ENODEV;
     auto* d = new domain_object;
     d->fid.fid.fclass = FI_CLASS_DOMAIN;

@@ -349,6 +349,7 @@ void on_completion(endpoint_object* ep, const trn3_nic_cqe& c) {
 
 ssize_t post_receive(endpoint_object* ep, const recv_op& r) {
     if (!ep->enabled) return -FI_EOPBADSTATE;
+    if (ep->domain->device_memory(r.desc)) return -FI_EOPNOTSUPP;  // device memory: RMA only
     auto& unexpected = r.tagged ? ep->unexpected_tagged : ep->unexpected_msg;
     for (auto it = unexpected.begin(); it != unexpected.end(); ++it)
         if (matches(ep, r, *it)) {
@@ -380,6 +381,7 @@ ssize_t send_message(endpoint_object* ep, const send_args& s) {
     if (!ep->av || !ep->av->lookup(s.dest, to)) return -FI_EINVAL;
     if (s.len > TRN3_NIC_MAX_MESSAGE || (s.inject && s.len > eager_bytes)) return -FI_EMSGSIZE;
     if (s.len && !s.buf) return -FI_EINVAL;
+    if (ep->domain->device_memory(s.desc)) return -FI_EOPNOTSUPP;  // device memory: RMA only
     mr_object* mr = nullptr;
     if (s.len > eager_bytes && !(mr = ep->domain->region_of(s.buf, s.len, s.desc))) return -FI_EINVAL;
     if (ep->free_tx.empty()) progress(ep);

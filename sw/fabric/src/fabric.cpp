@@ -13,7 +13,7 @@ namespace trn3::fabric {
 namespace {
 
 constexpr std::uint64_t provider_caps = FI_MSG | FI_TAGGED | FI_RMA | FI_SEND | FI_RECV | FI_READ | FI_WRITE |
-                                        FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_SOURCE;
+                                        FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_SOURCE | FI_HMEM;
 constexpr std::uint64_t required_mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY;
 
 // The simulator's answer for the calling context: nullptr outside a simulation.
@@ -34,35 +34,58 @@ bool hints_fit(const fi_info* hints) {
     if (hints->domain_attr) {
         const int mode = hints->domain_attr->mr_mode;
         if ((mode & required_mr_mode) != required_mr_mode) return false;
+        // Device memory is registered as such (fi_mr_regattr with its iface).
+        if ((hints->caps & FI_HMEM) && !(mode & FI_MR_HMEM)) return false;
         if (hints->domain_attr->av_type == FI_AV_MAP) return false;
     }
     return true;
 }
 
+fi_info* describe(const binding& b, std::size_t k, nic_state& nic, const fi_info* hints);
+
 int getinfo(std::uint32_t, const char*, const char*, std::uint64_t, const fi_info* hints, fi_info** info) {
     *info = nullptr;
     const binding* b = current_binding();
     if (!b || !b->host || !hints_fit(hints)) return -FI_ENODATA;
-    nic_state* nic = nic_of(*b);
-    if (!nic) return -FI_ENODATA;
+    // One fi_info per NIC that answers, in the binding's order.
+    fi_info** tail = info;
+    for (std::size_t k = 0; k < b->nics.size(); ++k) {
+        nic_state* nic = nic_of(*b, k);
+        if (!nic) continue;
+        fi_info* i = describe(*b, k, *nic, hints);
+        if (!i) {
+            fi_freeinfo(*info);
+            *info = nullptr;
+            return -FI_ENOMEM;
+        }
+        *tail = i;
+        tail = &i->next;
+    }
+    return *info ? 0 : -FI_ENODATA;
+}
+
+// The fi_info of the binding's k-th NIC.
+fi_info* describe(const binding& b, std::size_t k, nic_state& nic, const fi_info* hints) {
     fi_info* i = fi_allocinfo();
-    if (!i) return -FI_ENOMEM;
-    i->caps = provider_caps;
+    if (!i) return nullptr;
+    // FI_HMEM (FI_HMEM_NEURON: the host's chips' memory, RMA only) when asked for.
+    const bool hmem = hints && (hints->caps & FI_HMEM);
+    i->caps = hmem ? provider_caps : provider_caps & ~FI_HMEM;
     i->mode = 0;
     i->addr_format = FI_FORMAT_UNSPEC;
     auto* self = static_cast<wire_address*>(std::calloc(1, sizeof(wire_address)));
-    if (self) self->node = nic->dev.node();
+    if (self) self->node = nic.dev.node();
     i->src_addr = self;
     i->src_addrlen = self ? sizeof(wire_address) : 0;
-    i->tx_attr->caps = provider_caps & (FI_MSG | FI_TAGGED | FI_RMA | FI_SEND | FI_READ | FI_WRITE);
+    i->tx_attr->caps = i->caps & (FI_HMEM | FI_MSG | FI_TAGGED | FI_RMA | FI_SEND | FI_READ | FI_WRITE);
     i->tx_attr->msg_order = FI_ORDER_SAS;
     i->tx_attr->comp_order = FI_ORDER_NONE;
     i->tx_attr->inject_size = eager_bytes;
     i->tx_attr->size = queue_entries;
     i->tx_attr->iov_limit = 1;
     i->tx_attr->rma_iov_limit = 1;
-    i->rx_attr->caps = provider_caps &
-                       (FI_MSG | FI_TAGGED | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE | FI_DIRECTED_RECV | FI_SOURCE);
+    i->rx_attr->caps = i->caps & (FI_HMEM | FI_MSG | FI_TAGGED | FI_RECV | FI_REMOTE_READ | FI_REMOTE_WRITE |
+                                  FI_DIRECTED_RECV | FI_SOURCE);
     i->rx_attr->msg_order = FI_ORDER_SAS;
     i->rx_attr->comp_order = FI_ORDER_NONE;
     i->rx_attr->size = queue_entries;
@@ -73,13 +96,13 @@ int getinfo(std::uint32_t, const char*, const char*, std::uint64_t, const fi_inf
     i->ep_attr->tx_ctx_cnt = 1;
     i->ep_attr->rx_ctx_cnt = 1;
     i->ep_attr->mem_tag_format = 0;  // all 64 bits are the application's
-    i->domain_attr->name = ::strdup(("trn3vp_nic_" + std::to_string(b->nic.bdf)).c_str());
+    i->domain_attr->name = ::strdup(domain_name(b.nics[k]).c_str());
     i->domain_attr->threading = FI_THREAD_DOMAIN;
     i->domain_attr->control_progress = FI_PROGRESS_MANUAL;
     i->domain_attr->data_progress = FI_PROGRESS_MANUAL;
     i->domain_attr->resource_mgmt = FI_RM_ENABLED;
     i->domain_attr->av_type = FI_AV_TABLE;
-    i->domain_attr->mr_mode = required_mr_mode;
+    i->domain_attr->mr_mode = required_mr_mode | (hmem ? FI_MR_HMEM : 0);
     i->domain_attr->mr_key_size = sizeof(std::uint32_t);
     i->domain_attr->cq_data_size = sizeof(std::uint32_t);
     i->domain_attr->cq_cnt = TRN3_NIC_QPS * 2;
@@ -92,8 +115,7 @@ int getinfo(std::uint32_t, const char*, const char*, std::uint64_t, const fi_inf
     i->domain_attr->mr_iov_limit = 1;
     i->fabric_attr->name = ::strdup(provider_name);
     i->fabric_attr->prov_version = provider_version;  // prov_name: libfabric fills it in
-    *info = i;
-    return 0;
+    return i;
 }
 
 int fabric_close(fid* f) {
@@ -140,13 +162,17 @@ int nic_state::take(std::vector<bool>& used) {
     return -1;
 }
 
-nic_state* nic_of(const binding& b) {
+std::string domain_name(const nic_binding& n) { return "trn3vp_nic_" + std::to_string(n.function.bdf); }
+
+nic_state* nic_of(const binding& b, std::size_t k) {
     // One per NIC of a host, for the life of the process (the simulation).
     static std::map<std::pair<driver::host_ops*, std::uint16_t>, std::unique_ptr<nic_state>> nics;
-    auto& slot = nics[{b.host, b.nic.bdf}];
+    if (k >= b.nics.size()) return nullptr;
+    const nic_binding& which = b.nics[k];
+    auto& slot = nics[{b.host, which.function.bdf}];
     if (!slot) {
-        auto n = std::make_unique<nic_state>(*b.host, b.msi_data_base);
-        if (n->dev.probe(b.nic) != driver::status::ok) return nullptr;
+        auto n = std::make_unique<nic_state>(*b.host, which.msi_data_base);
+        if (n->dev.probe(which.function) != driver::status::ok) return nullptr;
         slot = std::move(n);
     }
     return slot.get();

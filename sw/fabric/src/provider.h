@@ -65,8 +65,10 @@ struct nic_state {
     nic_state(driver::host_ops& h, std::uint32_t msi) : host(h), dev(h, msi) {}
     int take(std::vector<bool>& used);  // a free index, or -1
 };
-// The context's NIC, probed on first use; nullptr if it does not answer.
-nic_state* nic_of(const binding& b);
+// The context's k-th NIC, probed on first use; nullptr if it does not answer.
+nic_state* nic_of(const binding& b, std::size_t k);
+// The domain name of a NIC ("trn3vp_nic_<bdf>").
+std::string domain_name(const nic_binding& n);
 
 struct fabric_object {
     fid_fabric fid{};
@@ -80,15 +82,20 @@ struct domain_object {
     std::uint32_t pd = 0;
     std::list<struct mr_object*> mrs;
     unsigned children = 0;  // open address vectors, completion queues, endpoints
-    // The memory region of `bytes` at `p`: the descriptor's if given, else any registered one that covers it.
+    // The memory region of `bytes` at `p`: the descriptor's if given, else
+    // any registered host-memory one that covers it (device memory only by
+    // its descriptor: its addresses are not the program's).
     mr_object* region_of(const void* p, std::size_t bytes, void* desc) const;
+    // Whether `desc` is a region of device memory (sends and receives refuse it).
+    bool device_memory(void* desc) const;
 };
 
 struct mr_object {
     fid_mr fid{};
     domain_object* domain = nullptr;
-    driver::dma_buffer pinned;
+    driver::dma_buffer pinned;  // device memory: cpu is the device address, never dereferenced
     unsigned index = 0;
+    bool device_memory = false;  // FI_HMEM_NEURON: RMA only (the provider copies host memory alone)
     std::uint64_t bus_of(const void* p) const {
         return pinned.bus_address + std::uint64_t(static_cast<const std::uint8_t*>(p) - pinned.cpu);
     }

@@ -46,15 +46,22 @@ struct host_info {
     driver::address_pool pci_windows{};  // what the host's firmware gives the enumerator
     std::vector<expected_chip> chips;
     unsigned nics = 0;  // scale-out NICs on its root ports
+    // For each chip, the NIC that serves it: its place among the NICs the
+    // host enumerates (root-port order); empty where the platform does not say.
+    std::vector<unsigned> nic_of_chip;
     // A management controller's mailbox the host reaches directly at this
     // MMIO address, its answers as interrupt data 0 (a bench without PCIe);
     // no_mailbox: none.
     static constexpr std::uint64_t no_mailbox = ~0ull;
     std::uint64_t mailbox = no_mailbox;
-    // Makes libfabric calls of the calling software context use this NIC
-    // (the trn3vp provider, docs/fabric.md); empty where the platform has no
+    // Makes libfabric calls of the calling software context use these NICs
+    // (the trn3vp provider, docs/fabric.md: a domain each; the k-th's
+    // interrupts are driver::nic_device::msi_data_of(k) on), with these
+    // chips' memory (their BAR2 bus addresses, by FI_HMEM_NEURON device
+    // index) open to registration; empty where the platform has no
     // Ethernet network.
-    std::function<void(const driver::pci_function& nic, std::uint32_t msi_data_base)> use_fabric;
+    std::function<void(const std::vector<driver::pci_function>& nics, const std::vector<std::uint64_t>& neuron_bar2)>
+        use_fabric;
 };
 
 // What a launcher (PMIx, an MPI job) gives the programs of a cluster's

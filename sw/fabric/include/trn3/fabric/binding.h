@@ -12,16 +12,29 @@
 #pragma once
 
 #include <cstdint>
+#include <vector>
 
 #include "trn3/driver/host_ops.h"
 #include "trn3/driver/pci_enum.h"
 
 namespace trn3::fabric {
 
+// A NIC the context uses: enumerated, BARs assigned.
+struct nic_binding {
+    driver::pci_function function;
+    std::uint32_t msi_data_base = 0;  // MSI-X data of its vector 0 (driver::nic_device::msi_data_of)
+};
+
 struct binding {
     driver::host_ops* host = nullptr;  // the calling context's host
-    driver::pci_function nic;  // the NIC it uses (enumerated, BARs assigned)
-    std::uint32_t msi_data_base = 0;  // MSI-X data of the NIC's vector 0 (driver::nic_device::msi_data_of)
+    // Its NICs: fi_getinfo answers with a domain for each, in this order
+    // (domain name "trn3vp_nic_<bdf>").
+    std::vector<nic_binding> nics;
+    // The host's Trainium3 chips as FI_HMEM_NEURON devices: device d's
+    // memory is its BAR2, at this bus address (device address a at
+    // neuron_bar2[d] + a, reached by the NIC peer to peer through the root
+    // complex). Empty: no device memory can be registered.
+    std::vector<std::uint64_t> neuron_bar2;
 };
 
 }  // namespace trn3::fabric

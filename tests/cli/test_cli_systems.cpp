@@ -286,6 +286,27 @@ TEST_CASE("cluster: an all_reduce over every chip of two UltraServers, NeuronLin
     }
 }
 
+TEST_CASE("cluster: the all_reduce across three UltraServers: a ring of three over EFA, exact, and timed-only rows "
+          "run") {
+    // 3 x 4 chips (one host each), fp16 max: pieces in a ring of three; the 64 KiB row is timed only.
+    const result r = trn3vp("run --platform cluster -p cluster.ultraservers=3 -p cluster.port_speed=400 "
+                            "-p 'cluster.*.trays=1' -p 'cluster.*.racks=1' -p 'cluster.*.app=collectives' "
+                            "-p collectives.dtype=fp16 -p collectives.redop=max -p collectives.min_bytes=64 "
+                            "-p collectives.max_bytes=64K -p collectives.factor=32 -p collectives.check_max_bytes=2K");
+    INFO(r.out << r.err);
+    CHECK(r.code == 0);
+    CHECK_THAT(r.out, Catch::Contains("# cluster.us0: 12 ranks (every chip of 3 UltraServers, 4 each), all_reduce "
+                                      "half max, hierarchical across UltraServers"));
+    CHECK(count_of(r.out, "of the cluster's 12 ranks; the table is the first UltraServer's") == 2);
+    for (const char* row : {"          64           32     half    max     -1", "        2048         1024     half",
+                            "       65536        32768     half"})
+        CHECK_THAT(r.out, Catch::Contains(row));
+    CHECK(count_of(r.out, "      0  ") >= 2);  // the checked rows' #wrong, out of place and in place
+    CHECK(count_of(r.out, "    N/A") == 2);  // 64 KiB: timed only
+    CHECK_THAT(r.out, Catch::Contains("# Out of bounds values : 0 OK"));
+    CHECK_THAT(r.out, Catch::Contains("platform cluster: PASSED"));
+}
+
 TEST_CASE("nl32x2 at reduced size boots: every MCU, every link, every host, a verified kernel on every chip") {
     const result r = trn3vp("run --platform nl32x2 -p nl32x2.trays=2 -p boot.fabric_check=all");
     INFO(r.out << r.err);

@@ -234,6 +234,18 @@ TEST_CASE("libfabric: FI_HMEM_NEURON registers a bound chip's memory for RMA onl
             void* device_buffer = reinterpret_cast<void*>(std::uintptr_t(4096));
             CHECK(fi_send(ep, device_buffer, 64, fi_mr_desc(mr), me, nullptr) == -FI_EOPNOTSUPP);
             CHECK(fi_recv(ep, device_buffer, 64, fi_mr_desc(mr), FI_ADDR_UNSPEC, nullptr) == -FI_EOPNOTSUPP);
+            // Nor injected (the provider copies injected bytes with the CPU); RMA from it is posted.
+            void* desc = fi_mr_desc(mr);
+            iovec iov{device_buffer, 64};
+            fi_rma_iov remote{0, 64, fi_mr_key(mr)};
+            fi_msg_rma m{};
+            m.msg_iov = &iov;
+            m.desc = &desc;
+            m.iov_count = 1;
+            m.addr = me;
+            m.rma_iov = &remote;
+            m.rma_iov_count = 1;
+            CHECK(fi_writemsg(ep, &m, FI_INJECT) == -FI_EOPNOTSUPP);
             CHECK(fi_close(&mr->fid) == 0);
             fi_close(&ep->fid);
             fi_close(&av->fid);

@@ -203,7 +203,7 @@ private:
             r.failures.push_back("EFA check: no NIC on the host, or no network");
             return;
         }
-        hi.use_fabric(b.nic_functions, {});  // fabric_perf takes the first NIC's domain
+        hi.use_fabric({b.nic_functions[0]}, {});
         fabric_perf::options o;
         o.initiator = rank < peer;
         o.sizes = {8, 8192, 1 << 20};

@@ -19,13 +19,14 @@
 // In a cluster (several UltraServers, each running this program), the
 // communicator is every chip of every UltraServer and the all_reduce is
 // hierarchical across the network: a reduce-scatter over NeuronLink inside
-// each UltraServer (in place, by the schedules above), then each chip's
-// chunk all-reduced over EFA with the same chip of every other UltraServer
-// (efa_ring.h: libfabric RMA by the hosts' NICs straight into the chips'
-// HBM, local reductions by the chips' DMA engines), then an all-gather
-// over NeuronLink. Sizes round down to whole chunks per chip, as
-// nccl-tests' do for reduce_scatter; out of place, each chip first copies
-// its input to its output and works there. Every row starts at the same
+// each UltraServer (by the schedules above), then each chip's chunk
+// all-reduced over EFA with the same chip of every other UltraServer
+// (efa_ring.h: libfabric RMA by the NICs that serve the chips, straight
+// into their HBM; local reductions by the chips' DMA engines), then an
+// all-gather over NeuronLink. In place both phases work in the input;
+// out of place the chunk waits in a staging area between them (staging()).
+// Sizes round down to whole chunks per chip (at least one), as nccl-tests'
+// do for reduce_scatter. Every row starts at the same
 // time in every UltraServer and ends when the last chip of the cluster is
 // done; the table is the first UltraServer's, with every chip's #wrong.
 //
@@ -228,12 +229,14 @@ public:
                             channels_for(b), needed * channels_for(b), TRN3_FABRIC_CHANNELS));
                     // Each channel's descriptors and completion records must fit
                     // in its ring area (ring_stride), a power of two of entries.
-                    for (const auto& rank : collectives::plan(request(b, across_, 0, o))) {
-                        if (driver::trn3_device::device_queue_bytes(rank.descriptors.size()) > ring_stride)
-                            throw std::invalid_argument(fmt::format(
-                                "{} B needs {} descriptors on a channel of rank {}: more than its {} MiB ring holds (a "
-                                "larger collectives.segment_bytes)",
-                                b, rank.descriptors.size(), rank_of_id_.at(rank.fabric_id), ring_stride >> 20));
+                    for (const bool in_place : {false, true}) {  // across, the two differ (staging())
+                        if (!across_ && in_place) break;
+                        for (const auto& rank : collectives::plan(request(b, in_place, 0, o)))
+                            if (driver::trn3_device::device_queue_bytes(rank.descriptors.size()) > ring_stride)
+                                throw std::invalid_argument(fmt::format(
+                                    "{} B needs {} descriptors on a channel of rank {}: more than its {} MiB ring "
+                                    "holds (a larger collectives.segment_bytes)",
+                                    b, rank.descriptors.size(), rank_of_id_.at(rank.fabric_id), ring_stride >> 20));
                     }
                 }
             } catch (const std::invalid_argument& e) {
@@ -242,6 +245,14 @@ public:
             if (asked > max_bytes.get().bytes / factor.get()) break;
         }
         rows_.resize(sizes_.size());
+    }
+
+    // An EFA endpoint still open here (the run ended before its host
+    // finished: a time limit) is left as it is: closing it talks to the NIC,
+    // which takes simulated time, and the simulation is over.
+    ~collectives_program() override {
+        if (!sc_core::sc_get_current_process_handle().valid())
+            for (auto& e : efa_) static_cast<void>(e.release());
     }
 
     void run(unsigned h) override { software(h); }
@@ -541,8 +552,12 @@ private:
             ++barrier_generation_;
             return true;
         }
-        return sys_.hosts[h].ops->wait_until([&] { return barrier_generation_ != generation; }, ns(timeout.get()),
-                                             ns(poll.get()));
+        if (sys_.hosts[h].ops->wait_until([&] { return barrier_generation_ != generation; }, ns(timeout.get()),
+                                          ns(poll.get())))
+            return true;
+        hosts_[h].failures.push_back("the UltraServer's other hosts did not reach a barrier in time");
+        aborted_ = true;
+        return false;
     }
 
     void software(unsigned h) {
@@ -577,8 +592,7 @@ private:
     // One collective of sizes_[i], out of place or in place: inputs, plans,
     // a start together, the wait, the check.
     bool one(unsigned h, std::size_t i, bool in_place) {
-        write_inputs(h, i, in_place);
-        load(h, i, in_place, what());
+        prepare(h, i, in_place, what(), true);
         if (!everywhere(h, [this] { return std::vector<std::uint64_t>{released_at_.value()}; }) || aborted_)
             return false;
         const sc_core::sc_time start = start_after(h);
@@ -596,8 +610,7 @@ private:
         const host_info& hi = sys_.hosts[h];
         host_state& me = hosts_[h];
         const std::uint64_t bytes = sizes_[i], chunk = bytes / size();
-        write_inputs(h, i, in_place);
-        load(h, i, in_place, collectives::op::reduce_scatter);
+        prepare(h, i, in_place, collectives::op::reduce_scatter, true);
         if (!everywhere(h, [this] { return std::vector<std::uint64_t>{released_at_.value()}; }) || aborted_)
             return false;
         const sc_core::sc_time start = start_after(h);
@@ -619,7 +632,7 @@ private:
             }
         }
         if (!barrier(h) || aborted_) return false;
-        load(h, i, in_place, collectives::op::all_gather);
+        prepare(h, i, in_place, collectives::op::all_gather, false);
         if (!barrier(h) || aborted_) return false;
         run_loaded(h, i, in_place);
         if (!finish_row(h, i, in_place, start)) return false;
@@ -639,46 +652,40 @@ private:
         aborted_ = true;
     }
 
-    // Each chip's input (rows that are checked); the output buffer filled
-    // with a pattern no result has. Rows timed only write nothing: their
-    // schedules move no data.
-    void write_inputs(unsigned h, std::size_t i, bool in_place) {
+    // Chip by chip: its input (with `inputs`, rows that are checked; the
+    // output buffer filled with a pattern no result has; rows timed only
+    // write nothing: their schedules move no data), then op o's schedules
+    // for sizes_[i] into its queues, their waits counted from each fabric
+    // channel's bytes so far.
+    void prepare(unsigned h, std::size_t i, bool in_place, collectives::op o, bool inputs) {
         const host_info& hi = sys_.hosts[h];
         const std::uint64_t bytes = sizes_[i];
-        if (!checked(bytes)) return;
+        const unsigned k_channels = channels_for(bytes);
+        const auto& plans = plans_for(i, in_place, o);
         const bool gather_only = what() == collectives::op::all_gather;
         const std::uint64_t part = gather_only ? bytes / size() : bytes;
         for (std::size_t c = 0; c < hi.chips.size(); ++c) {
             const int p = rank_of_chip(hi.chips[c].fabric_id);  // its rank
             if (p < 0) continue;
             driver::trn3_device& d = *hosts_[h].chips.devices[c];
-            const unsigned g = global_rank(unsigned(p));
-            const auto in = reference().input(bytes, g);
-            const std::uint64_t in_at = in_place && gather_only ? layout().recv + part * unsigned(p) : layout().send;
-            const std::vector<std::uint8_t> stale(reference().output_bytes(bytes, g), 0xA5);
-            if ((!in_place && d.write(layout().recv, stale.data(), stale.size()) != driver::status::ok) ||
-                d.write(in_at, in.data(), in.size()) != driver::status::ok)
-                fail(h, i, in_place, "writing the inputs");
-            if (reference().average) {  // 1/n, element after element
-                const auto one = reference().one_over_n();
-                std::vector<std::uint8_t> constant(bytes);
-                for (std::size_t at = 0; at + one.size() <= bytes; at += one.size())
-                    std::memcpy(constant.data() + at, one.data(), one.size());
-                if (d.write(layout().constant, constant.data(), constant.size()) != driver::status::ok)
-                    fail(h, i, in_place, "writing avg's constant");
+            if (inputs && checked(bytes)) {
+                const unsigned g = global_rank(unsigned(p));
+                const auto in = reference().input(bytes, g);
+                const std::uint64_t in_at =
+                    in_place && gather_only ? layout().recv + part * unsigned(p) : layout().send;
+                const std::vector<std::uint8_t> stale(reference().output_bytes(bytes, g), 0xA5);
+                if ((!in_place && d.write(layout().recv, stale.data(), stale.size()) != driver::status::ok) ||
+                    d.write(in_at, in.data(), in.size()) != driver::status::ok)
+                    fail(h, i, in_place, "writing the inputs");
+                if (reference().average) {  // 1/n, element after element
+                    const auto one = reference().one_over_n();
+                    std::vector<std::uint8_t> constant(bytes);
+                    for (std::size_t at = 0; at + one.size() <= bytes; at += one.size())
+                        std::memcpy(constant.data() + at, one.data(), one.size());
+                    if (d.write(layout().constant, constant.data(), constant.size()) != driver::status::ok)
+                        fail(h, i, in_place, "writing avg's constant");
+                }
             }
-        }
-    }
-
-    // Op o's schedules for sizes_[i] into the host's chips' queues, their
-    // waits counted from each fabric channel's bytes so far.
-    void load(unsigned h, std::size_t i, bool in_place, collectives::op o) {
-        const host_info& hi = sys_.hosts[h];
-        const unsigned k_channels = channels_for(sizes_[i]);
-        const auto& plans = plans_for(i, in_place, o);
-        for (std::size_t c = 0; c < hi.chips.size(); ++c) {
-            if (rank_of_chip(hi.chips[c].fabric_id) < 0) continue;
-            driver::trn3_device& d = *hosts_[h].chips.devices[c];
             std::array<std::uint64_t, TRN3_FABRIC_CHANNELS> base{};
             std::array<bool, TRN3_FABRIC_CHANNELS> read{};
             for (unsigned k = 0; k < k_channels; ++k)
@@ -785,9 +792,15 @@ private:
             gathered_ = {values()};
             return true;
         }
-        if (h != 0)
-            return sys_.hosts[h].ops->wait_until([&] { return cluster_generation_ != generation; }, ns(timeout.get()),
-                                                 ns(poll.get()));
+        if (h != 0) {
+            // Longer than host 0's own wait on the store, so host 0 is the one that reports a timeout.
+            if (sys_.hosts[h].ops->wait_until([&] { return cluster_generation_ != generation; }, 2 * ns(timeout.get()),
+                                              ns(poll.get())))
+                return true;
+            hosts_[h].failures.push_back("the cluster's barrier did not release in time");
+            aborted_ = true;
+            return false;
+        }
         const std::vector<std::uint64_t> mine = values();
         std::vector<std::vector<std::uint64_t>> all(sys_.cluster_size);
         {
@@ -829,8 +842,8 @@ private:
     // one's reduce-scatter still uses its scratch areas).
     std::uint64_t landing() const { return layout().constant + layout().scratch_stride; }
 
-    // This host's end of the EFA rings: the first NIC on its buses, every
-    // chip's buffers open to it.
+    // This host's end of the EFA rings: an endpoint on each NIC that serves
+    // its chips (nic_of_chip), every chip's buffers open to its NIC.
     void open_efa(unsigned h) {
         const host_info& hi = sys_.hosts[h];
         host_state& me = hosts_[h];

@@ -57,7 +57,6 @@ struct efa_ring::state {
     std::vector<port> ports;
     std::vector<chip_regions> regions;
     unsigned calls = 0;
-    std::uint64_t sent = 0;
     std::multiset<std::uint32_t> arrived;  // remote completion data not yet consumed
 
     state(driver::host_ops& h, std::vector<driver::trn3_device*> c, const settings& s)
@@ -122,8 +121,10 @@ struct efa_ring::state {
             if (got == -FI_EAGAIN) continue;
             if (got == -FI_EAVAIL) {
                 fi_cq_err_entry err{};
-                fi_cq_readerr(cq, &err, 0);
-                throw std::runtime_error(fmt::format("EFA ring: an operation failed: {}", fi_strerror(err.err)));
+                const ssize_t read = fi_cq_readerr(cq, &err, 0);
+                fabric_check("fi_cq_readerr", read);
+                throw std::runtime_error(fmt::format("EFA ring: an operation failed: {} ({})", fi_strerror(err.err),
+                                                     fi_cq_strerror(cq, err.prov_errno, err.err_data, nullptr, 0)));
             }
             fabric_check("fi_cq_read", got);
             for (ssize_t i = 0; i < got; ++i) {
@@ -171,7 +172,6 @@ struct efa_ring::state {
             poll();
         }
         ++p.writes_pending;
-        sent += bytes;
     }
 };
 
@@ -184,8 +184,6 @@ efa_ring::efa_ring(driver::host_ops& host, std::vector<driver::trn3_device*> chi
 }
 
 efa_ring::~efa_ring() = default;
-
-std::uint64_t efa_ring::bytes_sent() const { return s_->sent; }
 
 void efa_ring::all_reduce(const std::vector<part>& parts, unsigned element_bytes, std::uint32_t reduce_flags) {
     state& s = *s_;

@@ -80,9 +80,6 @@ public:
     // completion or the timeout.
     void all_reduce(const std::vector<part>& parts, unsigned element_bytes, std::uint32_t reduce_flags);
 
-    // Bytes this host's NIC wrote to its peers, all calls together.
-    std::uint64_t bytes_sent() const;
-
 private:
     struct state;
     std::unique_ptr<state> s_;

@@ -32,14 +32,6 @@ void fabric_check(const char* call, long rc) {
     if (rc < 0) throw fabric_error(call, rc);
 }
 
-std::size_t rdm_endpoint::domains(const wanted& w) {
-    fi_info* answer = ask(w);
-    std::size_t n = 0;
-    for (const fi_info* i = answer; i; i = i->next) ++n;
-    fi_freeinfo(answer);
-    return n;
-}
-
 rdm_endpoint::rdm_endpoint(const wanted& w) {
     try {
         open(w);

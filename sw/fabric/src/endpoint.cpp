@@ -438,6 +438,7 @@ ssize_t rma(endpoint_object* ep, const rma_args& a) {
     if (!ep->av || !ep->av->lookup(a.peer, to)) return -FI_EINVAL;
     if (a.len > TRN3_NIC_MAX_MESSAGE || (a.inject && a.len > eager_bytes)) return -FI_EMSGSIZE;
     if (a.key > 0xFFFFFFFFull || (a.len && !a.buf)) return -FI_EINVAL;
+    if (a.inject && ep->domain->device_memory(a.desc)) return -FI_EOPNOTSUPP;  // injected bytes are copied by the CPU
     const std::uint64_t id = ep->next_op;
     trn3_nic_wqe w = wqe_to(to, a.opcode, id);
     w.length = static_cast<std::uint32_t>(a.len);

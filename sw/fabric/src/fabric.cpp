@@ -41,18 +41,17 @@ bool hints_fit(const fi_info* hints) {
     return true;
 }
 
-fi_info* describe(const binding& b, std::size_t k, nic_state& nic, const fi_info* hints);
+fi_info* describe(const binding& b, std::size_t k, const nic_state* nic, const fi_info* hints);
 
 int getinfo(std::uint32_t, const char*, const char*, std::uint64_t, const fi_info* hints, fi_info** info) {
     *info = nullptr;
     const binding* b = current_binding();
     if (!b || !b->host || !hints_fit(hints)) return -FI_ENODATA;
-    // One fi_info per NIC that answers, in the binding's order.
+    // One fi_info per NIC, in the binding's order (so positions name NICs);
+    // one that does not answer fails at fi_domain (-FI_ENODEV).
     fi_info** tail = info;
     for (std::size_t k = 0; k < b->nics.size(); ++k) {
-        nic_state* nic = nic_of(*b, k);
-        if (!nic) continue;
-        fi_info* i = describe(*b, k, *nic, hints);
+        fi_info* i = describe(*b, k, nic_of(*b, k), hints);
         if (!i) {
             fi_freeinfo(*info);
             *info = nullptr;
@@ -65,7 +64,7 @@ int getinfo(std::uint32_t, const char*, const char*, std::uint64_t, const fi_inf
 }
 
 // The fi_info of the binding's k-th NIC.
-fi_info* describe(const binding& b, std::size_t k, nic_state& nic, const fi_info* hints) {
+fi_info* describe(const binding& b, std::size_t k, const nic_state* nic, const fi_info* hints) {
     fi_info* i = fi_allocinfo();
     if (!i) return nullptr;
     // FI_HMEM (FI_HMEM_NEURON: the host's chips' memory, RMA only) when asked for.
@@ -74,7 +73,7 @@ fi_info* describe(const binding& b, std::size_t k, nic_state& nic, const fi_info
     i->mode = 0;
     i->addr_format = FI_FORMAT_UNSPEC;
     auto* self = static_cast<wire_address*>(std::calloc(1, sizeof(wire_address)));
-    if (self) self->node = nic.dev.node();
+    if (self && nic) self->node = nic->dev.node();
     i->src_addr = self;
     i->src_addrlen = self ? sizeof(wire_address) : 0;
     i->tx_attr->caps = i->caps & (FI_HMEM | FI_MSG | FI_TAGGED | FI_RMA | FI_SEND | FI_READ | FI_WRITE);

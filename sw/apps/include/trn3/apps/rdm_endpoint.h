@@ -37,9 +37,6 @@ public:
         std::size_t cq_size = 1024;
         std::size_t domain = 0;  // the n-th fi_info of the answer
     };
-    // How many fi_info (domains) the provider answers with.
-    static std::size_t domains(const wanted& w);
-
     explicit rdm_endpoint(const wanted& w);  // throws fabric_error
     ~rdm_endpoint();
     rdm_endpoint(const rdm_endpoint&) = delete;

@@ -6,14 +6,15 @@
 # Targets (fuzz/targets): isa_stream (the assembler), isa_decode (encoded
 # instructions), elf_image (firmware ELF files), units (param values with
 # units), config (config files: JSON objects of param values), srd_packet
-# (the scale-out network's frames as the NIC receives them). Installs clang-19 and libfuzzer-19-dev when missing, builds
-# build/fuzz, runs each target from a working corpus seeded with
+# (the scale-out network's frames as the NIC receives them), config_space (a
+# PCIe function's configuration space under any config requests). Installs
+# clang-19 and libfuzzer-19-dev when missing, builds build/fuzz, runs each target from a working corpus seeded with
 # fuzz/corpus/<target> (new inputs stay in build/fuzz/corpus), and prints
 # each target's executions, coverage and crashes; a crash's input is left
 # in build/fuzz/crash-*. Exit 1 if a target crashed, 2 on bad arguments.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(isa_stream isa_decode elf_image units config srd_packet)
+targets=(isa_stream isa_decode elf_image units config srd_packet config_space)
 which="${1:-all}"
 seconds="${2:-60}"
 case "$seconds" in ''|*[!0-9]*) echo "fuzz: seconds must be a whole number, not '$seconds'" >&2; exit 2 ;; esac

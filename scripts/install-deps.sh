@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages trn3vp needs, and only those that are missing.
 # Idempotent: a second run installs nothing and does not touch the network.
-# --fuzz: also clang-19 and libFuzzer (scripts/fuzz.sh).
+# --fuzz: also clang-19, its sanitizer runtimes and libFuzzer (scripts/fuzz.sh).
 set -euo pipefail
 
 
@@ -13,7 +13,8 @@ packages=(
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf gdb-multiarch
   clang-format clang-tidy
 )
-if [ "${1:-}" = --fuzz ]; then packages+=(clang-19 libfuzzer-19-dev); fi
+# clang-19 with --no-install-recommends lacks its sanitizer runtimes (libclang-rt-19-dev).
+if [ "${1:-}" = --fuzz ]; then packages+=(clang-19 libclang-rt-19-dev libfuzzer-19-dev); fi
 
 
 missing=()

@@ -54,6 +54,19 @@ hbm_stack::hbm_stack(const sc_core::sc_module_name& name, bool default_needs_tra
       refresh_stagger(this, "refresh_stagger", false,
                       "spread the pseudo-channels' refreshes evenly over tREFI; false: all refresh together "
                       "(a request striped over many channels then meets one refresh, not one per channel)"),
+      timing_model(this, "timing_model", "dram",
+                   "timing engine: dram (every 256-byte piece on its pseudo-channel's banks, bus and refreshes) or "
+                   "bandwidth (each access whole on the stack's sustained bandwidth: O(1) per access, streaming "
+                   "traffic only)",
+                   one_of<std::string>{{"dram", "bandwidth"}}),
+      read_efficiency(this, "read_efficiency", 0.905,
+                      "timing_model=bandwidth: fraction of peak sustained by reads (the dram engine's streaming "
+                      "figure)",
+                      range<double>{0.01, 1.0}),
+      write_efficiency(this, "write_efficiency", 0.862,
+                       "timing_model=bandwidth: fraction of peak sustained by writes (the dram engine's streaming "
+                       "figure)",
+                       range<double>{0.01, 1.0}),
       controller_latency(this, "controller_latency", ns(80),
                          "controller, PHY and return path: added to every access (reads: after data; writes: after "
                          "acceptance)"),
@@ -105,6 +118,10 @@ hbm_stack::hbm_stack(const sc_core::sc_module_name& name, bool default_needs_tra
         channels_.emplace_back(t, static_cast<unsigned>(bank_groups.get()),
                                static_cast<unsigned>(banks_per_group.get()), phase);
     }
+    if (timing_model.get() == "bandwidth")
+        fast_ = std::make_unique<stack_bandwidth>(
+            static_cast<double>(n) * channel_bandwidth.get().bytes_per_s, read_efficiency.get(),
+            write_efficiency.get(), t.t_rcd + t.t_cl, t.reorder_window);
     inject_from_param();
 
     in.register_b_transport(this, &hbm_stack::b_transport);
@@ -180,6 +197,7 @@ void hbm_stack::inject_from_param() {
 }
 
 ps_t hbm_stack::place(std::uint64_t addr, unsigned len, bool is_write, ps_t arrival) {
+    if (fast_) return (is_write ? fast_->write(arrival, len) : fast_->read(arrival, len)) + controller_ps_;
     ps_t done = arrival;
     const std::uint64_t granule = map_.granule_bytes();
     const std::uint64_t end = addr + len;
@@ -322,7 +340,7 @@ void hbm_stack::raise(std::uint32_t bits, std::uint64_t addr) {
 void hbm_stack::update_irq() { mem_error.set((irq_status_.value() & irq_enable_.value()) != 0); }
 
 sc_core::sc_time hbm_stack::flush() {
-    ps_t last = 0;
+    ps_t last = fast_ ? fast_->last_data_end() : 0;
     for (pseudo_channel& c : channels_) last = std::max(last, c.flush());
     return from_ps(last);
 }

@@ -39,7 +39,7 @@ void ddr5_memory::transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& dela
         tx.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;
     }
-    copy_payload(tx, target);
+    if (!tx.get_extension<timing_only>()) copy_payload(tx, target);  // timing only: nothing moves
     if (tx.is_write()) ++writes_;
     else ++reads_;
     bytes_ += n;

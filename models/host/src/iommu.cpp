@@ -58,6 +58,8 @@ void iommu::transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay) {
     }
     // Translate page by page (contiguous physical runs in one access).
     unsigned char* data = tx.get_data_ptr();
+    timing_only no_data;  // a timing-only access stays one, run by run
+    const bool timing = tx.get_extension<timing_only>() != nullptr;
     std::uint64_t done = 0;
     while (done < n) {
         const std::uint64_t a = bus + done;
@@ -71,7 +73,9 @@ void iommu::transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay) {
         }
         tlm::tlm_generic_payload part;
         set_access(part, tx.get_command(), e.physical_page * page + a % page, data + done, static_cast<unsigned>(run));
+        if (timing) part.set_extension(&no_data);
         out->b_transport(part, delay);
+        if (timing) part.clear_extension(&no_data);
         ++translations_;
         if (part.get_response_status() != tlm::TLM_OK_RESPONSE) {
             tx.set_response_status(part.get_response_status());

@@ -18,10 +18,11 @@ namespace {
 bool power_of_two(std::uint64_t v) { return v != 0 && (v & (v - 1)) == 0; }
 
 std::vector<std::uint8_t> header(std::uint8_t op, std::uint8_t status, std::uint32_t imm, std::uint64_t token,
-                                 std::uint64_t offset, std::uint32_t key, std::uint32_t length) {
+                                 std::uint64_t offset, std::uint32_t key, std::uint32_t length, bool timing) {
     std::vector<std::uint8_t> h(TRN3_RDMA_HEADER_BYTES, 0);
     put_field<std::uint8_t>(h, TRN3_RDMA_OP, op);
     put_field<std::uint8_t>(h, TRN3_RDMA_STATUS, status);
+    put_field<std::uint16_t>(h, TRN3_RDMA_FLAGS, timing ? TRN3_RDMA_TIMING_ONLY : 0);
     put_field<std::uint32_t>(h, TRN3_RDMA_IMM, imm);
     put_field<std::uint64_t>(h, TRN3_RDMA_TOKEN, token);
     put_field<std::uint64_t>(h, TRN3_RDMA_OFFSET, offset);
@@ -145,9 +146,19 @@ void nitro_nic::set_link_down(unsigned port, bool down) {
     ports_->set(down ? ports_->value() & ~bit : ports_->value() | bit);
 }
 
-bool nitro_nic::host_access(tlm::tlm_command cmd, std::uint64_t address, void* data, std::uint64_t bytes) {
+bool nitro_nic::host_access(tlm::tlm_command cmd, std::uint64_t address, void* data, std::uint64_t bytes,
+                            bool timing) {
     if (bytes == 0) return true;
-    return access_and_wait(dma.operator->(), cmd, address, data, bytes) == tlm::TLM_OK_RESPONSE;
+    if (!timing) return access_and_wait(dma.operator->(), cmd, address, data, bytes) == tlm::TLM_OK_RESPONSE;
+    tlm::tlm_generic_payload tx;
+    set_access(tx, cmd, address, untouched_.get(bytes), static_cast<unsigned>(bytes));
+    timing_only no_data;
+    tx.set_extension(&no_data);
+    sc_time delay = sc_core::SC_ZERO_TIME;
+    dma->b_transport(tx, delay);
+    tx.clear_extension(&no_data);
+    sc_core::wait(delay);
+    return tx.get_response_status() == tlm::TLM_OK_RESPONSE;
 }
 
 bool nitro_nic::qp_usable(unsigned q) const {
@@ -253,17 +264,22 @@ bool nitro_nic::serve(unsigned q) {
     };
     const bool known = w.opcode == TRN3_NIC_OP_SEND || w.opcode == TRN3_NIC_OP_WRITE ||
                        w.opcode == TRN3_NIC_OP_WRITE_IMM || w.opcode == TRN3_NIC_OP_READ;
-    if (!known || w.flags || w.reserved || w.reserved2 || w.length > TRN3_NIC_MAX_MESSAGE ||
+    const bool timing = w.flags & TRN3_NIC_WQE_TIMING_ONLY;
+    if (!known || (w.flags & ~TRN3_NIC_WQE_TIMING_ONLY) || w.reserved || w.reserved2 || w.length > TRN3_NIC_MAX_MESSAGE ||
         (w.dst_node & ~TRN3_ETH_NODE_MASK) || w.dst_qp >= TRN3_NIC_QPS)
         return fail(TRN3_NIC_ST_BAD_REQUEST);
     const std::uint32_t pd = static_cast<std::uint32_t>(p.pd->value());
     if (!local_buffer(w.lkey, pd, w.local_addr, w.length)) return fail(TRN3_NIC_ST_LOCAL_PROTECTION);
     const std::uint64_t token = next_token_++;
-    std::vector<std::uint8_t> message =
-        header(w.opcode, 0, w.imm, token, w.remote_offset, w.rkey, w.opcode == TRN3_NIC_OP_READ ? w.length : 0);
+    std::vector<std::uint8_t> message = header(w.opcode, 0, w.imm, token, w.remote_offset, w.rkey,
+                                               w.opcode == TRN3_NIC_OP_READ ? w.length : 0, timing);
+    std::uint64_t bytes = TRN3_RDMA_HEADER_BYTES;
     if (w.opcode != TRN3_NIC_OP_READ) {
-        message.resize(TRN3_RDMA_HEADER_BYTES + std::size_t{w.length});
-        if (!host_access(tlm::TLM_READ_COMMAND, w.local_addr, message.data() + TRN3_RDMA_HEADER_BYTES, w.length))
+        bytes += w.length;
+        // Timing only: the header travels, the data is read for its time and not carried.
+        if (!timing) message.resize(bytes);
+        if (!host_access(tlm::TLM_READ_COMMAND, w.local_addr, timing ? nullptr : message.data() + TRN3_RDMA_HEADER_BYTES,
+                         w.length, timing))
             return fail(TRN3_NIC_ST_LOCAL_DMA);
         bytes_sent_ += w.length;
     }
@@ -272,7 +288,6 @@ bool nitro_nic::serve(unsigned q) {
     inbound_event_.notify(sc_core::SC_ZERO_TIME);  // the receive engine minds the deadline
     outstanding_[q] += w.length;
     ++requests_;
-    const std::uint64_t bytes = message.size();
     srd.post_send(static_cast<std::uint16_t>(q), w.dst_node, w.dst_qp, bytes, std::move(message),
                   [this, token](bool ok, const sc_time&) {
                       if (ok) return;  // its response completes it
@@ -336,12 +351,13 @@ void nitro_nic::receive_engine() {
     }
 }
 
-void nitro_nic::respond(const srd_engine::inbound& request, std::uint8_t status, std::vector<std::uint8_t> data) {
-    std::vector<std::uint8_t> m =
-        header(get_field<std::uint8_t>(request.data, TRN3_RDMA_OP) | TRN3_RDMA_RESPONSE, status, 0,
-               get_field<std::uint64_t>(request.data, TRN3_RDMA_TOKEN), 0, 0, static_cast<std::uint32_t>(data.size()));
+void nitro_nic::respond(const srd_engine::inbound& request, std::uint8_t status, std::vector<std::uint8_t> data,
+                        std::uint64_t timing_bytes) {
+    std::vector<std::uint8_t> m = header(get_field<std::uint8_t>(request.data, TRN3_RDMA_OP) | TRN3_RDMA_RESPONSE,
+                                         status, 0, get_field<std::uint64_t>(request.data, TRN3_RDMA_TOKEN), 0, 0,
+                                         static_cast<std::uint32_t>(data.size() + timing_bytes), timing_bytes != 0);
     m.insert(m.end(), data.begin(), data.end());
-    const std::uint64_t bytes = m.size();
+    const std::uint64_t bytes = m.size() + timing_bytes;
     srd.post_send(request.dst_qp, request.src_node, request.src_qp, bytes, std::move(m), {});
 }
 
@@ -356,16 +372,21 @@ void nitro_nic::on_request(srd_engine::inbound& m) {
     const std::uint8_t op = get_field<std::uint8_t>(m.data, TRN3_RDMA_OP);
     const std::uint64_t offset = get_field<std::uint64_t>(m.data, TRN3_RDMA_OFFSET);
     const std::uint32_t key = get_field<std::uint32_t>(m.data, TRN3_RDMA_KEY);
+    const std::uint16_t flags = get_field<std::uint16_t>(m.data, TRN3_RDMA_FLAGS);
+    const bool timing = flags & TRN3_RDMA_TIMING_ONLY;
     const std::uint64_t length = op == TRN3_NIC_OP_READ ? get_field<std::uint32_t>(m.data, TRN3_RDMA_LENGTH)
-                                                        : m.data.size() - TRN3_RDMA_HEADER_BYTES;
+                                                        : m.bytes - TRN3_RDMA_HEADER_BYTES;
     const unsigned q = m.dst_qp;
+    // Its data all there, or (timing only) the header alone.
+    if ((flags & ~TRN3_RDMA_TIMING_ONLY) || m.data.size() != (timing ? TRN3_RDMA_HEADER_BYTES : m.bytes))
+        return respond(m, TRN3_NIC_ST_BAD_REQUEST);
     if (!qp_usable(q)) {
         refuse(q, TRN3_NIC_ST_REMOTE_ACCESS);
         return respond(m, TRN3_NIC_ST_REMOTE_ACCESS);
     }
     qp_regs& p = qps_[q];
     const std::uint32_t pd = static_cast<std::uint32_t>(p.pd->value());
-    std::uint8_t* data = m.data.data() + TRN3_RDMA_HEADER_BYTES;
+    std::uint8_t* data = timing ? nullptr : m.data.data() + TRN3_RDMA_HEADER_BYTES;
     std::uint64_t bus = 0;
     if (op == TRN3_NIC_OP_WRITE || op == TRN3_NIC_OP_WRITE_IMM || op == TRN3_NIC_OP_READ) {
         const std::uint32_t need = op == TRN3_NIC_OP_READ ? TRN3_NIC_ACCESS_REMOTE_READ : TRN3_NIC_ACCESS_REMOTE_WRITE;
@@ -377,9 +398,10 @@ void nitro_nic::on_request(srd_engine::inbound& m) {
         return respond(m, TRN3_NIC_ST_BAD_REQUEST);
     }
     if (op == TRN3_NIC_OP_READ) {
-        std::vector<std::uint8_t> out(length);
-        if (!host_access(tlm::TLM_READ_COMMAND, bus, out.data(), length)) return respond(m, TRN3_NIC_ST_LOCAL_DMA);
-        return respond(m, TRN3_NIC_ST_OK, std::move(out));
+        std::vector<std::uint8_t> out(timing ? 0 : length);
+        if (!host_access(tlm::TLM_READ_COMMAND, bus, out.data(), length, timing))
+            return respond(m, TRN3_NIC_ST_LOCAL_DMA);
+        return respond(m, TRN3_NIC_ST_OK, std::move(out), timing ? length : 0);
     }
     // SEND and WRITE_IMM take a receive buffer; a WRITE_IMM's only carries its completion.
     trn3_nic_rqe rqe{};
@@ -422,7 +444,7 @@ void nitro_nic::on_request(srd_engine::inbound& m) {
         }
         bus = rqe.addr;
     }
-    if (!host_access(tlm::TLM_WRITE_COMMAND, bus, data, length)) {
+    if (!host_access(tlm::TLM_WRITE_COMMAND, bus, data, length, timing)) {
         if (needs_buffer) {
             c.status = TRN3_NIC_ST_LOCAL_DMA;
             complete(q, c);
@@ -443,9 +465,14 @@ void nitro_nic::on_response(srd_engine::inbound& m) {
     c.opcode = r.wqe.opcode;
     c.status = get_field<std::uint8_t>(m.data, TRN3_RDMA_STATUS);
     if (c.status == TRN3_NIC_ST_OK && r.wqe.opcode == TRN3_NIC_OP_READ) {
-        const std::size_t got = m.data.size() - TRN3_RDMA_HEADER_BYTES;
-        if (got != r.wqe.length) c.status = TRN3_NIC_ST_REMOTE_ACCESS;
-        else if (!host_access(tlm::TLM_WRITE_COMMAND, r.wqe.local_addr, m.data.data() + TRN3_RDMA_HEADER_BYTES, got))
+        // The bytes asked for, carried or (as the request was) timing only.
+        const bool timing = r.wqe.flags & TRN3_NIC_WQE_TIMING_ONLY;
+        const std::uint64_t got = m.bytes - TRN3_RDMA_HEADER_BYTES;
+        const bool as_asked = (get_field<std::uint16_t>(m.data, TRN3_RDMA_FLAGS) == (timing ? TRN3_RDMA_TIMING_ONLY : 0)) &&
+                              m.data.size() == (timing ? TRN3_RDMA_HEADER_BYTES : m.bytes);
+        if (got != r.wqe.length || !as_asked) c.status = TRN3_NIC_ST_REMOTE_ACCESS;
+        else if (!host_access(tlm::TLM_WRITE_COMMAND, r.wqe.local_addr,
+                              timing ? nullptr : m.data.data() + TRN3_RDMA_HEADER_BYTES, got, timing))
             c.status = TRN3_NIC_ST_LOCAL_DMA;
         else bytes_received_ += got;
     }

@@ -66,9 +66,12 @@ srd_engine::srd_engine(const sc_core::sc_module_name& name, std::uint64_t node, 
 
 std::uint64_t srd_engine::post_send(std::uint16_t src_qp, std::uint64_t dst_node, std::uint16_t dst_qp,
                                     std::uint64_t bytes, std::vector<std::uint8_t> data, completion done) {
-    if ((!data.empty() && data.size() != bytes) || bytes > TRN3_SRD_MAX_MESSAGE)
-        throw std::invalid_argument(fmt::format("{}: a message of {} bytes given {} bytes of data (at most {})", name(),
-                                                bytes, data.size(), TRN3_SRD_MAX_MESSAGE));
+    // All its bytes, none, or fewer than its first packet carries (a timing-only message's leading bytes).
+    const std::uint64_t first_packet = std::min(bytes, mtu.get().bytes);
+    if ((data.size() != bytes && data.size() >= first_packet) || bytes > TRN3_SRD_MAX_MESSAGE)
+        throw std::invalid_argument(
+            fmt::format("{}: a message of {} bytes given {} bytes of data (all, or under {}; at most {})", name(),
+                        bytes, data.size(), first_packet, TRN3_SRD_MAX_MESSAGE));
     const conn_key k{src_qp, dst_node & TRN3_ETH_NODE_MASK, dst_qp};
     auto [it, created] = senders_.try_emplace(k);
     sender& s = it->second;
@@ -184,7 +187,9 @@ bool srd_engine::transmit(const conn_key& k, sender& s, std::uint64_t psn, in_fl
     p.msg_offset = f.offset;
     f.sent = now() + tx_latency.get();
     p.stamp_ps = f.sent.value();
-    message frame = encode(p, m.data.empty() ? nullptr : m.data.data() + f.offset);
+    // Whole packets, or (timing only) the leading bytes the message holds.
+    const std::uint64_t held = m.data.size() > f.offset ? std::min(m.data.size() - f.offset, f.length) : 0;
+    message frame = encode(p, held ? m.data.data() + f.offset : nullptr, static_cast<std::uint32_t>(held));
     // The timeout runs from the packet reaching the ToR (not from its turn
     // on the NIC's own wire, which a large window makes long).
     const sc_time at_tor = ports_[f.path % ports_.size()]->send(std::move(frame), f.sent);
@@ -261,6 +266,10 @@ void srd_engine::on_data(unsigned port, const srd_packet& p) {
     }
     if (p.has_payload && !m.timing && p.payload_bytes)
         std::copy_n(p.payload, p.payload_bytes, m.data.begin() + static_cast<std::ptrdiff_t>(p.msg_offset));
+    if (m.timing && p.carried) {  // a timing-only message's leading bytes
+        if (m.data.size() < p.msg_offset + p.carried) m.data.resize(p.msg_offset + p.carried);
+        std::copy_n(p.payload, p.carried, m.data.begin() + static_cast<std::ptrdiff_t>(p.msg_offset));
+    }
     m.received += p.payload_bytes;
     ++m.packets;
     if (m.received < m.bytes) return;

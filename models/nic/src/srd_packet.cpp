@@ -9,9 +9,10 @@ namespace trn3::nic {
 using ethernet::get_field;
 using ethernet::put_field;
 
-message encode(const srd_packet& p, const std::uint8_t* payload) {
+message encode(const srd_packet& p, const std::uint8_t* payload, std::uint32_t carried) {
     message m;
-    m.data.assign(TRN3_SRD_HEADER_BYTES + (payload ? p.payload_bytes : 0), 0);
+    if (!payload) carried = 0;
+    m.data.assign(TRN3_SRD_HEADER_BYTES + std::size_t{carried}, 0);
     put_field<std::uint64_t>(m.data, TRN3_ETH_DST, p.dst_node & TRN3_ETH_NODE_MASK);
     put_field<std::uint64_t>(m.data, TRN3_ETH_SRC, p.src_node & TRN3_ETH_NODE_MASK);
     put_field<std::uint16_t>(m.data, TRN3_ETH_ENTROPY, p.entropy);
@@ -26,7 +27,7 @@ message encode(const srd_packet& p, const std::uint8_t* payload) {
     put_field<std::uint64_t>(m.data, TRN3_SRD_MSG_BYTES, p.msg_bytes);
     put_field<std::uint64_t>(m.data, TRN3_SRD_MSG_OFFSET, p.msg_offset);
     put_field<std::uint64_t>(m.data, TRN3_SRD_STAMP, p.stamp_ps);
-    if (payload && p.payload_bytes) std::memcpy(m.data.data() + TRN3_SRD_HEADER_BYTES, payload, p.payload_bytes);
+    if (carried) std::memcpy(m.data.data() + TRN3_SRD_HEADER_BYTES, payload, carried);
     m.bytes = ethernet::wire_bytes(p.payload_bytes);
     m.kind = p.type;
     return m;
@@ -62,12 +63,13 @@ std::optional<srd_packet> decode(const message& frame) {
     if (p.msg_bytes > TRN3_SRD_MAX_MESSAGE) return std::nullopt;
     if (p.msg_offset > p.msg_bytes || p.payload_bytes > p.msg_bytes - p.msg_offset) return std::nullopt;
     if (p.payload_bytes == 0 && p.msg_bytes != 0) return std::nullopt;  // only an empty message has an empty packet
-    if (d.size() == TRN3_SRD_HEADER_BYTES + std::size_t{p.payload_bytes}) {
-        p.has_payload = true;
-        p.payload = d.data() + TRN3_SRD_HEADER_BYTES;
-    } else if (d.size() != TRN3_SRD_HEADER_BYTES) {
-        return std::nullopt;
-    }
+    // The whole payload, or (timing only) a leading part of it or none.
+    const std::size_t carried = d.size() - TRN3_SRD_HEADER_BYTES;
+    if (carried > p.payload_bytes || (carried && carried < p.payload_bytes && p.msg_offset != 0))
+        return std::nullopt;  // more than the payload, or a part of it past the message's first packet
+    p.carried = static_cast<std::uint32_t>(carried);
+    p.has_payload = carried == p.payload_bytes;
+    if (carried || p.has_payload) p.payload = d.data() + TRN3_SRD_HEADER_BYTES;
     return p;
 }
 

@@ -3,13 +3,13 @@
 namespace trn3::pcie {
 
 std::uint32_t config_space::read(std::uint16_t offset, unsigned bytes) {
-    if (offset + bytes > data_.size()) return 0xFFFFFFFFu;
+    if (!well_formed(offset, bytes)) return 0xFFFFFFFFu;
     if (on_read_) on_read_(offset);
     return static_cast<std::uint32_t>(get(offset, bytes));
 }
 
 void config_space::write(std::uint16_t offset, unsigned bytes, std::uint32_t value) {
-    if (offset + bytes > data_.size()) return;
+    if (!well_formed(offset, bytes)) return;
     for (unsigned i = 0; i < bytes; ++i) {
         const std::uint8_t v = static_cast<std::uint8_t>(value >> (8 * i));
         std::uint8_t& d = data_[offset + i];

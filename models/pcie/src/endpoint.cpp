@@ -107,6 +107,13 @@ void endpoint::receive(tlp& t) {
     }
     requests_in_ += t.count;
     if (t.type == tlp_type::cfg_read0 || t.type == tlp_type::cfg_write0) {
+        // A config request is at most a DW, naturally aligned, inside the 4 KiB: anything else is unsupported.
+        if (t.address >= TRN3_PCI_CONFIG_SIZE || !config_space::well_formed(unsigned(t.address), t.length) ||
+            (t.type == tlp_type::cfg_write0 && t.data.size() < t.length)) {
+            config_.report_error(TRN3_AER_UNSUPPORTED_REQUEST);
+            reply(t, cpl_status::unsupported, {}, sc_core::SC_ZERO_TIME);
+            return;
+        }
         const std::uint16_t reg = static_cast<std::uint16_t>(t.address);
         if (t.type == tlp_type::cfg_write0) {
             bdf_ = t.completer;  // the function captures its bus and device number
@@ -154,16 +161,33 @@ void endpoint::serve_request(tlp& t) {
         return;  // a poisoned write is not used
     }
     const std::uint64_t offset = t.address - config_.bar_address(static_cast<unsigned>(bar));
-    if (bar == msix_bar) return msix_access(t, offset);
+    const bool write = t.type == tlp_type::mem_write;
+    // A timing-only TLP (no_data) reaches the BAR as a trn3::timing_only
+    // access: charged, moving nothing. A write with less data than its
+    // length cannot be used.
+    if (write && !t.no_data && t.data.size() < bytes) {
+        config_.report_error(TRN3_AER_MALFORMED_TLP);
+        return;
+    }
+    if (bar == msix_bar) {
+        if (t.no_data) {  // the table's entries are data: a timing-only access is not one
+            config_.report_error(TRN3_AER_UNSUPPORTED_REQUEST);
+            if (!t.posted()) reply(t, cpl_status::unsupported, {}, sc_core::SC_ZERO_TIME);
+            return;
+        }
+        return msix_access(t, offset);
+    }
     tlm::tlm_generic_payload tx;
     std::vector<std::uint8_t> buffer;
-    const bool write = t.type == tlp_type::mem_write;
-    if (!write) buffer.resize(bytes);
-    set_access(tx, write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, offset,
-               write ? t.data.data() : buffer.data(), static_cast<unsigned>(bytes));
+    if (!write && !t.no_data) buffer.resize(bytes);
+    unsigned char* data = t.no_data ? untouched_.get(bytes) : write ? t.data.data() : buffer.data();
+    set_access(tx, write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, offset, data, static_cast<unsigned>(bytes));
+    timing_only no_data;
+    if (t.no_data) tx.set_extension(&no_data);
     // An aggregate is complete when its tail has arrived.
     sc_time delay = t.train_span;
     (bar == 0 ? bar0 : bar2)->b_transport(tx, delay);
+    if (t.no_data) tx.clear_extension(&no_data);
     const tlm::tlm_response_status rs = tx.get_response_status();
     if (write) {
         if (rs != tlm::TLM_OK_RESPONSE)
@@ -175,7 +199,8 @@ void endpoint::serve_request(tlp& t) {
         reply(t, cpl_status::unsupported, {}, delay);
         return;
     }
-    std::vector<tlp> cpls = data_completions(t, buffer, static_cast<unsigned>(max_payload.get()), bdf_);
+    std::vector<tlp> cpls = data_completions(t, t.no_data ? nullptr : buffer.data(), bytes,
+                                             static_cast<unsigned>(max_payload.get()), bdf_);
     const sc_time when = sc_core::sc_time_stamp() + latency.get() + delay;
     for (tlp& c : cpls) {
         c.poisoned = rs != tlm::TLM_OK_RESPONSE;  // e.g. an uncorrectable memory error: the data is poisoned
@@ -258,6 +283,8 @@ void endpoint::dma_transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
         return;
     }
     unsigned char* data = tx.get_data_ptr();
+    // Timing only: TLPs as long, without their data; reads ask for none back.
+    const bool no_data = tx.get_extension<timing_only>() != nullptr;
     if (tx.is_write()) {
         const sc_time when = sc_core::sc_time_stamp() + delay + latency.get();
         for (const tlp_piece& p : split(tx.get_address(), bytes, static_cast<unsigned>(max_payload.get()))) {
@@ -267,8 +294,11 @@ void endpoint::dma_transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
             t.address = p.address;
             t.length = p.length;
             t.count = p.count;
-            t.data.reserve(std::uint64_t(p.length) * p.count + 64);  // room for the link's envelope: no copy per hop
-            t.data.assign(data + p.offset, data + p.offset + std::uint64_t(p.length) * p.count);
+            t.no_data = no_data;
+            if (!no_data) {
+                t.data.reserve(std::uint64_t(p.length) * p.count + 64);  // room for the link's envelope: no copy per hop
+                t.data.assign(data + p.offset, data + p.offset + std::uint64_t(p.length) * p.count);
+            }
             writes_out_ += p.count;
             end_->send(std::move(t), when);
         }
@@ -297,7 +327,7 @@ void endpoint::dma_transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
             ++unsupported_;
             config_.report_error(0, TRN3_PCI_STATUS_REC_MASTER_ABORT);
         } else {
-            std::memcpy(data + o.offset, r.data.data(), o.bytes);
+            if (!no_data) std::memcpy(data + o.offset, r.data.data(), o.bytes);
             if (r.poisoned) {
                 bad = true;
                 ++poisoned_;
@@ -317,7 +347,8 @@ void endpoint::dma_transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
         t.address = p.address;
         t.length = p.length;
         t.count = p.count;
-        t.tag = requests_.open(n, bdf_);
+        t.no_data = no_data;
+        t.tag = requests_.open(n, bdf_, no_data);
         open.push_back({t.tag, p.offset, n});
         reads_out_ += p.count;
         end_->send(std::move(t), sc_core::sc_time_stamp());

@@ -194,6 +194,10 @@ void pcie_switch::route_config(unsigned in, tlp& t) {
         return send_out(static_cast<unsigned>(j), std::move(t));
     }
     if (!target) return unsupported(in, t, 0);
+    // At most a DW, naturally aligned, inside the 4 KiB: anything else is unsupported.
+    if (t.address >= TRN3_PCI_CONFIG_SIZE || !config_space::well_formed(unsigned(t.address), t.length) ||
+        (is_write && t.data.size() < t.length))
+        return unsupported(in, t, TRN3_AER_UNSUPPORTED_REQUEST);
     const std::uint16_t reg = static_cast<std::uint16_t>(t.address);
     tlp c = completion_for(t, cpl_status::success, t.completer);
     if (is_write) {

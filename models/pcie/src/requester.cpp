@@ -7,7 +7,7 @@ namespace trn3::pcie {
 
 requester::requester(unsigned tags, sc_core::sc_time timeout) : slots_(tags), timeout_(timeout) {}
 
-std::uint16_t requester::open(std::uint64_t bytes, std::uint16_t requester_id) {
+std::uint16_t requester::open(std::uint64_t bytes, std::uint16_t requester_id, bool no_data) {
     while (outstanding_ == slots_.size()) sc_core::wait(freed_);
     while (slots_[next_].busy) next_ = (next_ + 1) % slots_.size();
     const unsigned tag = next_;
@@ -21,7 +21,8 @@ std::uint16_t requester::open(std::uint64_t bytes, std::uint16_t requester_id) {
     s.received = 0;
     s.tail = sc_core::SC_ZERO_TIME;
     s.r = result{};
-    s.r.data.assign(bytes, 0);
+    if (no_data) s.r.data.clear();
+    else s.r.data.assign(bytes, 0);
     ++outstanding_;
     return static_cast<std::uint16_t>(tag);
 }
@@ -38,7 +39,7 @@ bool requester::complete(const tlp& cpl) {
         s.done = true;
     } else {
         const std::uint64_t n =
-            std::min<std::uint64_t>(cpl.data.size(), s.expected > cpl.address ? s.expected - cpl.address : 0);
+            std::min<std::uint64_t>(cpl.data.size(), s.r.data.size() > cpl.address ? s.r.data.size() - cpl.address : 0);
         if (n) std::memcpy(s.r.data.data() + cpl.address, cpl.data.data(), n);
         s.received += cpl.type == tlp_type::completion_data ? cpl.total_bytes() : s.expected;
         s.r.poisoned = s.r.poisoned || cpl.poisoned;

@@ -224,7 +224,9 @@ void root_complex::complete_to_device(unsigned port, const tlp& req, const std::
         end.send(completion_for(req, status, root_bdf), when);
         return;
     }
-    for (tlp& c : data_completions(req, data, max_payload.get(), root_bdf)) end.send(std::move(c), when);
+    const std::uint64_t bytes = req.no_data ? req.total_bytes() : data.size();
+    for (tlp& c : data_completions(req, req.no_data ? nullptr : data.data(), bytes, max_payload.get(), root_bdf))
+        end.send(std::move(c), when);
 }
 
 void root_complex::receive(unsigned port, tlp& t) {
@@ -245,6 +247,11 @@ void root_complex::receive(unsigned port, tlp& t) {
     if (t.type == tlp_type::message) return;
     const std::uint64_t a = t.address;
     if (t.type == tlp_type::mem_write && a >= TRN3_MSI_WINDOW_BASE && a < TRN3_MSI_WINDOW_BASE + TRN3_MSI_WINDOW_SIZE) {
+        if (t.no_data) {  // an interrupt is its data: a timing-only write raises none
+            ++unsupported_;
+            ports_[port].config.report_error(TRN3_AER_UNSUPPORTED_REQUEST);
+            return;
+        }
         ++msi_;
         std::uint32_t v = 0;
         std::memcpy(&v, t.data.data(), std::min<std::size_t>(4, t.data.size()));
@@ -269,7 +276,8 @@ void root_complex::receive(unsigned port, tlp& t) {
         if (!t.posted()) complete_to_device(port, t, {}, cpl_status::unsupported, sc_core::SC_ZERO_TIME);
         return;
     }
-    // Host memory. An aggregate is complete when its tail has arrived.
+    // Host memory. An aggregate is complete when its tail has arrived. A
+    // timing-only TLP (no_data) is a trn3::timing_only access there.
     const std::uint64_t bytes = t.total_bytes();
     tlm::tlm_generic_payload tx;
     sc_time delay = t.train_span;
@@ -280,16 +288,25 @@ void root_complex::receive(unsigned port, tlp& t) {
             ports_[port].config.report_error(TRN3_AER_POISONED_TLP, TRN3_PCI_STATUS_DETECTED_PARITY);
             return;
         }
-        set_access(tx, tlm::TLM_WRITE_COMMAND, a, t.data.data(), static_cast<unsigned>(bytes));
+        if (!t.no_data && t.data.size() < bytes) {  // less data than its length: cannot be used
+            ports_[port].config.report_error(TRN3_AER_MALFORMED_TLP);
+            return;
+        }
+        set_access(tx, tlm::TLM_WRITE_COMMAND, a, t.no_data ? untouched_.get(bytes) : t.data.data(),
+                   static_cast<unsigned>(bytes));
     } else {
         dma_reads_ += t.count;
-        buffer.resize(bytes);
-        set_access(tx, tlm::TLM_READ_COMMAND, a, buffer.data(), static_cast<unsigned>(bytes));
+        if (!t.no_data) buffer.resize(bytes);
+        set_access(tx, tlm::TLM_READ_COMMAND, a, t.no_data ? untouched_.get(bytes) : buffer.data(),
+                   static_cast<unsigned>(bytes));
     }
     requester_id id;
     id.bdf = t.requester;
     tx.set_extension(&id);
+    timing_only no_data;
+    if (t.no_data) tx.set_extension(&no_data);
     host_mem->b_transport(tx, delay);
+    if (t.no_data) tx.clear_extension(&no_data);
     tx.clear_extension(&id);
     if (tx.get_response_status() != tlm::TLM_OK_RESPONSE) {
         ++unsupported_;

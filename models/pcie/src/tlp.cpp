@@ -44,10 +44,10 @@ std::vector<tlp_piece> split_access(std::uint64_t address, std::uint64_t bytes, 
     return out;
 }
 
-std::vector<tlp> data_completions(const tlp& request, const std::vector<std::uint8_t>& data, unsigned max_payload,
-                                  std::uint16_t completer) {
+std::vector<tlp> data_completions(const tlp& request, const std::uint8_t* data, std::uint64_t bytes,
+                                  unsigned max_payload, std::uint16_t completer) {
     std::vector<tlp> out;
-    const std::uint64_t total = data.size();
+    const std::uint64_t total = bytes;
     std::uint64_t offset = 0;
     while (offset < total) {
         tlp c = completion_for(request, cpl_status::success, completer);
@@ -57,8 +57,8 @@ std::vector<tlp> data_completions(const tlp& request, const std::vector<std::uin
         c.count = static_cast<std::uint32_t>(left >= max_payload ? left / max_payload : 1);
         c.address = offset;
         c.byte_count = static_cast<std::uint32_t>(left);
-        c.data.assign(data.begin() + static_cast<std::ptrdiff_t>(offset),
-                      data.begin() + static_cast<std::ptrdiff_t>(offset + c.total_bytes()));
+        c.no_data = data == nullptr;
+        if (data) c.data.assign(data + offset, data + offset + c.total_bytes());
         offset += c.total_bytes();
         out.push_back(std::move(c));
     }

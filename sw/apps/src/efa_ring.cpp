@@ -13,6 +13,7 @@
 
 #include "trn3/apps/rdm_endpoint.h"
 #include "trn3/collectives/plan.h"
+#include "trn3/fabric/fi_trn3.h"
 #include "trn3/spec/device.h"
 
 namespace trn3::apps {
@@ -157,16 +158,28 @@ struct efa_ring::state {
     // `bytes` from device address `from` of chip `chip` (in its local region
     // `from_area`) to the successor's region `to_area` of the same chip, at
     // `to_offset` (remote addresses are offsets into the region).
+    // Timing only (a timed-only row): the write takes its time and moves nothing (FI_TRN3_TIMING_ONLY).
     void write(std::size_t chip, std::size_t from_area, std::uint64_t from, std::uint64_t to_offset,
-               std::size_t to_area, std::uint64_t bytes, std::uint32_t data) {
+               std::size_t to_area, std::uint64_t bytes, std::uint32_t data, bool timing) {
         void* buf = reinterpret_cast<void*>(static_cast<std::uintptr_t>(from));
         const chip_regions& r = regions[chip];
         port& p = ports[r.port];
+        iovec iov{buf, bytes};
+        void* desc = r.local[from_area];
+        fi_rma_iov remote{to_offset, bytes, r.remote_keys[to_area]};
+        fi_msg_rma msg{};
+        msg.msg_iov = &iov;
+        msg.desc = &desc;
+        msg.iov_count = 1;
+        msg.addr = p.successor;
+        msg.rma_iov = &remote;
+        msg.rma_iov_count = 1;
+        msg.data = data;
+        const std::uint64_t flags = FI_REMOTE_CQ_DATA | FI_COMPLETION | (timing ? FI_TRN3_TIMING_ONLY : 0);
         for (;;) {
-            const ssize_t rc = fi_writedata(p.rdm->ep(), buf, bytes, r.local[from_area], data, p.successor, to_offset,
-                                            r.remote_keys[to_area], nullptr);
+            const ssize_t rc = fi_writemsg(p.rdm->ep(), &msg, flags);
             if (rc != -FI_EAGAIN) {
-                fabric_check("fi_writedata", rc);
+                fabric_check("fi_writemsg", rc);
                 break;
             }
             poll();
@@ -214,7 +227,7 @@ void efa_ring::all_reduce(const std::vector<part>& parts, unsigned element_bytes
             if (p.count == 0) continue;
             // Reducing: into the successor's scratch; gathering: into its buffer.
             s.write(c, area[c], parts[c].at + p.first, offset_in_area(c) + p.first, reducing ? scratch_area : area[c],
-                    p.count, tag_of(call, step, unsigned(c)));
+                    p.count, tag_of(call, step, unsigned(c)), (reduce_flags & TRN3_DESC_TIMING_ONLY) != 0);
         }
         for (std::size_t c = 0; c < parts.size(); ++c) expected += piece(c, in).count ? 1 : 0;
         s.wait(

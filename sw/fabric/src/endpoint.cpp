@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "provider.h"
+#include "trn3/fabric/fi_trn3.h"
 
 namespace trn3::fabric {
 
@@ -429,7 +430,7 @@ struct rma_args {
     fi_addr_t peer = 0;
     std::uint64_t addr = 0, key = 0, data = 0;
     void* context = nullptr;
-    bool report = true, inject = false;
+    bool report = true, inject = false, timing = false;
 };
 
 ssize_t rma(endpoint_object* ep, const rma_args& a) {
@@ -445,6 +446,7 @@ ssize_t rma(endpoint_object* ep, const rma_args& a) {
     w.remote_offset = a.addr;
     w.rkey = static_cast<std::uint32_t>(a.key);
     w.imm = static_cast<std::uint32_t>(a.data);
+    if (a.timing) w.flags = TRN3_NIC_WQE_TIMING_ONLY;
     int slot = -1;
     if (a.inject) {
         if (ep->free_tx.empty()) progress(ep);
@@ -611,6 +613,8 @@ ssize_t rma_msg(fid_ep* f, const fi_msg_rma* m, std::uint64_t flags, std::uint8_
     a.data = m->data;
     a.inject = flags & FI_INJECT;
     a.report = !ep_of(f)->tx_selective || (flags & FI_COMPLETION);
+    a.timing = flags & FI_TRN3_TIMING_ONLY;
+    if (a.timing && a.inject) return -FI_EINVAL;  // an injected buffer is copied by the CPU: there is data
     return rma(ep_of(f), a);
 }
 ssize_t rma_readmsg(fid_ep* f, const fi_msg_rma* m, std::uint64_t flags) {

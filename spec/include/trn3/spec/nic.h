@@ -74,7 +74,7 @@
 /* A send queue entry */
 typedef struct {
     uint8_t opcode; /* TRN3_NIC_OP_* */
-    uint8_t flags; /* reserved, 0 */
+    uint8_t flags; /* TRN3_NIC_WQE_TIMING_ONLY, else 0 */
     uint16_t dst_qp;
     uint32_t imm; /* WRITE_IMM: delivered in the target's receive completion */
     uint64_t dst_node;
@@ -87,6 +87,12 @@ typedef struct {
     uint64_t wr_id; /* returned in the completion */
     uint64_t reserved2;
 } trn3_nic_wqe; /* 64 bytes */
+/* Simulation only (like the DMA's TRN3_DESC_TIMING_ONLY): SEND, WRITE,
+ * WRITE_IMM and READ check and complete as ever and take the time of their
+ * bytes on PCIe and the network, but move none: the local buffer is not
+ * read, the packets carry the RDMA header and no payload, the target's
+ * memory is not written (a READ's local buffer neither). */
+#define TRN3_NIC_WQE_TIMING_ONLY 0x1u
 
 /* A receive queue entry */
 typedef struct {
@@ -127,7 +133,8 @@ typedef struct {
 /* ---- On the wire: the RDMA header at the front of every SRD message ---- */
 #define TRN3_RDMA_OP 0u /* u8: TRN3_NIC_OP_*, or TRN3_RDMA_RESPONSE */
 #define TRN3_RDMA_STATUS 1u /* u8: responses: TRN3_NIC_ST_* */
-#define TRN3_RDMA_RESERVED 2u /* u16: 0 */
+#define TRN3_RDMA_FLAGS 2u /* u16: TRN3_RDMA_TIMING_ONLY, else 0 */
+#define TRN3_RDMA_TIMING_ONLY 0x1u /* the message's bytes after the header are timed, not carried */
 #define TRN3_RDMA_IMM 4u /* u32 */
 #define TRN3_RDMA_TOKEN 8u /* u64: the request's, echoed by its response */
 #define TRN3_RDMA_OFFSET 16u /* u64: remote offset */

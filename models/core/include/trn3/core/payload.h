@@ -3,6 +3,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 
 #include <systemc>
 #include <tlm>
@@ -62,6 +63,24 @@ inline void copy_payload(tlm::tlm_generic_payload& tx, unsigned char* mem) {
 struct timing_only : tlm::tlm_extension<timing_only> {
     tlm::tlm_extension_base* clone() const override { return new timing_only(*this); }
     void copy_from(const tlm::tlm_extension_base& other) override { *this = static_cast<const timing_only&>(other); }
+};
+
+// What a timing-only payload's data pointer points at: room for `bytes`
+// that nobody reads or writes, allocated and never touched, so a large
+// timing-only access makes no host memory resident. Grows, never shrinks.
+class untouched_buffer {
+public:
+    unsigned char* get(std::uint64_t bytes) {
+        if (bytes > size_) {
+            p_.reset(new unsigned char[bytes]);  // default-initialised: not written
+            size_ = bytes;
+        }
+        return p_.get();
+    }
+
+private:
+    std::unique_ptr<unsigned char[]> p_;
+    std::uint64_t size_ = 0;
 };
 
 }  // namespace trn3

@@ -7,6 +7,11 @@
 // when its last piece does, plus the controller latency. Data lives in a
 // sparse store; ECC errors live beside it (ecc.h).
 //
+// timing_model=bandwidth swaps that engine for one that books each access
+// whole on the stack's sustained bandwidth (stack_bandwidth.h): O(1) per
+// access, for workload-scale runs whose HBM traffic is streaming; the dram
+// engine (the default) is the reference for any pattern.
+//
 // sockets: in     data (b_transport, DMI when no ECC error can appear, debug)
 //          ctrl   control and status registers (below)
 // irq:     mem_error — level: (irq_status & irq_enable) != 0
@@ -50,6 +55,7 @@
 #include "trn3/hbm/address_map.h"
 #include "trn3/hbm/ecc.h"
 #include "trn3/hbm/pseudo_channel.h"
+#include "trn3/hbm/stack_bandwidth.h"
 #include "trn3/spec/device.h"
 
 namespace trn3::hbm {
@@ -74,6 +80,9 @@ public:
     param<std::uint64_t> t_ccd_s_clocks, t_ccd_l_clocks;
     param<sc_core::sc_time> t_refi, t_rfc;
     param<bool> refresh_stagger;
+    // timing engine: dram (per pseudo-channel, below) or bandwidth (stack_bandwidth.h)
+    param<std::string> timing_model;
+    param<double> read_efficiency, write_efficiency;
     // controller
     param<sc_core::sc_time> controller_latency;
     param<std::uint64_t> read_queue, write_queue_high, write_queue_low;
@@ -116,6 +125,7 @@ private:
     sparse_store store_;
     address_map map_;
     std::vector<pseudo_channel> channels_;
+    std::unique_ptr<stack_bandwidth> fast_;  // timing_model=bandwidth only
     ecc_model ecc_;
     std::uint64_t burst_bytes_;
     ps_t controller_ps_;

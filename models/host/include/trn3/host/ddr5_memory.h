@@ -5,7 +5,8 @@
 //   bus for n / (channels x transfer_rate x 8 B), completes latency later.
 //   Graviton4: 12 channels of DDR5-5600 = 537.6 GB/s.
 //
-// socket: in (target; b_transport, debug)
+// socket: in (target; b_transport, debug); a trn3::timing_only access is
+//         timed and moves nothing
 // Pinned memory: a host program's own memory that a device may reach
 // (what registering memory with a NIC does). pin() maps it at physical
 // addresses from pinned_base on, each range from a page boundary, where

@@ -37,6 +37,12 @@
 // queue pair drops its requests and resets its SRD connections (their next
 // use is a new epoch). An Ethernet port without a link is down (PORTS).
 //
+// Timing only (TRN3_NIC_WQE_TIMING_ONLY, simulation only): the request is
+// checked, protected and completed as ever and takes its bytes' time on
+// PCIe (trn3::timing_only accesses, TLPs without data) and on the network
+// (SRD packets of the same sizes carrying the RDMA header and no payload),
+// and moves none: so a collective's timed-only rows cost no host memory.
+//
 // params:  wqe_cost, response_timeout, max_outstanding
 // stats:   requests, responses, rdma_refused, rnr, local_errors, response_timeouts,
 //          completions_dropped, bytes_sent, bytes_received
@@ -50,6 +56,7 @@
 
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "trn3/core/payload.h"
 #include "trn3/core/reg_block.h"
 #include "trn3/core/sparse_memory.h"
 #include "trn3/core/stats.h"
@@ -107,14 +114,17 @@ private:
     // The receive engine's own copy of the message: its data is written to host memory from where it lies.
     void on_request(srd_engine::inbound& m);
     void on_response(srd_engine::inbound& m);
-    void respond(const srd_engine::inbound& request, std::uint8_t status, std::vector<std::uint8_t> data = {});
+    // timing_bytes: a timing-only READ's bytes, timed and not carried.
+    void respond(const srd_engine::inbound& request, std::uint8_t status, std::vector<std::uint8_t> data = {},
+                 std::uint64_t timing_bytes = 0);
     void refuse(unsigned q, std::uint32_t status);
     // A region's bus address for [offset, offset + length), or false.
     bool region(std::uint32_t key, std::uint32_t pd, std::uint32_t access, std::uint64_t offset, std::uint64_t length,
                 std::uint64_t& bus) const;
     // The local buffer [addr, addr + length) inside region lkey of domain pd.
     bool local_buffer(std::uint32_t lkey, std::uint32_t pd, std::uint64_t addr, std::uint64_t length) const;
-    bool host_access(tlm::tlm_command cmd, std::uint64_t address, void* data, std::uint64_t bytes);
+    // timing: a trn3::timing_only access (data unused).
+    bool host_access(tlm::tlm_command cmd, std::uint64_t address, void* data, std::uint64_t bytes, bool timing = false);
     bool complete(unsigned q, const trn3_nic_cqe& c);
     bool qp_usable(unsigned q) const;
 
@@ -132,6 +142,7 @@ private:
     std::array<std::uint64_t, TRN3_NIC_QPS> outstanding_{};  // request bytes awaiting responses, per queue pair
     std::deque<inbound_item> inbound_;
     std::map<std::uint64_t, pending> pending_;  // by token
+    untouched_buffer untouched_;  // what timing-only DMA accesses point at
     std::uint64_t next_token_ = 1;
     counter requests_, responses_, rdma_refused_, rnr_, local_errors_, response_timeouts_, completions_dropped_,
         bytes_sent_, bytes_received_;

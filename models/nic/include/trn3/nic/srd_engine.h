@@ -98,14 +98,17 @@ public:
         std::uint64_t src_node = 0;
         std::uint16_t src_qp = 0, dst_qp = 0;
         std::uint64_t bytes = 0;
-        std::vector<std::uint8_t> data;  // empty for a timing-only message
+        // Its bytes; for a timing-only message fewer: the leading bytes it
+        // carried (none, or a header), the rest only timed.
+        std::vector<std::uint8_t> data;
         sc_core::sc_time when;
     };
     void on_deliver(std::function<void(inbound&)> f) { deliver_ = std::move(f); }
 
     // Posts a message of `bytes` from queue pair src_qp to (dst_node,
     // dst_qp); `data` holds its bytes, or is empty (timing only: the same
-    // packets, no payload). `done(ok, when)` is called when every packet is
+    // packets, no payload), or holds fewer than the first packet's payload
+    // (timing only past them: they arrive, as the receiver's `data`). `done(ok, when)` is called when every packet is
     // acknowledged (ok) or the connection failed (not ok). Returns the
     // message's id. Call it from a SystemC process or before the simulation starts.
     using completion = std::function<void(bool ok, const sc_core::sc_time& when)>;

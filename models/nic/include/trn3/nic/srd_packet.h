@@ -23,19 +23,27 @@ struct srd_packet {
     std::uint32_t payload_bytes = 0;
     std::uint64_t msg_bytes = 0, msg_offset = 0;
     std::uint64_t stamp_ps = 0;
-    // Payload bytes carried: payload_bytes of them, or none (timing only).
+    // Payload bytes in the frame: all payload_bytes of them (has_payload),
+    // or, timing only, none or the first `carried` (a message's leading
+    // bytes that must arrive, such as an RDMA header, ahead of a payload
+    // that is only timed). The wire time is payload_bytes' either way.
     const std::uint8_t* payload = nullptr;
+    std::uint32_t carried = 0;
     bool has_payload = false;
 };
 
-// The frame of a packet: data = header and, when `payload` is given,
-// payload_bytes of it; bytes = the wire size.
-message encode(const srd_packet& p, const std::uint8_t* payload);
+// The frame of a packet: data = header and `carried` bytes of `payload`
+// (payload_bytes for a whole packet, fewer or none timing only); bytes =
+// the wire size, from payload_bytes.
+message encode(const srd_packet& p, const std::uint8_t* payload, std::uint32_t carried);
+inline message encode(const srd_packet& p, const std::uint8_t* payload) {
+    return encode(p, payload, payload ? p.payload_bytes : 0);
+}
 // The packet a frame holds, or nothing when the frame is malformed: too
 // short, another protocol, a node address over 48 bits, reserved bits set,
 // an unknown type, a payload over the MTU or beyond its message, a message
-// over TRN3_SRD_MAX_MESSAGE, data of
-// another length than the header says, an ACK with a payload or message fields. What decodes
+// over TRN3_SRD_MAX_MESSAGE, more data than the header says or part of it
+// past a message's first packet, an ACK with a payload or message fields. What decodes
 // encodes back to the same bytes.
 // The packet's payload points into frame.data.
 std::optional<srd_packet> decode(const message& frame);

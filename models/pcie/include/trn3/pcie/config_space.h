@@ -28,7 +28,13 @@ public:
         w1c_.fill(0);
     }
 
-    // Software view (config TLPs): naturally aligned 1, 2 or 4 bytes.
+    // Software view (config TLPs): naturally aligned 1, 2 or 4 bytes inside
+    // the 4 KiB (well_formed); anything else reads all ones and writes
+    // nothing.
+    static bool well_formed(unsigned offset, unsigned bytes) {
+        return (bytes == 1 || bytes == 2 || bytes == 4) && offset % bytes == 0 &&
+               offset + bytes <= TRN3_PCI_CONFIG_SIZE;
+    }
     std::uint32_t read(std::uint16_t offset, unsigned bytes);
     void write(std::uint16_t offset, unsigned bytes, std::uint32_t value);
 
@@ -36,6 +42,8 @@ public:
     void init(std::uint16_t offset, unsigned bytes, std::uint64_t value, std::uint64_t write_mask = 0,
               std::uint64_t w1c_mask = 0);
     std::uint64_t get(std::uint16_t offset, unsigned bytes) const;
+    // The whole space as the hardware holds it (debuggers, snapshots).
+    const std::array<std::uint8_t, TRN3_PCI_CONFIG_SIZE>& bytes() const { return data_; }
     void set(std::uint16_t offset, unsigned bytes, std::uint64_t value);  // keeps the masks
     void set_bits(std::uint16_t offset, unsigned bytes, std::uint64_t bits) {
         set(offset, bytes, get(offset, bytes) | bits);

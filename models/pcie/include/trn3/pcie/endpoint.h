@@ -44,6 +44,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "trn3/core/component.h"
+#include "trn3/core/payload.h"
 #include "trn3/core/stats.h"
 #include "trn3/pcie/config_space.h"
 #include "trn3/pcie/link.h"
@@ -105,6 +106,7 @@ private:
     std::uint16_t bdf_ = 0;
     requester requests_;
     std::vector<std::uint8_t> msix_table_;
+    untouched_buffer untouched_;  // what timing-only accesses to the BARs point at
     std::vector<std::uint64_t> msix_pba_;
     counter requests_in_, writes_out_, reads_out_, msix_sent_, msix_pending_, unsupported_, poisoned_;
 };

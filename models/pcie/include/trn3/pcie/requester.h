@@ -32,8 +32,9 @@ public:
     requester(unsigned tags, sc_core::sc_time timeout);
 
     // Thread context: a free tag for a request of `requester` expecting
-    // `bytes` of data; the completion timeout runs from now.
-    std::uint16_t open(std::uint64_t bytes, std::uint16_t requester_id);
+    // `bytes` of data (timing only, no_data: counted, none kept); the
+    // completion timeout runs from now.
+    std::uint16_t open(std::uint64_t bytes, std::uint16_t requester_id, bool no_data = false);
     // Delivery context: a completion arrived (false: no open request has its
     // tag and requester id; a completion arriving after its request timed out
     // and the tag was reused is taken for the new request, as in hardware).

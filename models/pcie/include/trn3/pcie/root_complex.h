@@ -38,6 +38,7 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include "trn3/core/component.h"
+#include "trn3/core/payload.h"
 #include "trn3/core/stats.h"
 #include "trn3/pcie/config_space.h"
 #include "trn3/pcie/link.h"
@@ -93,6 +94,7 @@ private:
     int port_for_address(std::uint64_t address) const;
 
     std::vector<port_state> ports_;
+    untouched_buffer untouched_;  // what timing-only accesses to host memory point at
     requester requests_;
     counter config_requests_, mmio_reads_, mmio_writes_, dma_reads_, dma_writes_, msi_, unsupported_, crs_retries_,
         timeouts_, reflected_;

@@ -87,8 +87,13 @@ tlp completion_for(const tlp& request, cpl_status status, std::uint16_t complete
 // The CplDs that return `data` for a read: `max_payload` bytes each, as one
 // aggregate for the full ones and one for the rest; each carries its offset
 // in the request in `address`.
-std::vector<tlp> data_completions(const tlp& request, const std::vector<std::uint8_t>& data, unsigned max_payload,
-                                  std::uint16_t completer);
+// `data` null: as many bytes, timing only (no_data, for a no_data read).
+std::vector<tlp> data_completions(const tlp& request, const std::uint8_t* data, std::uint64_t bytes,
+                                  unsigned max_payload, std::uint16_t completer);
+inline std::vector<tlp> data_completions(const tlp& request, const std::vector<std::uint8_t>& data,
+                                         unsigned max_payload, std::uint16_t completer) {
+    return data_completions(request, data.data(), data.size(), max_payload, completer);
+}
 
 // An access of `bytes` at `address` cut into TLPs of at most `unit` bytes
 // (a power of two dividing 4 KiB) that never cross a `unit` boundary; with

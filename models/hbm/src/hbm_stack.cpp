@@ -119,9 +119,9 @@ hbm_stack::hbm_stack(const sc_core::sc_module_name& name, bool default_needs_tra
                                static_cast<unsigned>(banks_per_group.get()), phase);
     }
     if (timing_model.get() == "bandwidth")
-        fast_ = std::make_unique<stack_bandwidth>(
-            static_cast<double>(n) * channel_bandwidth.get().bytes_per_s, read_efficiency.get(),
-            write_efficiency.get(), t.t_rcd + t.t_cl, t.reorder_window);
+        fast_ = std::make_unique<stack_bandwidth>(static_cast<double>(n) * channel_bandwidth.get().bytes_per_s,
+                                                  read_efficiency.get(), write_efficiency.get(), t.t_rcd + t.t_cl,
+                                                  t.reorder_window);
     inject_from_param();
 
     in.register_b_transport(this, &hbm_stack::b_transport);

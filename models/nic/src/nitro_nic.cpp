@@ -146,8 +146,7 @@ void nitro_nic::set_link_down(unsigned port, bool down) {
     ports_->set(down ? ports_->value() & ~bit : ports_->value() | bit);
 }
 
-bool nitro_nic::host_access(tlm::tlm_command cmd, std::uint64_t address, void* data, std::uint64_t bytes,
-                            bool timing) {
+bool nitro_nic::host_access(tlm::tlm_command cmd, std::uint64_t address, void* data, std::uint64_t bytes, bool timing) {
     if (bytes == 0) return true;
     if (!timing) return access_and_wait(dma.operator->(), cmd, address, data, bytes) == tlm::TLM_OK_RESPONSE;
     tlm::tlm_generic_payload tx;
@@ -265,21 +264,21 @@ bool nitro_nic::serve(unsigned q) {
     const bool known = w.opcode == TRN3_NIC_OP_SEND || w.opcode == TRN3_NIC_OP_WRITE ||
                        w.opcode == TRN3_NIC_OP_WRITE_IMM || w.opcode == TRN3_NIC_OP_READ;
     const bool timing = w.flags & TRN3_NIC_WQE_TIMING_ONLY;
-    if (!known || (w.flags & ~TRN3_NIC_WQE_TIMING_ONLY) || w.reserved || w.reserved2 || w.length > TRN3_NIC_MAX_MESSAGE ||
-        (w.dst_node & ~TRN3_ETH_NODE_MASK) || w.dst_qp >= TRN3_NIC_QPS)
+    if (!known || (w.flags & ~TRN3_NIC_WQE_TIMING_ONLY) || w.reserved || w.reserved2 ||
+        w.length > TRN3_NIC_MAX_MESSAGE || (w.dst_node & ~TRN3_ETH_NODE_MASK) || w.dst_qp >= TRN3_NIC_QPS)
         return fail(TRN3_NIC_ST_BAD_REQUEST);
     const std::uint32_t pd = static_cast<std::uint32_t>(p.pd->value());
     if (!local_buffer(w.lkey, pd, w.local_addr, w.length)) return fail(TRN3_NIC_ST_LOCAL_PROTECTION);
     const std::uint64_t token = next_token_++;
-    std::vector<std::uint8_t> message = header(w.opcode, 0, w.imm, token, w.remote_offset, w.rkey,
-                                               w.opcode == TRN3_NIC_OP_READ ? w.length : 0, timing);
+    std::vector<std::uint8_t> message =
+        header(w.opcode, 0, w.imm, token, w.remote_offset, w.rkey, w.opcode == TRN3_NIC_OP_READ ? w.length : 0, timing);
     std::uint64_t bytes = TRN3_RDMA_HEADER_BYTES;
     if (w.opcode != TRN3_NIC_OP_READ) {
         bytes += w.length;
         // Timing only: the header travels, the data is read for its time and not carried.
         if (!timing) message.resize(bytes);
-        if (!host_access(tlm::TLM_READ_COMMAND, w.local_addr, timing ? nullptr : message.data() + TRN3_RDMA_HEADER_BYTES,
-                         w.length, timing))
+        if (!host_access(tlm::TLM_READ_COMMAND, w.local_addr,
+                         timing ? nullptr : message.data() + TRN3_RDMA_HEADER_BYTES, w.length, timing))
             return fail(TRN3_NIC_ST_LOCAL_DMA);
         bytes_sent_ += w.length;
     }
@@ -374,8 +373,8 @@ void nitro_nic::on_request(srd_engine::inbound& m) {
     const std::uint32_t key = get_field<std::uint32_t>(m.data, TRN3_RDMA_KEY);
     const std::uint16_t flags = get_field<std::uint16_t>(m.data, TRN3_RDMA_FLAGS);
     const bool timing = flags & TRN3_RDMA_TIMING_ONLY;
-    const std::uint64_t length = op == TRN3_NIC_OP_READ ? get_field<std::uint32_t>(m.data, TRN3_RDMA_LENGTH)
-                                                        : m.bytes - TRN3_RDMA_HEADER_BYTES;
+    const std::uint64_t length =
+        op == TRN3_NIC_OP_READ ? get_field<std::uint32_t>(m.data, TRN3_RDMA_LENGTH) : m.bytes - TRN3_RDMA_HEADER_BYTES;
     const unsigned q = m.dst_qp;
     // Its data all there, or (timing only) the header alone.
     if ((flags & ~TRN3_RDMA_TIMING_ONLY) || m.data.size() != (timing ? TRN3_RDMA_HEADER_BYTES : m.bytes))
@@ -468,8 +467,9 @@ void nitro_nic::on_response(srd_engine::inbound& m) {
         // The bytes asked for, carried or (as the request was) timing only.
         const bool timing = r.wqe.flags & TRN3_NIC_WQE_TIMING_ONLY;
         const std::uint64_t got = m.bytes - TRN3_RDMA_HEADER_BYTES;
-        const bool as_asked = (get_field<std::uint16_t>(m.data, TRN3_RDMA_FLAGS) == (timing ? TRN3_RDMA_TIMING_ONLY : 0)) &&
-                              m.data.size() == (timing ? TRN3_RDMA_HEADER_BYTES : m.bytes);
+        const bool as_asked =
+            (get_field<std::uint16_t>(m.data, TRN3_RDMA_FLAGS) == (timing ? TRN3_RDMA_TIMING_ONLY : 0)) &&
+            m.data.size() == (timing ? TRN3_RDMA_HEADER_BYTES : m.bytes);
         if (got != r.wqe.length || !as_asked) c.status = TRN3_NIC_ST_REMOTE_ACCESS;
         else if (!host_access(tlm::TLM_WRITE_COMMAND, r.wqe.local_addr,
                               timing ? nullptr : m.data.data() + TRN3_RDMA_HEADER_BYTES, got, timing))

@@ -199,8 +199,8 @@ void endpoint::serve_request(tlp& t) {
         reply(t, cpl_status::unsupported, {}, delay);
         return;
     }
-    std::vector<tlp> cpls = data_completions(t, t.no_data ? nullptr : buffer.data(), bytes,
-                                             static_cast<unsigned>(max_payload.get()), bdf_);
+    std::vector<tlp> cpls =
+        data_completions(t, t.no_data ? nullptr : buffer.data(), bytes, static_cast<unsigned>(max_payload.get()), bdf_);
     const sc_time when = sc_core::sc_time_stamp() + latency.get() + delay;
     for (tlp& c : cpls) {
         c.poisoned = rs != tlm::TLM_OK_RESPONSE;  // e.g. an uncorrectable memory error: the data is poisoned
@@ -296,7 +296,8 @@ void endpoint::dma_transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
             t.count = p.count;
             t.no_data = no_data;
             if (!no_data) {
-                t.data.reserve(std::uint64_t(p.length) * p.count + 64);  // room for the link's envelope: no copy per hop
+                t.data.reserve(std::uint64_t(p.length) * p.count +
+                               64);  // room for the link's envelope: no copy per hop
                 t.data.assign(data + p.offset, data + p.offset + std::uint64_t(p.length) * p.count);
             }
             writes_out_ += p.count;

@@ -583,8 +583,7 @@ double rma_msg_us(app_endpoint& e, bool write, void* buf, std::size_t bytes, fid
     m.rma_iov = &rma;
     m.rma_iov_count = 1;
     const double start = sc_core::sc_time_stamp().to_seconds() * 1e6;
-    REQUIRE((write ? fi_writemsg(e.ep, &m, flags | FI_COMPLETION) : fi_readmsg(e.ep, &m, flags | FI_COMPLETION)) ==
-            0);
+    REQUIRE((write ? fi_writemsg(e.ep, &m, flags | FI_COMPLETION) : fi_readmsg(e.ep, &m, flags | FI_COMPLETION)) == 0);
     e.next();
     return sc_core::sc_time_stamp().to_seconds() * 1e6 - start;
 }

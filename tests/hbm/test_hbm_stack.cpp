@@ -204,3 +204,53 @@ TEST_CASE("an ECC injection outside the stack is refused") {
     param_registry::instance().set_pending_text("hbm0.ecc.inject", "0x900000000000:1", "test");
     CHECK_THROWS_WITH(hbm_stack("hbm0"), Catch::Contains("hbm0.ecc.inject"));
 }
+
+namespace {
+
+// Streams `requests` 4 KiB timing-only accesses at the stack's peak rate (open loop); returns the share of the
+// stack's peak bandwidth sustained, from the first arrival to the last data (writes: drained by flush).
+double streaming_share(rig& r, bool write, unsigned requests, sc_time start) {
+    const double peak_bytes_per_s =
+        static_cast<double>(r.stack.channels.get()) * r.stack.channel_bandwidth.get().bytes_per_s;
+    const unsigned len = 4096;
+    const double interval_ps = len / peak_bytes_per_s * 1e12;
+    std::vector<unsigned char> buf(len);
+    sc_time last = start;
+    for (unsigned i = 0; i < requests; ++i) {
+        r.offset = start + sc_time::from_value(static_cast<std::uint64_t>(i * interval_ps));
+        sc_time latency;
+        REQUIRE(r.access(write ? tlm::TLM_WRITE_COMMAND : tlm::TLM_READ_COMMAND, std::uint64_t{i} * len, buf.data(),
+                         len, &latency, true) == tlm::TLM_OK_RESPONSE);
+        last = std::max(last, r.offset + latency);
+    }
+    if (write) last = std::max(last, r.stack.flush());
+    return static_cast<double>(requests) * len / (last - start).to_seconds() / peak_bytes_per_s;
+}
+
+}  // namespace
+
+// The bandwidth engine's default efficiencies are the dram engine's streaming figures: these two cases fail if
+// either engine drifts from them.
+TEST_CASE("dram engine: 4 KiB streaming reads sustain 90.5 percent of the stack's peak, writes 86.2 percent") {
+    rig r;
+    CHECK(streaming_share(r, false, 16384, sc_time(1, sc_core::SC_US)) == Approx(0.905).epsilon(0.01));
+    CHECK(streaming_share(r, true, 16384, sc_time(1, sc_core::SC_MS)) == Approx(0.862).epsilon(0.01));
+}
+
+TEST_CASE("bandwidth engine: streaming reads and writes run at peak x read_efficiency and x write_efficiency, and "
+          "an unloaded read takes the closed-row latency") {
+    param_registry::instance().set_pending_text("hbm0.timing_model", "bandwidth", "test");
+    rig r;
+    sc_time unloaded;
+    std::uint64_t v = 0;
+    REQUIRE(r.access(tlm::TLM_READ_COMMAND, 0x40, &v, 8, &unloaded, true) == tlm::TLM_OK_RESPONSE);
+    // tRCD + tCL + the controller (the DMI read latency, 111.9 ns) and 8 bytes' data time.
+    CHECK(unloaded.to_seconds() * 1e9 == Approx(111.9 + 8 / (32 * 38.4 * 0.905)).margin(0.001));
+    // 64 MiB of reads: their data time at 90.5% of peak, then the last one's 111.9 ns.
+    const double peak = 32 * 38.4e9, bytes = 64.0 * (1 << 20);
+    CHECK(streaming_share(r, false, 16384, sc_time(10, sc_core::SC_US)) ==
+          Approx(bytes / (bytes / (0.905 * peak) + 111.9e-9) / peak).epsilon(0.0005));
+    // Writes: their data time at 86.2%, then the controller's 80 ns.
+    CHECK(streaming_share(r, true, 16384, sc_time(1, sc_core::SC_MS)) ==
+          Approx(bytes / (bytes / (0.862 * peak) + 80e-9) / peak).epsilon(0.0005));
+}

@@ -286,6 +286,18 @@ TEST_CASE("frames that are not valid SRD packets are dropped and counted, never 
     broken([](message& m) { m.data.push_back(0); });  // more data than the header says
     broken([](message& m) { m.data[TRN3_SRD_FLAGS] = 1; });  // reserved bits set
     broken([](message& m) { m.data[TRN3_SRD_MSG_BYTES + 7] = 0x40; });  // a message of 2^62 bytes
+    // A timing-only packet may carry its message's leading bytes (a header) in the first packet only.
+    nic::srd_packet later = good;
+    later.msg_bytes = 32;
+    later.msg_offset = 16;
+    nic::srd_packet first = later;
+    first.msg_offset = 0;
+    const std::optional<nic::srd_packet> prefixed = nic::decode(nic::encode(first, payload.data(), 8));
+    REQUIRE(prefixed);
+    CHECK(prefixed->carried == 8);
+    CHECK_FALSE(prefixed->has_payload);
+    bad.push_back(nic::encode(later, payload.data(), 8));
+    REQUIRE_FALSE(nic::decode(bad.back()));
     // Sent into nic_b from tor2's NIC-facing port.
     for (message& m : bad) n.tors[2]->port(0).send(m, sc_time());
     sc_core::sc_start(sc_time(1, sc_core::SC_MS));
@@ -299,4 +311,44 @@ TEST_CASE("a switch wired with more ports than its radix, or given a port speed 
     REQUIRE_THROWS_WITH(eth_switch("big", 33, 0), Catch::Contains("radix of 32"));
     set("odd.port_speed", "300Gb/s");
     REQUIRE_THROWS_AS(eth_switch("odd", 4, 0), config_error);
+}
+
+TEST_CASE("a timing-only message with a 32-byte prefix: the prefix arrives as its data, and it takes the time of "
+          "the same message with all its bytes") {
+    network n;
+    const std::uint64_t bytes = 1 << 20;
+    const std::vector<std::uint8_t> whole = pattern(bytes, 3), prefix = pattern(32, 4);
+    std::vector<srd_engine::inbound> got;
+    n.b.on_deliver([&](srd_engine::inbound& in) { got.push_back(std::move(in)); });
+    double whole_us = 0, prefixed_us = 0, empty_us = 0;
+    sc_core::sc_spawn([&] {
+        sc_core::sc_event done;
+        auto send = [&](std::vector<std::uint8_t> data) {
+            const sc_time start = sc_core::sc_time_stamp();
+            bool ok = false;
+            n.a.post_send(0, node_b, 5, bytes, std::move(data), [&](bool k, const sc_time&) {
+                ok = k;
+                done.notify();
+            });
+            sc_core::wait(done);
+            REQUIRE(ok);
+            return (sc_core::sc_time_stamp() - start).to_seconds() * 1e6;
+        };
+        whole_us = send(whole);
+        prefixed_us = send(prefix);
+        empty_us = send({});
+    });
+    sc_core::sc_start(sc_time(1, sc_core::SC_SEC));
+    REQUIRE(got.size() == 3);
+    CHECK(got[0].data == whole);
+    CHECK(got[1].bytes == bytes);
+    CHECK(got[1].data == prefix);
+    CHECK(got[2].bytes == bytes);
+    CHECK(got[2].data.empty());
+    INFO("whole " << whole_us << " us, prefixed " << prefixed_us << " us, no data " << empty_us << " us");
+    CHECK(whole_us > 20);  // 1 MiB at 400 Gb/s
+    CHECK(prefixed_us == Approx(whole_us).epsilon(0.02));
+    CHECK(empty_us == Approx(whole_us).epsilon(0.02));
+    // A prefix must fit in the first packet; anything else is neither all nor none of the bytes.
+    CHECK_THROWS_AS(n.a.post_send(0, node_b, 5, bytes, pattern(9000, 5), {}), std::invalid_argument);
 }

@@ -88,11 +88,16 @@ struct device : sc_core::sc_module {
         if (job) job(*this);
         finished = true;
     }
-    tlm::tlm_response_status access(tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data, std::uint64_t n) {
+    // timing: the access carries trn3::timing_only (its TLPs go without data).
+    tlm::tlm_response_status access(tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data, std::uint64_t n,
+                                    bool timing = false) {
         tlm::tlm_generic_payload tx;
         sc_core::sc_time delay;
         set_access(tx, cmd, address, data, static_cast<unsigned>(n));
+        trn3::timing_only marker;
+        if (timing) tx.set_extension(&marker);
         dma->b_transport(tx, delay);
+        if (timing) tx.clear_extension(&marker);
         wait(delay);
         return tx.get_response_status();
     }

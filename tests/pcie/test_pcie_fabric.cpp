@@ -3,6 +3,7 @@
 // switches, retrains and lane faults under traffic, flit formats.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cstring>
 #include <map>
 
@@ -359,4 +360,77 @@ TEST_CASE("a fabric switch spreads flows over a destination's equal ports by sou
     }
     CHECK(on_port[1] == 12);  // the six flows, three on each port
     CHECK(on_port[2] == 12);
+}
+
+TEST_CASE("timing-only DMA peer to peer: its TLPs without data take the time of the data ones, and no byte moves") {
+    switched s;
+    const std::uint64_t n = 1 << 20;
+    const std::vector<std::uint8_t> data = rig::pattern(n, 5);
+    std::vector<std::uint8_t> back(n, 0x33), timed_back(n, 0x33);
+    sc_time write_data, write_timed, read_data, read_timed;
+    s.d0.job = [&](rig::device& d) {
+        sc_core::wait(sc_time(100, SC_US));
+        auto timed = [&](tlm::tlm_command cmd, std::uint64_t at, std::uint8_t* buf, bool timing) {
+            const sc_time start = sc_core::sc_time_stamp();
+            REQUIRE(d.access(cmd, at, buf, n, timing) == tlm::TLM_OK_RESPONSE);
+            std::uint8_t flush[4];  // a read does not pass the writes before it
+            if (cmd == tlm::TLM_WRITE_COMMAND)
+                REQUIRE(d.access(tlm::TLM_READ_COMMAND, at, flush, 4) == tlm::TLM_OK_RESPONSE);
+            return sc_core::sc_time_stamp() - start;
+        };
+        std::vector<std::uint8_t> buf = data;
+        write_data = timed(tlm::TLM_WRITE_COMMAND, switched::bar2(1), buf.data(), false);
+        write_timed = timed(tlm::TLM_WRITE_COMMAND, switched::bar2(1) + n, buf.data(), true);
+        read_data = timed(tlm::TLM_READ_COMMAND, switched::bar2(1), back.data(), false);
+        read_timed = timed(tlm::TLM_READ_COMMAND, switched::bar2(1), timed_back.data(), true);
+    };
+    sc_core::sc_start(sc_time(1, sc_core::SC_MS));
+    INFO("write " << write_data << " / " << write_timed << ", read " << read_data << " / " << read_timed);
+    CHECK(write_data > sc_time(15, SC_US));  // 1 MiB at about 55 GB/s
+    CHECK(write_timed == write_data);
+    CHECK(read_timed == read_data);
+    CHECK(std::memcmp(s.d1.mem.data(), data.data(), n) == 0);
+    CHECK(std::all_of(s.d1.mem.data() + n, s.d1.mem.data() + 2 * n, [](std::uint8_t v) { return v == 0; }));
+    CHECK(back == data);
+    CHECK(timed_back == std::vector<std::uint8_t>(n, 0x33));
+}
+
+TEST_CASE("malformed requests at an endpoint: a write with less data than its length is dropped and logged, a "
+          "config request of 8 bytes or past 4 KiB gets UR") {
+    delivery_queue q("q");
+    link l("l", q, 1, 2, link_config{});
+    rig::device d("d");
+    d.ep.attach(l.a());
+    d.assign(0x100000000ull, 0x140000000ull, 0x180000000ull, 0x100);
+    std::vector<cpl_status> answers;
+    l.b().on_receive([&](tlp& t) {
+        if (!t.is_request()) answers.push_back(t.status);
+    });
+    script run("run", [&] {
+        sc_core::wait(sc_time(100, SC_US));
+        tlp short_write = mwr(0x140000000ull, 64);
+        short_write.data.resize(32);
+        l.b().send(std::move(short_write), sc_core::sc_time_stamp());
+        auto config = [&](tlp_type type, std::uint64_t offset, std::uint32_t length) {
+            tlp t;
+            t.type = type;
+            t.completer = 0x100;
+            t.address = offset;
+            t.length = length;
+            if (type == tlp_type::cfg_write0) t.data.assign(length, 0xFF);
+            l.b().send(std::move(t), sc_core::sc_time_stamp());
+            sc_core::wait(sc_time(1, SC_US));
+        };
+        config(tlp_type::cfg_read0, TRN3_PCI_COMMAND, 8);
+        config(tlp_type::cfg_write0, TRN3_PCI_COMMAND, 8);
+        config(tlp_type::cfg_read0, 4094, 4);
+        config(tlp_type::cfg_read0, 0, 4);  // well formed
+    });
+    sc_core::sc_start(sc_time(1, sc_core::SC_MS));
+    CHECK(answers == std::vector<cpl_status>{cpl_status::unsupported, cpl_status::unsupported, cpl_status::unsupported,
+                                             cpl_status::success});
+    CHECK((d.ep.config().get(TRN3_PCI_AER_CAP + TRN3_AER_UNCOR_STATUS, 4) & TRN3_AER_MALFORMED_TLP) != 0);
+    CHECK(std::all_of(d.mem.data(), d.mem.data() + 64, [](std::uint8_t v) { return v == 0; }));
+    // The 8-byte config write changed nothing: memory and mastering stay enabled.
+    CHECK(d.ep.config().get(TRN3_PCI_COMMAND, 2) == (TRN3_PCI_COMMAND_MEMORY | TRN3_PCI_COMMAND_BUS_MASTER));
 }

@@ -3,10 +3,12 @@
 # scripts/docs_figures.sh: the all_reduce over every chip of 2 x nl72x2
 # (288 chips: NeuronLink inside each UltraServer, EFA between them) set
 # beside the same sizes on one nl72x2 (144 chips), with each run's wall
-# time and peak memory. Simulated figures are deterministic; wall times
-# and memory are this machine's.
+# time and peak memory; then issue 17's host-speed run (the 2 x nl72x2
+# boot and one 1 GiB all_reduce, timed only, with the HBM bandwidth
+# engine), and the 64 MiB row under each HBM engine. Simulated figures are
+# deterministic; wall times and memory are this machine's.
 #
-#   bench/cluster_figures.sh [build/release]   (about 12 minutes on 2 cores)
+#   bench/cluster_figures.sh [build/release]   (about 16 minutes on 2 cores)
 set -euo pipefail
 set -f  # the params' '*' patterns are not file globs
 bin="${1:-build/release}/bin/trn3vp"
@@ -34,3 +36,11 @@ sizes="-p collectives.min_bytes=1M -p collectives.max_bytes=256M -p collectives.
 run "2 x nl72x2 (288 chips) all_reduce, hierarchical across UltraServers" --platform cluster \
     -p 'cluster.*.app=collectives' $sizes
 run "nl72x2 (144 chips) all_reduce, auto" --platform nl72x2 -p nl72x2.app=collectives $sizes
+
+cluster="--platform cluster -p cluster.*.app=collectives"
+run "2 x nl72x2, one 1 GiB all_reduce, timed only, HBM timing_model=bandwidth (the host-speed target)" $cluster \
+    -p collectives.min_bytes=1G -p collectives.max_bytes=1G -p '*.timing_model=bandwidth'
+for engine in dram bandwidth; do
+    run "2 x nl72x2, 64 MiB, HBM timing_model=$engine" $cluster \
+        -p collectives.min_bytes=64M -p collectives.max_bytes=64M -p "*.timing_model=$engine"
+done

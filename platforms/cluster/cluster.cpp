@@ -2,9 +2,11 @@
 
 #include <fmt/format.h>
 
+#include <sstream>
 #include <stdexcept>
 
 #include "../ultraserver/ultraserver.h"
+#include "trn3/core/ranks.h"
 
 namespace trn3 {
 namespace {
@@ -17,18 +19,29 @@ constexpr std::uint64_t switch_id_stride = 1 << 12;
 
 cluster::cluster(const sc_core::sc_module_name& name) : platform(name) {
     const unsigned n = static_cast<unsigned>(ultraservers.get());
-    const auto oob = std::make_shared<apps::out_of_band>();
+    ranks& r = process_ranks();
+    if (r.size() > n)
+        throw config_error(fmt::format("{}: {} processes for {} partitions (one per UltraServer): run at most {}",
+                                       this->name(), r.size(), n, n));
+    me_ = r.rank();
+    for (unsigned k = 0; k < n; ++k) {
+        unsigned owner = 0;
+        while (owner + 1 < r.size() && (owner + 1) * n / r.size() <= k) ++owner;
+        owner_.push_back(owner);
+    }
+    oob_ = std::make_shared<apps::out_of_band>(oob_latency.get());
     for (unsigned k = 0; k < n; ++k) {
         ultraserver_network net;
         net.rank = k;
         net.size = n;
-        net.oob = oob;
+        net.oob = oob_;
         net.nic_node_base = std::uint64_t{k + 1} << 16;
         net.nic_port_id_base = std::uint64_t{k + 1} << 32;
+        net.shell = !local(k);
         servers_.push_back(std::make_unique<ultraserver>(fmt::format("us{}", k).c_str(), ultraserver_sku.get(), net));
-        servers_.back()->set_stop([this] {
-            if (++servers_done_ == servers_.size()) sc_core::sc_stop();
-        });
+        if (!local(k)) continue;
+        ++local_servers_;
+        servers_.back()->set_stop([this] { ++servers_done_; });  // the run ends at the next window boundary
     }
     topology::cluster_params p;
     p.ultraserver = ultraserver_sku.get();
@@ -45,6 +58,17 @@ cluster::cluster(const sc_core::sc_module_name& name) : platform(name) {
         if (s->nic_option.get() != p.nic_option)
             throw config_error(fmt::format("{}: every UltraServer needs the same nic_option", this->name()));
     build_network();
+    // The window: the smallest lookahead of any cut link's direction (each
+    // rank knows the directions it sends on; agreed by all), and no longer
+    // than the launcher's latency, so out-of-band values cross at a
+    // boundary before they are visible (apps/out_of_band.h).
+    const sc_core::sc_time window =
+        std::min(sc_core::sc_time::from_value(min_of(r, lookahead_.value())), oob_latency.get());
+    sync_ = std::make_unique<window_sync>(r, window);
+    for (const auto& [port, owner] : proxy_owners_) sync_->add_proxy(*port, owner);
+    for (message_port* end : cut_ends_) sync_->add_local(*end, queue_);
+    sync_->add_channel([this] { return oob_->take_new(); },
+                       [this](unsigned, const byte_buffer& b) { oob_->add_remote(b); });
 }
 
 cluster::~cluster() = default;
@@ -56,22 +80,34 @@ message_link& cluster::cable(const std::string& name, message_port& a, message_p
     return *cables_.back();
 }
 
+message_port& cluster::proxy(const std::string& name, std::uint64_t id, unsigned owner) {
+    proxies_.push_back(std::make_unique<message_port>(name, id));
+    proxy_owners_.emplace_back(proxies_.back().get(), owner);
+    return *proxies_.back();
+}
+
 // Both planes: ToRs with the NIC links in UltraServer and NIC order, spines
-// above them when one switch's ports do not hold the plane.
+// above them when one switch's ports do not hold the plane. The switches
+// are elaborated with UltraServer 0; a NIC cable between ranks gets a proxy
+// for its far end.
 void cluster::build_network() {
     if (plan_.tiers > 2)
         throw config_error(fmt::format("{}: {} UltraServers need three tiers; the platform builds one or two "
                                        "(`trn3vp topology --platform cluster` sizes larger clusters)",
                                        name(), servers_.size()));
     struct nic_end {
-        nic::nitro_nic* nic;
-        std::uint64_t node;
+        unsigned ultraserver;
+        nic_place place;
+        nic::nitro_nic* nic;  // null: another rank's
         std::string name;  // us<k>_<nic>
     };
     std::vector<nic_end> ends;
-    for (const auto& s : servers_)
-        for (const auto& nic : s->nics())
-            ends.push_back({nic.get(), nic->node(), std::string(s->basename()) + "_" + nic->basename()});
+    for (unsigned k = 0; k < servers_.size(); ++k) {
+        const auto places = servers_[k]->nic_places();
+        for (std::size_t i = 0; i < places.size(); ++i)
+            ends.push_back({k, places[i], local(k) ? servers_[k]->nics()[i].get() : nullptr,
+                            std::string(servers_[k]->basename()) + "_" + places[i].module});
+    }
     nic_links_per_plane_ = static_cast<unsigned>(ends.size());
     // Logical ports a 200 Gb/s NIC link takes; a ToR gives half its radix to NICs when it has uplinks.
     const unsigned radix = plan_.radix;
@@ -82,33 +118,59 @@ void cluster::build_network() {
     spines_per_plane_ = tors_per_plane_ > 1 ? static_cast<unsigned>(std::max<std::uint64_t>(plan_.spines, 1)) : 0;
     const double uplink_gbit_per_s =
         spines_per_plane_ ? double(radix / 2) * double(port_speed.get()) / spines_per_plane_ : 0;
+    const bool network_here = local(0);
+    const unsigned network_owner = owner_[0];
 
+    // Switch i (planes in order; in each, its ToRs, then its spines) has port ids from switch_id_base + i x stride.
+    auto switch_ports = [&](unsigned plane, unsigned index_in_plane) {
+        return switch_id_base +
+               switch_id_stride * (std::uint64_t{plane} * (tors_per_plane_ + spines_per_plane_) + index_in_plane);
+    };
     auto& registry = param_registry::instance();
-    std::uint64_t next_id = switch_id_base;
-    auto make_switch = [&](const std::string& sw, unsigned ports) {
+    auto make_switch = [&](const std::string& sw, unsigned ports, std::uint64_t first_id) {
         const std::string full = std::string(name()) + "." + sw;
         registry.set_pending_text(full + ".capacity", fmt::format("{}Tb/s", switch_capacity.get()), name());
         registry.set_pending_text(full + ".port_speed", fmt::format("{}Gb/s", port_speed.get()), name());
-        auto s = std::make_unique<ethernet::eth_switch>(sw.c_str(), ports, next_id);
-        next_id += switch_id_stride;
-        return s;
+        return std::make_unique<ethernet::eth_switch>(sw.c_str(), ports, first_id);
     };
     for (unsigned plane = 0; plane < topology::cluster_planes; ++plane) {
         const std::size_t first_tor = tors_.size();
-        for (unsigned t = 0; t < tors_per_plane_; ++t) {
-            const unsigned down = std::min(links_per_tor, nic_links_per_plane_ - t * links_per_tor);
-            tors_.push_back(make_switch(fmt::format("tor_p{}_{}", plane, t), down + spines_per_plane_));
-        }
         const std::size_t first_spine = spines_.size();
-        for (unsigned s = 0; s < spines_per_plane_; ++s)
-            spines_.push_back(make_switch(fmt::format("spine_p{}_{}", plane, s), tors_per_plane_));
-        // NIC links: NIC i's port `plane` to ToR i / links_per_tor.
-        for (unsigned i = 0; i < ends.size(); ++i) {
-            auto& tor = *tors_[first_tor + i / links_per_tor];
-            const unsigned port = i % links_per_tor;
-            tor.connect(port, cable(fmt::format("{}_p{}", ends[i].name, plane), ends[i].nic->srd.port(plane),
-                                    tor.port(port), tor_cable.get(), nic_link_gbit_per_s));
+        if (network_here) {
+            for (unsigned t = 0; t < tors_per_plane_; ++t) {
+                const unsigned down = std::min(links_per_tor, nic_links_per_plane_ - t * links_per_tor);
+                tors_.push_back(
+                    make_switch(fmt::format("tor_p{}_{}", plane, t), down + spines_per_plane_, switch_ports(plane, t)));
+            }
+            for (unsigned s = 0; s < spines_per_plane_; ++s)
+                spines_.push_back(make_switch(fmt::format("spine_p{}_{}", plane, s), tors_per_plane_,
+                                              switch_ports(plane, tors_per_plane_ + s)));
         }
+        // NIC links: NIC i's port `plane` to ToR i / links_per_tor. A link to
+        // another UltraServer's partition is cut: its ends' owners each see
+        // the direction they send on.
+        for (unsigned i = 0; i < ends.size(); ++i) {
+            const nic_end& e = ends[i];
+            const unsigned t = i / links_per_tor, port = i % links_per_tor;
+            if (!e.nic && !network_here) continue;
+            message_port& nic_port =
+                e.nic ? e.nic->srd.port(plane)
+                      : proxy(fmt::format("{}.{}.srd.port{}", servers_[e.ultraserver]->name(), e.place.module, plane),
+                              e.place.first_port_id + plane, owner_[e.ultraserver]);
+            message_port& tor_port = network_here ? tors_[first_tor + t]->port(port)
+                                                  : proxy(fmt::format("{}.tor_p{}_{}.port{}", name(), plane, t, port),
+                                                          switch_ports(plane, t) + port, network_owner);
+            auto& l =
+                cable(fmt::format("{}_p{}", e.name, plane), nic_port, tor_port, tor_cable.get(), nic_link_gbit_per_s);
+            if (network_here) tors_[first_tor + t]->connect(port, l);
+            if (e.ultraserver == 0) continue;  // one partition with the network: not cut
+            for (auto [end, here] : {std::pair{&nic_port, e.nic != nullptr}, std::pair{&tor_port, network_here}}) {
+                if (!here) continue;  // a proxy: its owner counts the direction it sends on
+                lookahead_ = std::min(lookahead_, end->lead() + l.latency.get());
+                if (!(e.nic && network_here)) cut_ends_.push_back(end);
+            }
+        }
+        if (!network_here) continue;
         // Uplinks: ToR t's port down + s to spine s's port t.
         for (unsigned t = 0; t < tors_per_plane_; ++t) {
             auto& tor = *tors_[first_tor + t];
@@ -127,15 +189,16 @@ void cluster::build_network() {
             for (unsigned t = 0; t < tors_per_plane_; ++t) {
                 auto& tor = *tors_[first_tor + t];
                 if (t == home) {
-                    tor.set_route(ends[i].node, {i % links_per_tor});
+                    tor.set_route(ends[i].place.node, {i % links_per_tor});
                 } else {
                     std::vector<unsigned> up;
                     const unsigned down = tor.port_count() - spines_per_plane_;
                     for (unsigned s = 0; s < spines_per_plane_; ++s) up.push_back(down + s);
-                    tor.set_route(ends[i].node, up);
+                    tor.set_route(ends[i].place.node, up);
                 }
             }
-            for (unsigned s = 0; s < spines_per_plane_; ++s) spines_[first_spine + s]->set_route(ends[i].node, {home});
+            for (unsigned s = 0; s < spines_per_plane_; ++s)
+                spines_[first_spine + s]->set_route(ends[i].place.node, {home});
         }
     }
 }
@@ -148,20 +211,27 @@ std::size_t cluster::chips() const {
 }
 
 bool cluster::passed() const {
+    bool ok = true;
     for (const auto& s : servers_)
-        if (!s->passed()) return false;
-    return !servers_.empty();
+        if (!s->shell() && !s->passed()) ok = false;
+    return all_of(process_ranks(), ok && !servers_.empty());
 }
 
 void cluster::report(std::ostream& os) const {
+    // Each rank writes its UltraServers' (a block of consecutive ones); the leader prints them in order.
+    std::ostringstream mine;
+    for (const auto& s : servers_) {
+        if (s->shell()) continue;
+        mine << fmt::format("--- {} ---\n", s->basename());
+        s->report(mine);
+    }
+    const std::vector<std::string> all = gather_text(process_ranks(), mine.str());
+    if (!process_ranks().leader()) return;
     os << fmt::format("cluster: {} x {}, {} chips; EFA network: {} planes of {} ToRs and {} spines "
                       "({} Tb/s switches at {} Gb/s ports, radix {}), {} NIC links of 200 Gb/s per plane\n",
                       servers_.size(), ultraserver_sku.get(), chips(), topology::cluster_planes, tors_per_plane_,
                       spines_per_plane_, switch_capacity.get(), port_speed.get(), plan_.radix, nic_links_per_plane_);
-    for (const auto& s : servers_) {
-        os << fmt::format("--- {} ---\n", s->basename());
-        s->report(os);
-    }
+    for (const std::string& text : all) os << text;
 }
 
 const platform_registration cluster_registration{

@@ -17,13 +17,24 @@
 // UltraServer k's are (k + 1) << 16 + 1, + 2, ...
 //
 // params: ultraserver, ultraservers, switch_capacity (Tb/s), port_speed
-// (Gb/s), tor_cable, spine_cable; the switches' own under their names.
+// (Gb/s), tor_cable, spine_cable, oob_latency; the switches' own under
+// their names.
+//
+// Partitions (a distributed run, docs/distributed.md): one per UltraServer,
+// the Ethernet switches with UltraServer 0; the cut links are the other
+// UltraServers' NIC cables. Rank r of R elaborates UltraServers
+// [r n / R, (r + 1) n / R) and, as shells, the params and topology of the
+// rest. Every run, distributed or not, goes in the same windows (at most
+// the cut links' lookahead and the launcher's latency) and ends at the
+// first boundary at which every UltraServer is done.
 #pragma once
 
 #include <memory>
 #include <vector>
 
+#include "trn3/apps/out_of_band.h"
 #include "trn3/core/message_link.h"
+#include "trn3/core/window_sync.h"
 #include "trn3/ethernet/eth_switch.h"
 #include "trn3/platforms/platform.h"
 #include "trn3/topology/cluster.h"
@@ -47,17 +58,27 @@ public:
                                       "NIC to ToR cable latency (about 5 ns per metre)"};
     param<sc_core::sc_time> spine_cable{this, "spine_cable", sc_core::sc_time(100, sc_core::SC_NS),
                                         "ToR to spine cable latency"};
+    param<sc_core::sc_time> oob_latency{
+        this, "oob_latency", sc_core::sc_time(10, sc_core::SC_US),
+        "the launcher's key-value store (apps/out_of_band.h): a value put is visible this much later",
+        range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_NS), sc_core::sc_time(1, sc_core::SC_SEC)}};
 
     explicit cluster(const sc_core::sc_module_name& name);
     ~cluster() override;
+    // Collective over the ranks: every rank calls them.
     bool passed() const override;
     void report(std::ostream& os) const override;
+    window_sync* windows() override { return sync_.get(); }
+    bool finished() const override { return servers_done_ == local_servers_; }
 
 private:
     void build_network();
     std::size_t chips() const;
     message_link& cable(const std::string& name, message_port& a, message_port& b, sc_core::sc_time latency,
                         double gbit_per_s);
+    // The far end of a cut link, elaborated by rank `owner`.
+    message_port& proxy(const std::string& name, std::uint64_t id, unsigned owner);
+    bool local(unsigned ultraserver) const { return owner_[ultraserver] == me_; }
 
     topology::cluster_network plan_;
     delivery_queue queue_{"queue"};
@@ -65,7 +86,18 @@ private:
     std::vector<std::unique_ptr<ethernet::eth_switch>> tors_, spines_;  // plane by plane
     std::vector<std::unique_ptr<message_link>> cables_;
     unsigned tors_per_plane_ = 0, spines_per_plane_ = 0, nic_links_per_plane_ = 0;
-    unsigned servers_done_ = 0;
+    // The distributed run: each UltraServer's rank, this one, the proxies
+    // and local ends of cut links, the smallest lookahead of the cut links'
+    // directions this rank sends on.
+    std::vector<unsigned> owner_;
+    unsigned me_ = 0;
+    std::vector<std::unique_ptr<message_port>> proxies_;
+    std::vector<std::pair<message_port*, unsigned>> proxy_owners_;
+    std::vector<message_port*> cut_ends_;
+    sc_core::sc_time lookahead_ = sc_core::sc_max_time();
+    std::unique_ptr<window_sync> sync_;
+    std::shared_ptr<apps::out_of_band> oob_;
+    unsigned servers_done_ = 0, local_servers_ = 0;
 };
 
 }  // namespace trn3

@@ -49,12 +49,26 @@ ultraserver::ultraserver(const sc_core::sc_module_name& name, const std::string&
     } catch (const std::invalid_argument& e) {
         throw config_error(std::string(this->name()) + ": " + e.what());
     }
+    if (net_.shell) return;
     build_nodes();
     build_edges();
     inject_faults();
     program_routes();
     start_hosts();
     elaboration_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
+}
+
+// Network address: the base + the NIC's number + 1. Its Ethernet ports'
+// ids follow the links' (build_edges: 2 per edge from 1).
+std::vector<nic_place> ultraserver::nic_places() const {
+    std::vector<nic_place> places;
+    const std::uint64_t first_id = net_.nic_port_id_base ? net_.nic_port_id_base : 2 * topo_.edges.size() + 1;
+    for (const auto& n : topo_.nodes) {
+        if (n.kind != node_kind::nic) continue;
+        const std::uint64_t k = places.size();
+        places.push_back({sc_name(n.name), net_.nic_node_base + k + 1, first_id + 2 * k});
+    }
+    return places;
 }
 
 // A model per node, in node order.
@@ -83,12 +97,9 @@ void ultraserver::build_nodes() {
             host_index_[int(i)] = hosts_.size() - 1;
             break;
         case node_kind::nic: {
-            // Network address: the base + the NIC's number + 1. Its Ethernet
-            // ports' ids follow the links' (build_edges: 2 per edge from 1).
             const std::uint64_t k = nics_.size();
-            const std::uint64_t first_id = net_.nic_port_id_base ? net_.nic_port_id_base : 2 * topo_.edges.size() + 1;
-            nics_.push_back(
-                std::make_unique<nic::nitro_nic>(module.c_str(), net_.nic_node_base + k + 1, first_id + 2 * k));
+            const nic_place place = nic_places()[k];
+            nics_.push_back(std::make_unique<nic::nitro_nic>(module.c_str(), place.node, place.first_port_id));
             nic_index_[int(i)] = k;
             break;
         }

@@ -46,6 +46,16 @@ struct ultraserver_network {
     // The UltraServer's place in the cluster and the store the programs share (apps::host_system).
     unsigned rank = 0, size = 1;
     std::shared_ptr<apps::out_of_band> oob;
+    // Another process of a distributed run elaborates it: only its params
+    // and topology here (nic_places), for the cluster's proxies.
+    bool shell = false;
+};
+
+// Where a NIC of an UltraServer sits on the Ethernet network.
+struct nic_place {
+    std::string module;  // its module's name in the UltraServer
+    std::uint64_t node = 0;  // network address
+    std::uint64_t first_port_id = 0;  // its Ethernet port p's message id: + p
 };
 
 class ultraserver final : public host_platform {
@@ -82,6 +92,9 @@ public:
 
     // For a cluster's builder: the NICs (topology node order) and the topology.
     const std::vector<std::unique_ptr<nic::nitro_nic>>& nics() const { return nics_; }
+    // The NICs' places, in the same order; a shell's too.
+    std::vector<nic_place> nic_places() const;
+    bool shell() const { return net_.shell; }
     const topology::topology& topo() const { return topo_; }
 
 private:

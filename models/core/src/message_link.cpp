@@ -1,6 +1,7 @@
 #include "trn3/core/message_link.h"
 
 #include <algorithm>
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -27,6 +28,7 @@ delivery_queue::delivery_queue(const sc_core::sc_module_name& name) : sc_core::s
 }
 
 void delivery_queue::schedule(message&& m, message_port* dst) {
+    if (dst->remote_) return dst->remote_(std::move(m));
     std::uint32_t slot;
     if (free_slots_.empty()) {
         slot = static_cast<std::uint32_t>(slots_.size());
@@ -106,6 +108,9 @@ sc_core::sc_time message_link::transmit(message_port& from, message&& m, const s
     const int dir = &from == &a_ ? 0 : 1;
     message_port& to = dir == 0 ? b_ : a_;
     const sc_core::sc_time now = sc_core::sc_time_stamp();
+    if (send_time < now + from.lead_)
+        throw std::logic_error(fmt::format("{}: port {} sent at {} at {}, inside its lead of {}", name(), from.name(),
+                                           send_time.to_string(), now.to_string(), from.lead_.to_string()));
     const sc_core::sc_time sent = send_time < now ? now : send_time;
     const unsigned cls = strict_[dir] ? std::min<unsigned>(m.traffic_class, traffic_classes - 1) : 0;
     auto& free = free_[dir];

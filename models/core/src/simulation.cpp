@@ -7,6 +7,7 @@
 #include <tlm>
 
 #include "trn3/core/protocol_checker.h"
+#include "trn3/core/ranks.h"
 #include "trn3/core/stats.h"
 
 namespace trn3 {
@@ -88,13 +89,29 @@ simulation::simulation()
     set_protocol_checks(protocol_checks.get());
 }
 
-run_summary simulation::run() {
-    if (progress_seconds.get() > 0 && !sc_core::sc_is_running() && sc_core::sc_get_status() == sc_core::SC_ELABORATION)
-        new progress_reporter("progress", progress_seconds.get());
+run_summary simulation::run(window_sync* windows, const std::function<bool()>& finished) {
+    const double every = progress_seconds.get();
+    if (!windows && every > 0 && !sc_core::sc_is_running() && sc_core::sc_get_status() == sc_core::SC_ELABORATION)
+        new progress_reporter("progress", every);
     const std::uint64_t tx_before = transaction_count();
     auto start = std::chrono::steady_clock::now();
-    if (duration.get() == sc_core::SC_ZERO_TIME) sc_core::sc_start();
-    else sc_core::sc_start(duration.get());
+    if (windows) {
+        auto last = start;
+        const bool leader = process_ranks().leader();
+        windows->run(finished, duration.get(), [&] {
+            const auto now = std::chrono::steady_clock::now();
+            if (!leader || every <= 0 || std::chrono::duration<double>(now - last).count() < every) return;
+            last = now;
+            const double wall = std::chrono::duration<double>(now - start).count();
+            const double sim = sc_core::sc_time_stamp().to_seconds();
+            std::cerr << fmt::format("[progress] simulated {}, wall {:.1f} s, {}/s\n", human_time(sim), wall,
+                                     human_time(sim / wall));
+        });
+    } else if (duration.get() == sc_core::SC_ZERO_TIME) {
+        sc_core::sc_start();
+    } else {
+        sc_core::sc_start(duration.get());
+    }
     run_summary s;
     s.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     s.simulated = sc_core::sc_time_stamp();

@@ -45,6 +45,7 @@ eth_switch::eth_switch(const sc_core::sc_module_name& name, unsigned ports, std:
     for (unsigned p = 0; p < ports; ++p) {
         ports_[p].end = std::make_unique<message_port>(fmt::format("{}.port{}", this->name(), p), first_port_id + p);
         ports_[p].end->on_receive([this, p](message& m) { receive(p, m); });
+        ports_[p].end->set_lead(latency.get());  // a frame leaves `latency` after it arrived
     }
     sc_core::sc_spawn([this] { release_held(); }, "held");
     if (fail_at.get() > sc_core::SC_ZERO_TIME)
@@ -101,7 +102,8 @@ void eth_switch::receive(unsigned in, message& frame) {
     const sc_time departure = sc_core::sc_time_stamp() + latency.get();
     if (reorder_rate.get() > 0 && uniform() < reorder_rate.get()) {
         ++held_count_;
-        held_.emplace(departure + reorder_delay.get(), held_frame{out, std::move(frame)});
+        // Released reorder_delay from now, to leave `latency` later (the port's lead).
+        held_.emplace(sc_core::sc_time_stamp() + reorder_delay.get(), held_frame{out, std::move(frame)});
         held_added_.notify(sc_core::SC_ZERO_TIME);
         return;
     }
@@ -140,7 +142,7 @@ void eth_switch::release_held() {
         while (!held_.empty() && held_.begin()->first <= now) {
             held_frame h = std::move(held_.begin()->second);
             held_.erase(held_.begin());
-            forward(h.out, std::move(h.frame), now);
+            forward(h.out, std::move(h.frame), now + latency.get());
         }
     }
 }

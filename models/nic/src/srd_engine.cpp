@@ -59,6 +59,8 @@ srd_engine::srd_engine(const sc_core::sc_module_name& name, std::uint64_t node, 
     for (unsigned p = 0; p < ports; ++p) {
         ports_.push_back(std::make_unique<message_port>(fmt::format("{}.port{}", this->name(), p), first_port_id + p));
         ports_.back()->on_receive([this, p](message& m) { receive(p, m); });
+        // Data leaves tx_latency after it is made, an acknowledgement rx_latency after its packet.
+        ports_.back()->set_lead(std::min(tx_latency.get(), rx_latency.get()));
     }
     SC_HAS_PROCESS(srd_engine);
     SC_THREAD(timers);

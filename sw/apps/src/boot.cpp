@@ -211,17 +211,18 @@ private:
         o.window = 16;
         o.windows = 2;
         o.now_us = [] { return now() * 1e6; };
-        auto& values = sys_.oob->values;
+        out_of_band& values = *sys_.oob;
         const std::string mine = fmt::format("efa/{}", rank), theirs = fmt::format("efa/{}", peer);
         fabric_perf::exchange x;
-        x.publish = [&](const std::vector<std::uint8_t>& a) { values[mine] = a; };
+        x.publish = [&](const std::vector<std::uint8_t>& a) { values.put(mine, a); };
         x.fetch = [&] {
-            hi.ops->wait_until([&] { return values.count(theirs) > 0; }, 100'000'000, 1'000);
-            return values.count(theirs) ? values[theirs] : std::vector<std::uint8_t>{};
+            hi.ops->wait_until([&] { return values.has(theirs); }, 100'000'000, 1'000);
+            const std::vector<std::uint8_t>* v = values.find(theirs);
+            return v ? *v : std::vector<std::uint8_t>{};
         };
         x.barrier = [&] {
-            values[mine + "/done"] = {};
-            hi.ops->wait_until([&] { return values.count(theirs + "/done") > 0; }, 100'000'000, 1'000);
+            values.put(mine + "/done", {});
+            hi.ops->wait_until([&] { return values.has(theirs + "/done"); }, 100'000'000, 1'000);
         };
         efa_ = fabric_perf::run(o, x);
         efa_initiator_ = o.initiator;

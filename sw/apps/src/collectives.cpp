@@ -804,15 +804,15 @@ private:
         const std::vector<std::uint64_t> mine = values();
         std::vector<std::vector<std::uint64_t>> all(sys_.cluster_size);
         {
-            auto& store = sys_.oob->values;
+            out_of_band& store = *sys_.oob;
             const auto key = [&](unsigned r) { return fmt::format("collectives/{}/{}", generation, r); };
             std::vector<std::uint8_t> bytes(mine.size() * 8);
             std::memcpy(bytes.data(), mine.data(), bytes.size());
-            store[key(sys_.cluster_rank)] = bytes;
+            store.put(key(sys_.cluster_rank), bytes);
             const bool ok = sys_.hosts[h].ops->wait_until(
                 [&] {
                     for (unsigned r = 0; r < sys_.cluster_size; ++r)
-                        if (!store.count(key(r))) return false;
+                        if (!store.has(key(r))) return false;
                     return true;
                 },
                 ns(timeout.get()), ns(poll.get()));
@@ -822,7 +822,7 @@ private:
                 return false;
             }
             for (unsigned r = 0; r < sys_.cluster_size; ++r) {
-                const auto& v = store.at(key(r));
+                const auto& v = *store.find(key(r));
                 all[r].resize(v.size() / 8);
                 std::memcpy(all[r].data(), v.data(), all[r].size() * 8);
             }
@@ -871,12 +871,13 @@ private:
         set.ring = ring_at;
         set.timeout_ns = ns(timeout.get());
         set.poll_ns = ns(poll.get());
-        auto& store = sys_.oob->values;
+        out_of_band& store = *sys_.oob;
         efa_ring::exchange x;
-        x.publish = [&store](const std::string& key, const std::vector<std::uint8_t>& v) { store[key] = v; };
+        x.publish = [&store](const std::string& key, const std::vector<std::uint8_t>& v) { store.put(key, v); };
         x.fetch = [this, &store, &hi](const std::string& key) {
-            hi.ops->wait_until([&] { return store.count(key) > 0; }, ns(timeout.get()), ns(poll.get()));
-            return store.count(key) ? store[key] : std::vector<std::uint8_t>{};
+            hi.ops->wait_until([&] { return store.has(key); }, ns(timeout.get()), ns(poll.get()));
+            const std::vector<std::uint8_t>* v = store.find(key);
+            return v ? *v : std::vector<std::uint8_t>{};
         };
         try {
             efa_[h] = std::make_unique<efa_ring>(*hi.ops, chips, set, x);

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <iostream>
 #include <memory>
+#include <sstream>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -10,11 +12,13 @@
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "trn3/core/component.h"
 #include "trn3/core/log.h"
 #include "trn3/core/param.h"
 #include "trn3/core/protocol_checker.h"
+#include "trn3/core/ranks.h"
 #include "trn3/core/simulation.h"
 #include "trn3/core/stats.h"
 #include "trn3/core/timeline.h"
@@ -42,6 +46,12 @@ struct options {
     std::string stats;
     std::string timeline_file;
 };
+
+// "rank 1 of 2: " in a distributed run's messages.
+std::string rank_prefix() {
+    const ranks& r = process_ranks();
+    return r.single() ? "" : fmt::format("rank {} of {}: ", r.rank(), r.size());
+}
 
 // Options shared by the subcommands that build a platform.
 void add_platform_options(CLI::App& cmd, options& o) {
@@ -126,23 +136,59 @@ void check_outputs_distinct(const options& o) {
                     fmt::format("{} and {} name the same file '{}'", outs[i].first, outs[j].first, outs[i].second));
 }
 
+// Every rank's stats as one set: a stat one rank has is taken as it is; a
+// counter several have (a cut link's, each direction counted where it is
+// sent) is summed.
+nlohmann::json merged_stats(ranks& r) {
+    const std::vector<std::string> all = gather_text(r, stats_registry::instance().to_json().dump());
+    nlohmann::json merged = nlohmann::json::object();
+    for (const std::string& text : all) {
+        const nlohmann::json one = nlohmann::json::parse(text);
+        for (const auto& [name, value] : one.items()) {
+            auto it = merged.find(name);
+            if (it == merged.end()) merged[name] = value;
+            else if (it->is_number_unsigned() && value.is_number_unsigned())
+                *it = it->get<std::uint64_t>() + value.get<std::uint64_t>();
+            else if (*it != value)
+                throw std::logic_error("stats: '" + name + "' differs between ranks and is not a counter");
+        }
+    }
+    return merged;
+}
+
 int cmd_run(options& o) {
     check_outputs_distinct(o);
+    ranks& r = process_ranks();
+    if (!r.single() && !o.timeline_file.empty())
+        throw config_error("--timeline: a distributed run does not merge its processes' timelines yet; run it in "
+                           "one process");
     std::unique_ptr<simulation> sim;
     auto p = build(o, sim);
+    if (!r.single() && !p->windows())
+        throw config_error(fmt::format("platform {} runs in one process (it is not cut into partitions): run it "
+                                       "without mpirun",
+                                       o.platform));
     if (!o.timeline_file.empty()) timeline::instance().open(o.timeline_file);
-    run_summary s = sim->run();
+    run_summary s = sim->run(p->windows(), [&] { return p->finished(); });
     if (!timeline::instance().close())
         throw config_error("timeline file '" + o.timeline_file + "': writing it failed (a full disk?)");
-    p->report(std::cout);
-    if (!o.stats.empty()) stats_registry::instance().write_json(o.stats);
-    const bool checks_ok = protocol_checker::total_violations() == 0;
-    const bool ok = p->passed() && checks_ok;
-    std::cout << fmt::format("platform {}: {}\n", o.platform,
-                             ok          ? "PASSED"
-                             : checks_ok ? "FAILED"
-                                         : "FAILED (protocol violations)");
-    std::cout << s.text() << std::flush;
+    // Output is the leader's; the platform's report and verdict gather the other ranks'.
+    std::ostringstream elsewhere;
+    std::ostream& out = r.leader() ? std::cout : elsewhere;
+    p->report(out);
+    if (!o.stats.empty()) {
+        const nlohmann::json stats = merged_stats(r);
+        if (r.leader()) write_user_file(o.stats, "stats file", stats.dump(2) + "\n");
+    }
+    const bool passed = p->passed();
+    const bool checks_ok = all_of(r, protocol_checker::total_violations() == 0);
+    const bool ok = passed && checks_ok;
+    s.transactions = sum_of(r, s.transactions);
+    out << fmt::format("platform {}: {}\n", o.platform,
+                       ok          ? "PASSED"
+                       : checks_ok ? "FAILED"
+                                   : "FAILED (protocol violations)");
+    out << s.text() << std::flush;
 #ifndef __SANITIZE_ADDRESS__
     // Everything is reported and written: tearing down the platform (about a
     // second for nl72x2's 180,000 objects) would change nothing, so the
@@ -260,10 +306,10 @@ int cli_main(int argc, char** argv) {
         if (*topo) return cmd_topology(topo_sku, topo_params, topo_format);
         return cmd_run(o);
     } catch (const config_error& e) {
-        std::cerr << "trn3vp: error: " << e.what() << "\n";
+        std::cerr << "trn3vp: " << rank_prefix() << "error: " << e.what() << "\n";
         return exit_user_error;
     } catch (const std::exception& e) {
-        std::cerr << "trn3vp: simulation error: " << e.what() << "\n";
+        std::cerr << "trn3vp: " << rank_prefix() << "simulation error: " << e.what() << "\n";
         return exit_workload_failed;
     }
 }

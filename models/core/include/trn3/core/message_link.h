@@ -77,6 +77,19 @@ public:
     const std::string& name() const { return name_; }
     bool connected() const { return link_ != nullptr; }
 
+    // The owner's promise: every send's send_time is at least `lead` past
+    // the simulated time of the call (a NIC's transmit pipeline, a switch's
+    // forwarding latency). Checked on every send; added to a cut link's
+    // latency, it is the lookahead of a distributed run (window_sync.h).
+    void set_lead(const sc_core::sc_time& lead) { lead_ = lead; }
+    const sc_core::sc_time& lead() const { return lead_; }
+
+    // A proxy: this end's owner lives in another process of a distributed
+    // run. What is sent to it goes to `forward` with its delivery time set,
+    // for the window protocol to carry (window_sync.h).
+    void make_remote(std::function<void(message&&)> forward) { remote_ = std::move(forward); }
+    bool remote() const { return static_cast<bool>(remote_); }
+
 private:
     friend class message_link;
     friend class delivery_queue;
@@ -85,12 +98,17 @@ private:
     std::uint64_t next_seq_ = 0;
     message_link* link_ = nullptr;
     handler handler_;
+    sc_core::sc_time lead_;
+    std::function<void(message&&)> remote_;
 };
 
 // Orders and delivers the messages of every link attached to it.
 class delivery_queue : public sc_core::sc_module {
 public:
     explicit delivery_queue(const sc_core::sc_module_name& name);
+    // Delivers m to dst at m.delivered (a proxy: hands it to its forward).
+    // From a process, or between sc_start calls (a distributed run's
+    // boundary), never for a time already past.
     void schedule(message&& m, message_port* dst);
     std::uint64_t delivered() const { return delivered_; }
 

@@ -11,11 +11,13 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 
 #include <systemc>
 
 #include "trn3/core/param.h"
+#include "trn3/core/window_sync.h"
 
 namespace trn3 {
 
@@ -35,8 +37,11 @@ public:
 
     simulation();
     // Runs until the platform calls sc_stop(), nothing is left to do, or
-    // sim.duration has passed.
-    run_summary run();
+    // sim.duration has passed. With `windows` (a platform cut for a
+    // distributed run, window_sync.h): in its windows, until `finished()`
+    // holds on every rank at a boundary; the progress line is the leader's,
+    // printed between windows.
+    run_summary run(window_sync* windows = nullptr, const std::function<bool()>& finished = {});
 };
 
 }  // namespace trn3

@@ -18,6 +18,7 @@
 
 #include "trn3/core/param.h"
 #include "trn3/core/registry.h"
+#include "trn3/core/window_sync.h"
 
 namespace trn3 {
 
@@ -31,6 +32,13 @@ public:
     virtual bool passed() const = 0;
     // After the run: what the workload did, for people (a few lines).
     virtual void report(std::ostream& os) const = 0;
+
+    // A platform cut into partitions for a distributed run (one partition
+    // or more per rank; window_sync.h): its window protocol, and whether
+    // this rank's part is done. Null: it runs whole in one process, until
+    // it stops.
+    virtual window_sync* windows() { return nullptr; }
+    virtual bool finished() const { return false; }
 
 private:
     std::shared_ptr<spdlog::logger> logger_;

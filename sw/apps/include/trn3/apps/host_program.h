@@ -22,6 +22,7 @@
 #include <string>
 #include <vector>
 
+#include "trn3/apps/out_of_band.h"
 #include "trn3/collectives/rings.h"
 #include "trn3/core/registry.h"
 #include "trn3/core/stats.h"
@@ -62,12 +63,6 @@ struct host_info {
     // Ethernet network.
     std::function<void(const std::vector<driver::pci_function>& nics, const std::vector<std::uint64_t>& neuron_bar2)>
         use_fabric;
-};
-
-// What a launcher (PMIx, an MPI job) gives the programs of a cluster's
-// systems: a key-value store they all share, to swap endpoint addresses.
-struct out_of_band {
-    std::map<std::string, std::vector<std::uint8_t>> values;
 };
 
 // What a platform gives its program.

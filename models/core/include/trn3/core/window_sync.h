@@ -1,0 +1,81 @@
+// window_sync: the conservative window protocol of a distributed run
+// (architecture decision 10).
+//
+// A platform is cut along message links into partitions, and each process
+// (ranks.h) elaborates its partitions plus a proxy port for the far end of
+// each cut link. Every cut link has a lookahead: nothing sent into it is
+// delivered sooner than the sender's lead plus the link's latency
+// (message_port::set_lead). The run advances in windows no longer than the
+// smallest lookahead:
+//
+//   every rank runs its kernel up to the boundary B (events at B wait);
+//   at B the ranks exchange what their proxies collected, each with its
+//   delivery time (never before B: it was sent before B, at least one
+//   lookahead earlier), and the side channels' bytes; each schedules what
+//   it received in its own delivery queue, whose (time, destination,
+//   source, sequence) order is the one a single process uses;
+//   the next boundary is the earliest pending activity of any rank, or of
+//   any message in flight, plus the window (idle stretches are skipped).
+//
+// A run that is not distributed takes the same windows and the same stop,
+// so its results are the same for any number of ranks: the run ends at the
+// first boundary at which every rank is done, or at `limit`.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <vector>
+
+#include <systemc>
+
+#include "trn3/core/message_link.h"
+#include "trn3/core/ranks.h"
+
+namespace trn3 {
+
+class window_sync {
+public:
+    window_sync(ranks& r, const sc_core::sc_time& window);
+
+    // `proxy` stands for a port that rank `owner` elaborates.
+    void add_proxy(message_port& proxy, unsigned owner);
+    // A port of this rank that other ranks' messages may reach, delivered by `queue`.
+    void add_local(message_port& port, delivery_queue& queue);
+    // Side channel: at each boundary `outgoing()` goes to every other rank,
+    // where `incoming(from_rank, bytes)` takes it, in rank order.
+    void add_channel(std::function<byte_buffer()> outgoing, std::function<void(unsigned, const byte_buffer&)> incoming);
+
+    // Runs windows until `done()` holds on every rank at a boundary, until
+    // `limit` (zero: none), or until no rank has anything left to do.
+    // A model error on any rank stops every rank: it is rethrown where it
+    // happened and reported as that rank's failure elsewhere.
+    // `at_boundary` is called at each boundary (progress lines).
+    void run(const std::function<bool()>& done, const sc_core::sc_time& limit,
+             const std::function<void()>& at_boundary = {});
+
+    const sc_core::sc_time& window() const { return window_; }
+    std::uint64_t windows() const { return windows_; }
+    std::uint64_t messages_out() const { return messages_out_; }
+    std::uint64_t bytes_out() const { return bytes_out_; }
+    double exchange_seconds() const { return exchange_s_; }
+
+private:
+    struct status {
+        bool done = false, failed = false;
+        std::uint64_t next_ps = 0;  // earliest pending activity or message sent (UINT64_MAX: none)
+    };
+    // Exchanges at the boundary; returns every rank's status.
+    std::vector<status> boundary(const status& mine);
+
+    ranks& ranks_;
+    sc_core::sc_time window_;
+    std::vector<std::vector<message>> outbox_;  // by rank
+    std::map<std::uint64_t, std::pair<message_port*, delivery_queue*>> local_;  // by port id
+    std::vector<std::pair<std::function<byte_buffer()>, std::function<void(unsigned, const byte_buffer&)>>> channels_;
+    std::uint64_t windows_ = 0, messages_out_ = 0, bytes_out_ = 0;
+    double exchange_s_ = 0;
+};
+
+}  // namespace trn3

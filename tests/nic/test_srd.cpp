@@ -299,7 +299,7 @@ TEST_CASE("frames that are not valid SRD packets are dropped and counted, never 
     bad.push_back(nic::encode(later, payload.data(), 8));
     REQUIRE_FALSE(nic::decode(bad.back()));
     // Sent into nic_b from tor2's NIC-facing port.
-    for (message& m : bad) n.tors[2]->port(0).send(m, sc_time());
+    for (message& m : bad) n.tors[2]->port(0).send(m, sc_time(1, SC_US));  // at least the port's lead
     sc_core::sc_start(sc_time(1, sc_core::SC_MS));
     CHECK(stat(n.b, "malformed") == bad.size());
     CHECK(delivered == 0);

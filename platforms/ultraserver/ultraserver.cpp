@@ -1,4 +1,8 @@
+// sc_spawn for the fail_at thread.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "ultraserver.h"
+
+#include <stdexcept>
 
 #include <fmt/format.h>
 
@@ -55,6 +59,14 @@ ultraserver::ultraserver(const sc_core::sc_module_name& name, const std::string&
     inject_faults();
     program_routes();
     start_hosts();
+    if (fail_at.get() > sc_core::SC_ZERO_TIME)
+        sc_core::sc_spawn(
+            [this] {
+                sc_core::wait(fail_at.get());
+                throw std::runtime_error(
+                    fmt::format("{}: fail_at: a model error at {}", this->name(), fail_at.value_string()));
+            },
+            "fail_at");
     elaboration_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - w0).count();
 }
 

@@ -87,6 +87,9 @@ public:
         "lanes that fail on the first chip's backplane links from power-on: its spare lanes first "
         "(standby links, then each link's spares), then active lanes link by link (at most its backplane lanes)"};
 
+    param<sc_core::sc_time> fail_at{
+        this, "fail_at", sc_core::SC_ZERO_TIME,
+        "a test of how a run ends: a model error in this UltraServer at this simulated time (0: never)"};
     ultraserver(const sc_core::sc_module_name& name, const std::string& sku, const ultraserver_network& net = {});
     void report(std::ostream& os) const override;
 

@@ -167,3 +167,24 @@ TEST_CASE("strict priority: a higher traffic class passes lower-class traffic qu
     CHECK(fifo == std::vector<std::uint64_t>{370, 402, 434, 466, 498});
     CHECK(fifo_free == std::vector<std::uint64_t>{448, 448, 448});  // one queue: every class sees the whole wire
 }
+
+TEST_CASE("a port's lead is checked on every send, and a proxy port hands its messages on with their delivery "
+          "times (a distributed run's cut)") {
+    delivery_queue q("q");
+    message_port a("a", 1), b("b", 2);
+    message_link l("link", q, a, b, sc_time(10, SC_NS), bandwidth{1e9});
+    a.set_lead(sc_time(100, SC_NS));
+    std::vector<message> forwarded;
+    b.make_remote([&](message&& m) { forwarded.push_back(std::move(m)); });
+    CHECK(b.remote());
+    message m;
+    m.bytes = 100;  // 100 ns at 1 GB/s
+    CHECK_THROWS_WITH(a.send(m, sc_time(99, SC_NS)), Catch::Contains("inside its lead of 100 ns"));
+    CHECK(a.send(m, sc_time(100, SC_NS)) == sc_time(210, SC_NS));
+    REQUIRE(forwarded.size() == 1);
+    CHECK(forwarded[0].delivered == sc_time(210, SC_NS));
+    CHECK(forwarded[0].src_port == 1);
+    CHECK(forwarded[0].dst_port == 2);
+    sc_core::sc_start(sc_time(1, sc_core::SC_US));
+    CHECK(q.delivered() == 0);  // nothing went through this process's queue
+}

@@ -114,6 +114,19 @@ run_summary simulation::run(window_sync* windows, const std::function<bool()>& f
     }
     run_summary s;
     s.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (windows && !process_ranks().single()) {
+        // The cost of the window protocol, per rank (standard error: wall-clock figures, not the run's results).
+        const std::vector<std::string> each =
+            gather_text(process_ranks(), fmt::format("{:.3f} {} {}", windows->exchange_seconds(),
+                                                     windows->messages_out(), windows->bytes_out()));
+        if (process_ranks().leader()) {
+            std::string line = fmt::format("[distributed] {} ranks, {} windows of {}; per rank: s at boundaries, "
+                                           "messages and bytes sent across:",
+                                           each.size(), windows->windows(), windows->window().to_string());
+            for (std::size_t r = 0; r < each.size(); ++r) line += fmt::format(" [{}] {}", r, each[r]);
+            std::cerr << line << "\n";
+        }
+    }
     s.simulated = sc_core::sc_time_stamp();
     s.transactions = transaction_count() - tx_before;
     return s;

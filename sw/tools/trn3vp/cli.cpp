@@ -306,10 +306,11 @@ int cli_main(int argc, char** argv) {
         if (*topo) return cmd_topology(topo_sku, topo_params, topo_format);
         return cmd_run(o);
     } catch (const config_error& e) {
-        std::cerr << "trn3vp: " << rank_prefix() << "error: " << e.what() << "\n";
+        // One write: the ranks of a distributed run share the terminal.
+        std::cerr << "trn3vp: " + rank_prefix() + "error: " + e.what() + "\n" << std::flush;
         return exit_user_error;
     } catch (const std::exception& e) {
-        std::cerr << "trn3vp: " << rank_prefix() << "simulation error: " << e.what() << "\n";
+        std::cerr << "trn3vp: " + rank_prefix() + "simulation error: " + e.what() + "\n" << std::flush;
         return exit_workload_failed;
     }
 }

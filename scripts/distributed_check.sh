@@ -1,0 +1,69 @@
+#!/bin/bash
+# A distributed run's results do not depend on how many processes run it
+# (docs/distributed.md). Runs a platform in one process and under mpirun
+# with each given rank count, and compares the report and the stats JSON
+# byte for byte (wall-clock figures masked as scripts/golden.sh masks them).
+#
+#   scripts/distributed_check.sh same BUILD RANKS... -- TRN3VP_RUN_ARGS...
+#   scripts/distributed_check.sh fails BUILD RANKS CODE PATTERN -- TRN3VP_RUN_ARGS...
+#       (every rank exits with CODE and says PATTERN, an extended regex)
+set -euo pipefail
+set -f  # the params' '*' patterns are not file globs
+mode="$1" build="$2"
+shift 2
+bin="$build/bin/trn3vp"
+[ -x "$bin" ] || { echo "distributed_check: $bin not built" >&2; exit 2; }
+command -v mpirun >/dev/null || { echo "distributed_check: no mpirun (scripts/install-deps.sh installs Open MPI)" >&2; exit 2; }
+# As root Open MPI wants --allow-run-as-root; a 2-core machine needs --oversubscribe for more ranks.
+mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader)
+
+mask() {
+  sed -E \
+    -e 's/^(wall time +).*/\1#/' \
+    -e 's/^(simulation speed +).*/\1#/' \
+    -e 's/^(transactions +[0-9]+) \(.*\)$/\1 (#)/' \
+    -e 's/ in [0-9.]+ s of wall time$/ in # s of wall time/' \
+    -e 's/^(  .* us) +[0-9.]+ s$/\1 # s/' \
+    -e 's/^(  host time +).*/\1#/'
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if [ "$mode" = same ]; then
+  counts=()
+  while [ "$1" != -- ]; do counts+=("$1"); shift; done
+  shift
+  timeout 600 "$bin" "$@" --stats "$tmp/one.json" >"$tmp/one.raw" 2>"$tmp/one.err" || {
+    echo "distributed_check: the run in one process failed:" >&2; tail -20 "$tmp/one.err" >&2; exit 1; }
+  mask <"$tmp/one.raw" >"$tmp/one.out"
+  for n in "${counts[@]}"; do
+    timeout 600 "${mpi[@]}" -n "$n" "$bin" "$@" --stats "$tmp/n$n.json" >"$tmp/n$n.raw" 2>"$tmp/n$n.err" || {
+      echo "distributed_check: the run on $n ranks failed:" >&2; tail -20 "$tmp/n$n.err" >&2; exit 1; }
+    mask <"$tmp/n$n.raw" >"$tmp/n$n.out"
+    diff -u "$tmp/one.out" "$tmp/n$n.out" >&2 || { echo "distributed_check: $n ranks: the report differs" >&2; exit 1; }
+    cmp "$tmp/one.json" "$tmp/n$n.json" >&2 || { echo "distributed_check: $n ranks: the stats differ" >&2; exit 1; }
+    grep -q '^\[distributed\] '"$n"' ranks' "$tmp/n$n.err" || {
+      echo "distributed_check: $n ranks: no [distributed] line (not run distributed?)" >&2; exit 1; }
+    echo "$n ranks: report and stats identical to one process ($(grep -c . "$tmp/one.out") lines," \
+      "$(grep -c . "$tmp/one.json") stats lines); $(grep '^\[distributed\]' "$tmp/n$n.err")"
+  done
+  exit 0
+fi
+
+if [ "$mode" = fails ]; then
+  n="$1" code="$2" pattern="$3"
+  shift 3
+  [ "$1" = -- ] && shift
+  rc=0
+  timeout 600 "${mpi[@]}" -n "$n" "$bin" "$@" >"$tmp/out" 2>"$tmp/err" || rc=$?
+  [ "$rc" = "$code" ] || { echo "distributed_check: exit $rc, expected $code" >&2; cat "$tmp/err" >&2; exit 1; }
+  for ((r = 0; r < n; r++)); do
+    grep -Eq "^trn3vp: rank $r of $n: .*($pattern)" "$tmp/err" || {
+      echo "distributed_check: rank $r did not say /$pattern/:" >&2; cat "$tmp/err" >&2; exit 1; }
+  done
+  echo "$n ranks: each exited $code saying /$pattern/"
+  exit 0
+fi
+echo "distributed_check: unknown mode '$mode'" >&2
+exit 2

@@ -120,9 +120,11 @@ run_summary simulation::run(window_sync* windows, const std::function<bool()>& f
             gather_text(process_ranks(), fmt::format("{:.3f} {} {}", windows->exchange_seconds(),
                                                      windows->messages_out(), windows->bytes_out()));
         if (process_ranks().leader()) {
-            std::string line = fmt::format("[distributed] {} ranks, {} windows of {}; per rank: s at boundaries, "
-                                           "messages and bytes sent across:",
-                                           each.size(), windows->windows(), windows->window().to_string());
+            std::string line = fmt::format(
+                "[distributed] {} ranks, {} windows of {}; exchange {:.3f} s, imbalance {:.3f} s; per rank: s at "
+                "boundaries, messages and bytes sent across:",
+                each.size(), windows->windows(), windows->window().to_string(), windows->sync_seconds(),
+                windows->imbalance_seconds());
             for (std::size_t r = 0; r < each.size(); ++r) line += fmt::format(" [{}] {}", r, each[r]);
             std::cerr << line << "\n";
         }

@@ -119,6 +119,7 @@ std::vector<window_sync::status> window_sync::boundary(const status& mine) {
         w.put<std::uint8_t>(mine.done);
         w.put<std::uint8_t>(mine.failed);
         w.put(mine.next_ps);
+        w.put(mine.last_wait_ns);
         w.put<std::uint64_t>(outbox_[r].size());
         for (const message& m : outbox_[r]) put_message(w, m);
         outbox_[r].clear();
@@ -131,6 +132,7 @@ std::vector<window_sync::status> window_sync::boundary(const status& mine) {
         all[r].done = rd.get<std::uint8_t>() != 0;
         all[r].failed = rd.get<std::uint8_t>() != 0;
         all[r].next_ps = rd.get<std::uint64_t>();
+        all[r].last_wait_ns = rd.get<std::uint64_t>();
         const auto count = rd.get<std::uint64_t>();
         for (std::uint64_t i = 0; i < count; ++i) {
             message m = get_message(rd);
@@ -147,7 +149,16 @@ std::vector<window_sync::status> window_sync::boundary(const status& mine) {
         }
         for (auto& c : channels_) c.second(r, rd.get_bytes());
     }
-    exchange_s_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    const double wait = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    exchange_s_ += wait;
+    last_wait_ns_ = static_cast<std::uint64_t>(wait * 1e9);
+    std::uint64_t least = all[0].last_wait_ns, most = least;
+    for (const status& st : all) {
+        least = std::min(least, st.last_wait_ns);
+        most = std::max(most, st.last_wait_ns);
+    }
+    sync_s_ += static_cast<double>(least) * 1e-9;
+    imbalance_s_ += static_cast<double>(most - least) * 1e-9;
     return all;
 }
 
@@ -169,6 +180,7 @@ void window_sync::run(const std::function<bool()>& done, const sc_core::sc_time&
         if (at_boundary) at_boundary();
         status mine;
         mine.failed = static_cast<bool>(error);
+        mine.last_wait_ns = last_wait_ns_;
         mine.done = mine.failed || sc_core::sc_get_status() == sc_core::SC_STOPPED || done();
         mine.next_ps = !mine.failed && sc_core::sc_pending_activity()
                            ? (now + sc_core::sc_time_to_pending_activity()).value()

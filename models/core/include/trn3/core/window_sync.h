@@ -59,12 +59,20 @@ public:
     std::uint64_t windows() const { return windows_; }
     std::uint64_t messages_out() const { return messages_out_; }
     std::uint64_t bytes_out() const { return bytes_out_; }
+    // Wall seconds this rank spent at boundaries (exchanging and waiting),
+    // and, summed over the windows from every rank's figure of the window
+    // before: the least any rank spent (what the exchange itself costs: the
+    // last rank to arrive waits for nobody) and the most less the least (the
+    // ranks' imbalance).
     double exchange_seconds() const { return exchange_s_; }
+    double sync_seconds() const { return sync_s_; }
+    double imbalance_seconds() const { return imbalance_s_; }
 
 private:
     struct status {
         bool done = false, failed = false;
         std::uint64_t next_ps = 0;  // earliest pending activity or message sent (UINT64_MAX: none)
+        std::uint64_t last_wait_ns = 0;  // wall time at the previous boundary
     };
     // Exchanges at the boundary; returns every rank's status.
     std::vector<status> boundary(const status& mine);
@@ -75,7 +83,8 @@ private:
     std::map<std::uint64_t, std::pair<message_port*, delivery_queue*>> local_;  // by port id
     std::vector<std::pair<std::function<byte_buffer()>, std::function<void(unsigned, const byte_buffer&)>>> channels_;
     std::uint64_t windows_ = 0, messages_out_ = 0, bytes_out_ = 0;
-    double exchange_s_ = 0;
+    double exchange_s_ = 0, sync_s_ = 0, imbalance_s_ = 0;
+    std::uint64_t last_wait_ns_ = 0;
 };
 
 }  // namespace trn3

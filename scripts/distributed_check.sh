@@ -7,6 +7,8 @@
 #   scripts/distributed_check.sh same BUILD RANKS... -- TRN3VP_RUN_ARGS...
 #   scripts/distributed_check.sh fails BUILD RANKS CODE PATTERN -- TRN3VP_RUN_ARGS...
 #       (every rank exits with CODE and says PATTERN, an extended regex)
+#   scripts/distributed_check.sh sweep BUILD SWEEP_FILE EXPECTED_CSV
+#       (trn3vp sweep, locally with -j 2 and on 2 ranks: both give EXPECTED_CSV and a plot)
 set -euo pipefail
 set -f  # the params' '*' patterns are not file globs
 mode="$1" build="$2"
@@ -63,6 +65,21 @@ if [ "$mode" = fails ]; then
       echo "distributed_check: rank $r did not say /$pattern/:" >&2; cat "$tmp/err" >&2; exit 1; }
   done
   echo "$n ranks: each exited $code saying /$pattern/"
+  exit 0
+fi
+if [ "$mode" = sweep ]; then
+  # A sweep file run in local processes (-j 2) and over 2 ranks: both CSVs are the expected one.
+  file="$1" expected="$2"
+  (cd "$tmp" && timeout 600 "$bin" sweep "$file" -j 2 --out local >local.log 2>&1) || {
+    echo "distributed_check: the local sweep failed:" >&2; cat "$tmp/local.log" >&2; exit 1; }
+  (cd "$tmp" && timeout 600 "${mpi[@]}" -n 2 "$bin" sweep "$file" --out ranks >ranks.log 2>&1) || {
+    echo "distributed_check: the sweep on 2 ranks failed:" >&2; cat "$tmp/ranks.log" >&2; exit 1; }
+  for run in local ranks; do
+    diff -u "$expected" "$tmp/$run/sweep.csv" >&2 || { echo "distributed_check: $run: sweep.csv differs" >&2; exit 1; }
+    [ -s "$tmp/$run/sweep.svg" ] || { echo "distributed_check: $run: no plot" >&2; exit 1; }
+  done
+  grep -q 'rank 1 of 2' "$tmp/ranks.log" || { echo "distributed_check: rank 1 ran no point" >&2; exit 1; }
+  echo "sweep: $(($(wc -l <"$expected") - 1)) points, the same CSV locally (-j 2) and on 2 ranks, and the expected one"
   exit 0
 fi
 echo "distributed_check: unknown mode '$mode'" >&2

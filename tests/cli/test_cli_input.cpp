@@ -122,3 +122,53 @@ TEST_CASE("the command line: --version, a dumped config names its platform, list
     const result help = trn3vp("run --help");
     CHECK_THAT(help.out, Catch::Contains("-p bringup.dram.read_latency=120ns"));
 }
+
+TEST_CASE("a bad sweep file is a one-line user error naming what is wrong") {
+    using namespace trn3::cli_test;
+    const struct {
+        const char* json;
+        const char* says;
+    } cases[] = {
+        {"{\"platform\": \"bringup\",", "not JSON"},
+        {"[1, 2]", "must be a JSON object"},
+        {"{\"grid\": {}}", "'platform' (a string) is required, unless the grid varies it"},
+        {"{\"platform\": \"bringup\", \"gird\": {}}", "unknown key 'gird'"},
+        {"{\"platform\": \"bringup\", \"grid\": {\"bringup.tg0.count\": 5}}", "must be a non-empty list"},
+        {"{\"platform\": \"bringup\", \"grid\": {\"bringup.tg0.count\": [[1]]}}",
+         "must be a string, a number or a boolean"},
+        {"{\"platform\": \"bringup\", \"figures\": {\"x\": \"no group\"}}", "needs a group"},
+        {"{\"platform\": \"bringup\", \"figures\": {\"x\": \"(\"}}", "not a regex"},
+        {"{\"platform\": \"bringup\", \"grid\": {\"a\": [1]}, \"plot\": {\"x\": \"a\", \"y\": \"nothing\"}}",
+         "plot y 'nothing' is not a figure"},
+        {"{\"platform\": \"bringup\", \"plot\": {\"x\": \"b\", \"y\": \"simulated_us\"}}",
+         "plot x 'b' is not a param of the grid or points"},
+    };
+    const std::string path = temp_path("sweep.json");
+    for (const auto& c : cases) {
+        std::ofstream(path) << c.json;
+        expect_user_error("sweep " + path + " --dry-run", c.says);
+    }
+    std::remove(path.c_str());
+    expect_user_error("sweep /nonexistent/sweep.json", "/nonexistent/sweep.json");
+}
+
+TEST_CASE("a sweep's dry run lists every point of the grid crossed with the points, the grid's last key fastest") {
+    using namespace trn3::cli_test;
+    const std::string path = temp_path("sweep.json");
+    std::ofstream(path) << R"({"platform": "bringup", "params": {"bringup.tg1.count": 7},
+        "grid": {"bringup.tg0.count": [1, 2], "bringup.dram.read_latency": ["5ns", "9ns"]},
+        "points": [{"bringup.tg1.count": 3}, {}]})";
+    const result r = trn3vp("sweep " + path + " --dry-run");
+    std::remove(path.c_str());
+    CHECK(r.code == 0);
+    CHECK(
+        r.out ==
+        "point 0: --platform bringup -p bringup.dram.read_latency=5ns -p bringup.tg0.count=1 -p bringup.tg1.count=3\n"
+        "point 1: --platform bringup -p bringup.dram.read_latency=5ns -p bringup.tg0.count=2 -p bringup.tg1.count=3\n"
+        "point 2: --platform bringup -p bringup.dram.read_latency=9ns -p bringup.tg0.count=1 -p bringup.tg1.count=3\n"
+        "point 3: --platform bringup -p bringup.dram.read_latency=9ns -p bringup.tg0.count=2 -p bringup.tg1.count=3\n"
+        "point 4: --platform bringup -p bringup.dram.read_latency=5ns -p bringup.tg0.count=1 -p bringup.tg1.count=7\n"
+        "point 5: --platform bringup -p bringup.dram.read_latency=5ns -p bringup.tg0.count=2 -p bringup.tg1.count=7\n"
+        "point 6: --platform bringup -p bringup.dram.read_latency=9ns -p bringup.tg0.count=1 -p bringup.tg1.count=7\n"
+        "point 7: --platform bringup -p bringup.dram.read_latency=9ns -p bringup.tg0.count=2 -p bringup.tg1.count=7\n");
+}

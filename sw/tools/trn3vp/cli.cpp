@@ -9,11 +9,13 @@
 #include <vector>
 
 #include <fnmatch.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "sweep.h"
 #include "trn3/core/component.h"
 #include "trn3/core/log.h"
 #include "trn3/core/param.h"
@@ -46,6 +48,14 @@ struct options {
     std::string stats;
     std::string timeline_file;
 };
+
+// This program's path, for the processes a sweep starts.
+std::string self_exe() {
+    char buf[4096];
+    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) throw config_error("sweep: cannot find this program's path (/proc/self/exe)");
+    return std::string(buf, static_cast<std::size_t>(n));
+}
 
 // "rank 1 of 2: " in a distributed run's messages.
 std::string rank_prefix() {
@@ -270,6 +280,15 @@ int cli_main(int argc, char** argv) {
     topo->add_option("--format", topo_format, "text, json or dot (Graphviz)")
         ->check(CLI::IsMember({"text", "json", "dot"}))
         ->capture_default_str();
+    CLI::App* sweep = app.add_subcommand(
+        "sweep", "run every point of a sweep file (a grid or list of param sets), each its own simulation, in -j "
+                 "local processes or shared among MPI ranks; gather a CSV, a JSON and a plot (docs/sweeps.md)");
+    sweep_options so;
+    sweep->add_option("file", so.file, "the sweep file (JSON)")->required();
+    sweep->add_option("-j,--jobs", so.jobs, "simulations at once (on each rank)")->capture_default_str();
+    sweep->add_option("--out", so.out_dir, "directory for the points' outputs, sweep.csv, sweep.json, sweep.svg")
+        ->capture_default_str();
+    sweep->add_flag("--dry-run", so.dry_run, "list the points and stop");
 
     // A first word that is neither an option nor a command gets its own answer
     // (CLI11 would only say that a subcommand is required).
@@ -304,6 +323,7 @@ int cli_main(int argc, char** argv) {
         o.platform_given = (*run && run->count("--platform")) || (*list_params && list_params->count("--platform"));
         if (*list_params) return cmd_list_params(o);
         if (*topo) return cmd_topology(topo_sku, topo_params, topo_format);
+        if (*sweep) return run_sweep(so, self_exe());
         return cmd_run(o);
     } catch (const config_error& e) {
         // One write: the ranks of a distributed run share the terminal.

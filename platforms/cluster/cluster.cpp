@@ -1,7 +1,9 @@
 #include "cluster.h"
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <sstream>
 #include <stdexcept>
 
@@ -24,10 +26,35 @@ cluster::cluster(const sc_core::sc_module_name& name) : platform(name) {
         throw config_error(fmt::format("{}: {} processes for {} partitions (one per UltraServer): run at most {}",
                                        this->name(), r.size(), n, n));
     me_ = r.rank();
-    for (unsigned k = 0; k < n; ++k) {
-        unsigned owner = 0;
-        while (owner + 1 < r.size() && (owner + 1) * n / r.size() <= k) ++owner;
-        owner_.push_back(owner);
+    if (placement.get().empty()) {
+        for (unsigned k = 0; k < n; ++k) {
+            unsigned owner = 0;
+            while (owner + 1 < r.size() && (owner + 1) * n / r.size() <= k) ++owner;
+            owner_.push_back(owner);
+        }
+    } else {
+        std::istringstream in(placement.get());
+        std::string item;
+        while (std::getline(in, item, ',')) {
+            std::size_t used = 0;
+            unsigned long v = 0;
+            try {
+                v = std::stoul(item, &used);
+            } catch (const std::exception&) {
+                used = 0;
+            }
+            if (used == 0 || used != item.size() || (!r.single() && v >= r.size()))
+                throw config_error(fmt::format("{}: placement '{}': '{}' is not a rank below {}", placement.name(),
+                                               placement.get(), item, r.size()));
+            owner_.push_back(r.single() ? 0 : static_cast<unsigned>(v));  // one process holds everything
+        }
+        if (owner_.size() != n)
+            throw config_error(fmt::format("{}: placement '{}' gives {} ranks for {} UltraServers", placement.name(),
+                                           placement.get(), owner_.size(), n));
+        for (unsigned rank = 0; rank < r.size(); ++rank)
+            if (std::find(owner_.begin(), owner_.end(), rank) == owner_.end())
+                throw config_error(
+                    fmt::format("{}: placement '{}' gives rank {} nothing", placement.name(), placement.get(), rank));
     }
     oob_ = std::make_shared<apps::out_of_band>(oob_latency.get());
     for (unsigned k = 0; k < n; ++k) {
@@ -218,20 +245,27 @@ bool cluster::passed() const {
 }
 
 void cluster::report(std::ostream& os) const {
-    // Each rank writes its UltraServers' (a block of consecutive ones); the leader prints them in order.
-    std::ostringstream mine;
-    for (const auto& s : servers_) {
-        if (s->shell()) continue;
-        mine << fmt::format("--- {} ---\n", s->basename());
-        s->report(mine);
+    // Each rank writes its UltraServers' reports; the leader prints them in UltraServer order.
+    nlohmann::json mine = nlohmann::json::object();
+    for (std::size_t k = 0; k < servers_.size(); ++k) {
+        if (servers_[k]->shell()) continue;
+        std::ostringstream text;
+        text << fmt::format("--- {} ---\n", servers_[k]->basename());
+        servers_[k]->report(text);
+        mine[std::to_string(k)] = text.str();
     }
-    const std::vector<std::string> all = gather_text(process_ranks(), mine.str());
+    const std::vector<std::string> all = gather_text(process_ranks(), mine.dump());
     if (!process_ranks().leader()) return;
+    std::vector<std::string> texts(servers_.size());
+    for (const std::string& part : all) {
+        const nlohmann::json reports = nlohmann::json::parse(part);  // named: items() refers into it
+        for (const auto& [k, text] : reports.items()) texts[std::stoul(k)] = text.get<std::string>();
+    }
     os << fmt::format("cluster: {} x {}, {} chips; EFA network: {} planes of {} ToRs and {} spines "
                       "({} Tb/s switches at {} Gb/s ports, radix {}), {} NIC links of 200 Gb/s per plane\n",
                       servers_.size(), ultraserver_sku.get(), chips(), topology::cluster_planes, tors_per_plane_,
                       spines_per_plane_, switch_capacity.get(), port_speed.get(), plan_.radix, nic_links_per_plane_);
-    for (const std::string& text : all) os << text;
+    for (const std::string& text : texts) os << text;
 }
 
 const platform_registration cluster_registration{

@@ -23,8 +23,8 @@
 // Partitions (a distributed run, docs/distributed.md): one per UltraServer,
 // the Ethernet switches with UltraServer 0; the cut links are the other
 // UltraServers' NIC cables. Rank r of R elaborates UltraServers
-// [r n / R, (r + 1) n / R) and, as shells, the params and topology of the
-// rest. Every run, distributed or not, goes in the same windows (at most
+// [r n / R, (r + 1) n / R), or those `placement` gives it, and, as shells,
+// the params and topology of the rest. Every run, distributed or not, goes in the same windows (at most
 // the cut links' lookahead and the launcher's latency) and ends at the
 // first boundary at which every UltraServer is done.
 #pragma once
@@ -58,6 +58,10 @@ public:
                                       "NIC to ToR cable latency (about 5 ns per metre)"};
     param<sc_core::sc_time> spine_cable{this, "spine_cable", sc_core::sc_time(100, sc_core::SC_NS),
                                         "ToR to spine cable latency"};
+    param<std::string> placement{
+        this, "placement", "",
+        "a distributed run: each UltraServer's rank, comma-separated (\"0,1,1,0\"; one process ignores it); "
+        "empty: blocks of consecutive UltraServers, rank 0 the first"};
     param<sc_core::sc_time> oob_latency{
         this, "oob_latency", sc_core::sc_time(10, sc_core::SC_US),
         "the launcher's key-value store (apps/out_of_band.h): a value put is visible this much later",

@@ -7,6 +7,8 @@
 #   scripts/distributed_check.sh same BUILD RANKS... -- TRN3VP_RUN_ARGS...
 #   scripts/distributed_check.sh fails BUILD RANKS CODE PATTERN -- TRN3VP_RUN_ARGS...
 #       (every rank exits with CODE and says PATTERN, an extended regex)
+#   scripts/distributed_check.sh timeline BUILD TRN3VP_RUN_ARGS...
+#       (one --timeline from 2 ranks: both UltraServers' tracks, valid JSON)
 #   scripts/distributed_check.sh sweep BUILD SWEEP_FILE EXPECTED_CSV
 #       (trn3vp sweep, locally with -j 2 and on 2 ranks: both give EXPECTED_CSV and a plot)
 set -euo pipefail
@@ -65,6 +67,24 @@ if [ "$mode" = fails ]; then
       echo "distributed_check: rank $r did not say /$pattern/:" >&2; cat "$tmp/err" >&2; exit 1; }
   done
   echo "$n ranks: each exited $code saying /$pattern/"
+  exit 0
+fi
+if [ "$mode" = timeline ]; then
+  # One timeline from 2 ranks: valid trace-event JSON with every UltraServer's tracks, the parts gone.
+  timeout 600 "${mpi[@]}" -n 2 "$bin" "$@" --timeline "$tmp/t.json" >"$tmp/out" 2>"$tmp/err" || {
+    echo "distributed_check: the run failed:" >&2; tail -20 "$tmp/err" >&2; exit 1; }
+  ls "$tmp"/t.json.rank* >/dev/null 2>&1 && { echo "distributed_check: the parts were left" >&2; exit 1; }
+  /usr/bin/python3 - "$tmp/t.json" <<'PY'
+import json, sys
+events = json.load(open(sys.argv[1]))["traceEvents"]
+names = [e["args"]["name"] for e in events if e.get("name") == "process_name"]
+for us in ("cluster.us0", "cluster.us1"):
+    assert any(n.startswith(us + ".") for n in names), f"no process of {us}"
+assert len(names) == len(set(names)), "a process named twice"
+pids = {e["pid"] for e in events}
+assert any(p >= 1 << 20 for p in pids) and any(p < 1 << 20 for p in pids), "not both ranks' processes"
+print(f"timeline: {len(events)} events, {len(names)} processes from both ranks")
+PY
   exit 0
 fi
 if [ "$mode" = sweep ]; then

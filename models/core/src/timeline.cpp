@@ -1,5 +1,9 @@
 #include "trn3/core/timeline.h"
 
+#include <cstdio>
+#include <fstream>
+#include <regex>
+
 #include <fmt/format.h>
 
 #include "trn3/core/error.h"
@@ -45,6 +49,38 @@ bool timeline::close() {
     const bool closed = std::fclose(out_) == 0;
     out_ = nullptr;
     return ok && closed;
+}
+
+bool timeline::merge(const std::vector<std::string>& parts, const std::string& path) {
+    std::ofstream out(path);
+    if (!out) return false;
+    out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
+    static const std::regex pid(R"("pid":([0-9]+))");
+    bool first = true, ok = true;
+    for (std::size_t r = 0; r < parts.size(); ++r) {
+        std::ifstream in(parts[r]);
+        if (!in) {
+            ok = false;
+            continue;
+        }
+        std::string line;
+        std::getline(in, line);  // the header
+        while (std::getline(in, line)) {
+            if (line.empty() || line == "]}") continue;
+            if (line.back() == ',') line.pop_back();
+            std::smatch m;
+            if (std::regex_search(line, m, pid)) {
+                const std::uint64_t moved = std::stoull(m[1].str()) + (std::uint64_t{r} << 20);
+                line = m.prefix().str() + "\"pid\":" + std::to_string(moved) + m.suffix().str();
+            }
+            out << (first ? "" : ",\n") << line;
+            first = false;
+        }
+        std::remove(parts[r].c_str());
+    }
+    out << "\n]}\n";
+    out.flush();
+    return ok && static_cast<bool>(out);
 }
 
 void timeline::begin_event() {

@@ -169,19 +169,26 @@ nlohmann::json merged_stats(ranks& r) {
 int cmd_run(options& o) {
     check_outputs_distinct(o);
     ranks& r = process_ranks();
-    if (!r.single() && !o.timeline_file.empty())
-        throw config_error("--timeline: a distributed run does not merge its processes' timelines yet; run it in "
-                           "one process");
     std::unique_ptr<simulation> sim;
     auto p = build(o, sim);
     if (!r.single() && !p->windows())
         throw config_error(fmt::format("platform {} runs in one process (it is not cut into partitions): run it "
                                        "without mpirun",
                                        o.platform));
-    if (!o.timeline_file.empty()) timeline::instance().open(o.timeline_file);
+    // A distributed run's ranks each write a part; rank 0 joins them.
+    const auto part = [&](unsigned rank) { return o.timeline_file + fmt::format(".rank{}", rank); };
+    if (!o.timeline_file.empty()) timeline::instance().open(r.single() ? o.timeline_file : part(r.rank()));
     run_summary s = sim->run(p->windows(), [&] { return p->finished(); });
-    if (!timeline::instance().close())
-        throw config_error("timeline file '" + o.timeline_file + "': writing it failed (a full disk?)");
+    bool timeline_ok = timeline::instance().close();
+    if (!o.timeline_file.empty() && !r.single()) {
+        timeline_ok = all_of(r, timeline_ok);  // every part is closed before rank 0 reads them
+        if (timeline_ok && r.leader()) {
+            std::vector<std::string> parts;
+            for (unsigned k = 0; k < r.size(); ++k) parts.push_back(part(k));
+            timeline_ok = timeline::merge(parts, o.timeline_file);
+        }
+    }
+    if (!timeline_ok) throw config_error("timeline file '" + o.timeline_file + "': writing it failed (a full disk?)");
     // Output is the leader's; the platform's report and verdict gather the other ranks'.
     std::ostringstream elsewhere;
     std::ostream& out = r.leader() ? std::cout : elsewhere;

@@ -20,6 +20,7 @@
 #include <map>
 #include <string>
 #include <utility>
+#include <vector>
 
 #include <systemc>
 
@@ -40,6 +41,11 @@ public:
     // disk, /dev/full): the caller reports it.
     bool close();
     bool enabled() const { return out_ != nullptr; }
+    // Joins the closed files of a distributed run's ranks (`parts`, in rank
+    // order) into one at `path`: rank r's process ids move up by r << 20, so
+    // each rank's processes stay their own; the parts are removed. False
+    // when a part cannot be read or the file not written.
+    static bool merge(const std::vector<std::string>& parts, const std::string& path);
 
     track make_track(const std::string& process, const std::string& thread);
     // The track of a block: its parent's hierarchical name is the process,

@@ -32,7 +32,7 @@ fast_tests=(
   test_plan test_plan_algorithms test_rings test_level_orders test_topology
   test_srd test_nitro_nic test_libfabric
 )
-fuzz_targets=(isa_stream isa_decode elf_image units config srd_packet)
+fuzz_targets=(isa_stream isa_decode elf_image units config srd_packet config_space)
 cmake --preset asan >/dev/null
 if [ "$which" = all ]; then
   cmake --build --preset asan -j "$(nproc)"

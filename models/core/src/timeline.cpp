@@ -2,7 +2,6 @@
 
 #include <cstdio>
 #include <fstream>
-#include <regex>
 
 #include <fmt/format.h>
 
@@ -55,7 +54,7 @@ bool timeline::merge(const std::vector<std::string>& parts, const std::string& p
     std::ofstream out(path);
     if (!out) return false;
     out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
-    static const std::regex pid(R"("pid":([0-9]+))");
+    static const std::string pid_key = "\"pid\":";
     bool first = true, ok = true;
     for (std::size_t r = 0; r < parts.size(); ++r) {
         std::ifstream in(parts[r]);
@@ -68,10 +67,16 @@ bool timeline::merge(const std::vector<std::string>& parts, const std::string& p
         while (std::getline(in, line)) {
             if (line.empty() || line == "]}") continue;
             if (line.back() == ',') line.pop_back();
-            std::smatch m;
-            if (std::regex_search(line, m, pid)) {
-                const std::uint64_t moved = std::stoull(m[1].str()) + (std::uint64_t{r} << 20);
-                line = m.prefix().str() + "\"pid\":" + std::to_string(moved) + m.suffix().str();
+            const std::size_t at = line.find(pid_key);
+            if (at != std::string::npos) {
+                const std::size_t digits = at + pid_key.size();
+                std::size_t end = digits;
+                while (end < line.size() && line[end] >= '0' && line[end] <= '9') ++end;
+                if (end > digits) {
+                    const std::uint64_t moved =
+                        std::stoull(line.substr(digits, end - digits)) + (std::uint64_t{r} << 20);
+                    line = line.substr(0, digits) + std::to_string(moved) + line.substr(end);
+                }
             }
             out << (first ? "" : ",\n") << line;
             first = false;

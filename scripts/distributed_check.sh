@@ -21,15 +21,7 @@ command -v mpirun >/dev/null || { echo "distributed_check: no mpirun (scripts/in
 # As root Open MPI wants --allow-run-as-root; a 2-core machine needs --oversubscribe for more ranks.
 mpi=(mpirun --allow-run-as-root --oversubscribe --bind-to none --mca btl self,vader)
 
-mask() {
-  sed -E \
-    -e 's/^(wall time +).*/\1#/' \
-    -e 's/^(simulation speed +).*/\1#/' \
-    -e 's/^(transactions +[0-9]+) \(.*\)$/\1 (#)/' \
-    -e 's/ in [0-9.]+ s of wall time$/ in # s of wall time/' \
-    -e 's/^(  .* us) +[0-9.]+ s$/\1 # s/' \
-    -e 's/^(  host time +).*/\1#/'
-}
+. "$(dirname "$0")/lib/mask_wall_clock.sh"  # mask: wall-clock figures become #
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -25,17 +25,7 @@ bin="$build/bin/trn3vp"
 dir=tests/golden
 [ -x "$bin" ] || { echo "golden: $bin not built" >&2; exit 2; }
 
-# Host-dependent figures become '#': the run summary's wall time, speed and
-# rates, the elaboration's wall time, wall columns of boot phases, host time.
-mask() {
-  sed -E \
-    -e 's/^(wall time +).*/\1#/' \
-    -e 's/^(simulation speed +).*/\1#/' \
-    -e 's/^(transactions +[0-9]+) \(.*\)$/\1 (#)/' \
-    -e 's/ in [0-9.]+ s of wall time$/ in # s of wall time/' \
-    -e 's/^(  .* us) +[0-9.]+ s$/\1 # s/' \
-    -e 's/^(  host time +).*/\1#/'
-}
+. scripts/lib/mask_wall_clock.sh  # mask: wall-clock figures become #
 
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

@@ -569,21 +569,31 @@ TEST_CASE("libfabric: a receiver that closes its endpoint with a large message u
 
 namespace {
 
+// One RMA as fi_writemsg and fi_readmsg take it: a local buffer and a remote range.
+struct rma_msg {
+    iovec iov;
+    void* desc;
+    fi_rma_iov rma;
+    fi_msg_rma m{};
+    rma_msg(const app_endpoint& e, void* buf, std::size_t bytes, fid_mr* mr, std::uint64_t offset, std::uint64_t key)
+        : iov{buf, bytes}, desc(fi_mr_desc(mr)), rma{offset, bytes, key} {
+        m.msg_iov = &iov;
+        m.desc = &desc;
+        m.iov_count = 1;
+        m.addr = e.peer;
+        m.rma_iov = &rma;
+        m.rma_iov_count = 1;
+    }
+    rma_msg(const rma_msg&) = delete;  // m points into it
+};
+
 // One RMA through fi_writemsg or fi_readmsg; returns the simulated microseconds to its completion.
 double rma_msg_us(app_endpoint& e, bool write, void* buf, std::size_t bytes, fid_mr* mr, std::uint64_t offset,
                   std::uint64_t key, std::uint64_t flags) {
-    iovec iov{buf, bytes};
-    void* desc = fi_mr_desc(mr);
-    fi_rma_iov rma{offset, bytes, key};
-    fi_msg_rma m{};
-    m.msg_iov = &iov;
-    m.desc = &desc;
-    m.iov_count = 1;
-    m.addr = e.peer;
-    m.rma_iov = &rma;
-    m.rma_iov_count = 1;
+    const rma_msg r(e, buf, bytes, mr, offset, key);
     const double start = sc_core::sc_time_stamp().to_seconds() * 1e6;
-    REQUIRE((write ? fi_writemsg(e.ep, &m, flags | FI_COMPLETION) : fi_readmsg(e.ep, &m, flags | FI_COMPLETION)) == 0);
+    REQUIRE((write ? fi_writemsg(e.ep, &r.m, flags | FI_COMPLETION) : fi_readmsg(e.ep, &r.m, flags | FI_COMPLETION)) ==
+            0);
     e.next();
     return sc_core::sc_time_stamp().to_seconds() * 1e6 - start;
 }
@@ -614,21 +624,12 @@ TEST_CASE("libfabric: FI_TRN3_TIMING_ONLY: a write and a read take the time of t
             std::fill(back.begin(), back.end(), 0x33);
             read_timed_us = rma_msg_us(e, false, back.data(), bytes, mr_back, 0, key, FI_TRN3_TIMING_ONLY);
             {  // a stale key, timed only
-                iovec iov{local.data(), 64};
-                void* desc = fi_mr_desc(mr);
-                fi_rma_iov rma{0, 64, key ^ 0x100};
-                fi_msg_rma m{};
-                m.msg_iov = &iov;
-                m.desc = &desc;
-                m.iov_count = 1;
-                m.addr = e.peer;
-                m.rma_iov = &rma;
-                m.rma_iov_count = 1;
-                REQUIRE(fi_writemsg(e.ep, &m, FI_TRN3_TIMING_ONLY | FI_COMPLETION) == 0);
+                const rma_msg stale(e, local.data(), 64, mr, 0, key ^ 0x100);
+                REQUIRE(fi_writemsg(e.ep, &stale.m, FI_TRN3_TIMING_ONLY | FI_COMPLETION) == 0);
                 fi_cq_err_entry err{};
                 e.next(&err);
                 bad_key_err = err.err;
-                inject_rc = fi_writemsg(e.ep, &m, FI_TRN3_TIMING_ONLY | FI_INJECT);
+                inject_rc = fi_writemsg(e.ep, &stale.m, FI_TRN3_TIMING_ONLY | FI_INJECT);
             }
             done = true;
             fi_close(&mr_back->fid);

@@ -191,14 +191,9 @@ std::string point_file(const std::string& dir, std::size_t i, const char* ext) {
 }
 
 // Starts `trn3vp run` for point i (not an MPI rank itself: the launcher's variables are left out).
-pid_t start(const std::string& self, const plan& p, std::size_t i, const std::string& dir) {
-    std::vector<std::string> args = {
-        self, "run", "--platform", platform_of(p, i), "--stats", point_file(dir, i, "stats.json")};
-    for (const auto& [k, v] : p.points[i]) {
-        if (k == "platform") continue;
-        args.push_back("-p");
-        args.push_back(k + "=" + v);
-    }
+// Starts `args` (args[0] a path, or a name found on PATH) with stdout and
+// stderr to files, outside the MPI job (the launcher's variables left out).
+pid_t spawn(std::vector<std::string> args, const std::string& out, const std::string& err) {
     std::vector<char*> argv;
     for (auto& a : args) argv.push_back(a.data());
     argv.push_back(nullptr);
@@ -208,14 +203,26 @@ pid_t start(const std::string& self, const plan& p, std::size_t i, const std::st
     env.push_back(nullptr);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    const std::string out = point_file(dir, i, "out"), err = point_file(dir, i, "err");
     posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (err == out) posix_spawn_file_actions_adddup2(&fa, 1, 2);  // one file: one offset
+    else posix_spawn_file_actions_addopen(&fa, 2, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     pid_t pid = -1;
-    const int rc = posix_spawn(&pid, self.c_str(), &fa, nullptr, argv.data(), env.data());
+    const int rc = posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), env.data());
     posix_spawn_file_actions_destroy(&fa);
-    if (rc != 0) throw config_error(fmt::format("sweep: cannot start {}: {}", self, std::strerror(rc)));
+    if (rc != 0) throw config_error(fmt::format("sweep: cannot start {}: {}", args[0], std::strerror(rc)));
     return pid;
+}
+
+// Starts `trn3vp run` for point i.
+pid_t start(const std::string& self, const plan& p, std::size_t i, const std::string& dir) {
+    std::vector<std::string> args = {
+        self, "run", "--platform", platform_of(p, i), "--stats", point_file(dir, i, "stats.json")};
+    for (const auto& [k, v] : p.points[i]) {
+        if (k == "platform") continue;
+        args.push_back("-p");
+        args.push_back(k + "=" + v);
+    }
+    return spawn(std::move(args), point_file(dir, i, "out"), point_file(dir, i, "err"));
 }
 
 // "simulated time    2.904 ms" -> 2904 (us).
@@ -386,13 +393,23 @@ int run_sweep(const sweep_options& o, const std::string& self_exe) {
     if (!p.plot_x.empty()) {
         // matplotlib draws it (scripts/plot_sweep.py), with Debian's python3 (python3-matplotlib) if it is there.
         const char* python = ::access("/usr/bin/python3", X_OK) == 0 ? "/usr/bin/python3" : "python3";
-        std::string cmd =
-            fmt::format("{} '{}/scripts/plot_sweep.py' '{}/sweep.csv' --x '{}' --y '{}'{} -o '{}/sweep.svg'", python,
-                        TRN3_SOURCE_DIR, o.out_dir, p.plot_x, p.plot_y,
-                        p.plot_series.empty() ? "" : " --series '" + p.plot_series + "'", o.out_dir);
-        for (const auto& [k, v] : p.plot_where) cmd += " --where '" + k + "=" + v + "'";
-        if (std::system(cmd.c_str()) != 0) {
-            std::cerr << "trn3vp: sweep: the plot failed (python3 with matplotlib: scripts/install-deps.sh)\n";
+        std::vector<std::string> args = {python,
+                                         std::string(TRN3_SOURCE_DIR) + "/scripts/plot_sweep.py",
+                                         o.out_dir + "/sweep.csv",
+                                         "--x",
+                                         p.plot_x,
+                                         "--y",
+                                         p.plot_y,
+                                         "-o",
+                                         o.out_dir + "/sweep.svg"};
+        if (!p.plot_series.empty()) args.insert(args.end(), {"--series", p.plot_series});
+        for (const auto& [k, v] : p.plot_where) args.insert(args.end(), {"--where", k + "=" + v});
+        const std::string log = o.out_dir + "/plot.err";
+        int status = 0;
+        if (::waitpid(spawn(std::move(args), log, log), &status, 0) < 0 || !WIFEXITED(status) ||
+            WEXITSTATUS(status) != 0) {
+            std::cerr << "trn3vp: sweep: the plot failed (python3 with matplotlib: scripts/install-deps.sh); see "
+                      << log << "\n";
             return 1;
         }
         std::cout << fmt::format("plot: {}/sweep.svg\n", o.out_dir);

@@ -11,16 +11,28 @@
 //   trn3vp run --platform neuroncore -p neuroncore.kernel=gemm -p neuroncore.m=1024
 //   trn3vp run --platform neuroncore -p neuroncore.kernel=softmax -p neuroncore.cols=2048
 //   trn3vp run --platform neuroncore -p neuroncore.kernel=attention -p neuroncore.keys=512
+//
+// kernel=file runs a kernel from files instead (the Python module's kernels,
+// docs/python.md): `kernel_file` is a JSON manifest
+//   {"program": "k.trn3prog",                                 a program container (runtime/container.h)
+//    "inputs":  [{"address": 0, "file": "a.bin"}, ...],       written to device memory first
+//    "outputs": [{"address": 8589934592, "bytes": 4096, "file": "c.bin"}, ...],   read back after
+//    "result":  "result.json"}                                what ran: times, engines, errors
+// (relative names are the manifest's folder's). The result holds the simulated
+// time, each engine's status, error, failing instruction and busy time, the
+// matmul FLOPs, DMA bytes and instructions.
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "trn3/core/protocol_checker.h"
 #include "trn3/core/sparse_memory.h"
 #include "trn3/core/stats.h"
+#include "trn3/core/user_file.h"
 #include "trn3/kernels/attention.h"
 #include "trn3/kernels/gemm.h"
 #include "trn3/kernels/norm.h"
@@ -30,6 +42,7 @@
 #include "trn3/numerics/mx.h"
 #include "trn3/platforms/platform.h"
 #include "trn3/rtl/systolic_array.h"
+#include "trn3/runtime/container.h"
 
 namespace trn3 {
 namespace {
@@ -38,8 +51,12 @@ using namespace kernels;
 
 class neuroncore_platform final : public platform {
 public:
-    param<std::string> kernel{this, "kernel", "gemm", "kernel to run",
-                              one_of<std::string>{{"gemm", "softmax", "rmsnorm", "attention", "matmul_stream"}}};
+    param<std::string> kernel{
+        this, "kernel", "gemm", "kernel to run",
+        one_of<std::string>{{"gemm", "softmax", "rmsnorm", "attention", "matmul_stream", "file"}}};
+    param<std::string> kernel_file{this, "kernel_file", "",
+                                   "kernel=file: the JSON manifest of a kernel to run (program container, inputs, "
+                                   "outputs, result file)"};
     param<std::uint64_t> m{this, "m", 512, "gemm: M (multiple of 128)"};
     param<std::uint64_t> n{this, "n", 1024, "gemm: N (multiple of 512)"};
     param<std::uint64_t> k{this, "k", 512, "gemm: K (multiple of 128)"};
@@ -66,7 +83,8 @@ public:
         if (mx() && kernel.get() != "gemm")
             throw config_error("param " + operands.name() + " = '" + operands.get() +
                                "': only the gemm kernel runs MX operands");
-        check_layout();  // before the builder sees the shape: an outsize one takes it long
+        if (kernel.get() == "file") load_manifest();
+        else check_layout();  // before the builder sees the shape: an outsize one takes it long
         // A shape the kernel cannot tile is the user's error: check it now.
         try {
             if (kernel.get() == "gemm")
@@ -107,6 +125,76 @@ public:
         } else if (kernel.get() == "softmax" || kernel.get() == "rmsnorm") {
             fits(rows.get() * cols.get() * 4, 4 * GiB, "the input (rows x cols fp32)");
         }
+    }
+
+    // kernel=file: reads the manifest, checks it and writes the inputs (all
+    // before the run: a bad file is the user's error, exit 2).
+    void load_manifest() {
+        constexpr std::uint64_t code_base = 12ull << 30;
+        const std::string& path = kernel_file.get();
+        if (path.empty()) throw config_error("param " + kernel_file.name() + ": kernel=file needs a manifest");
+        const std::string dir = path.find('/') == std::string::npos ? "" : path.substr(0, path.rfind('/') + 1);
+        auto resolve = [&](const std::string& f) { return f.empty() || f[0] == '/' ? f : dir + f; };
+        auto bad = [&](const std::string& why) { return config_error("kernel file '" + path + "': " + why); };
+        nlohmann::json m;
+        try {
+            m = nlohmann::json::parse(read_user_text(path, "kernel file"));
+            container_ = read_user_file(resolve(m.at("program").get<std::string>()), "program container");
+            if (const std::string why = runtime::parse(container_.data(), container_.size(), view_); !why.empty())
+                throw bad("program: " + why);
+            if (view_.cores != 1) throw bad("program: one NeuronCore runs one core's program");
+            auto region = [&](std::uint64_t at, std::uint64_t bytes, const std::string& what) {
+                if (at > code_base || bytes > code_base - at)
+                    throw bad(fmt::format("{} at {:#x}, {} bytes: device memory from 12 GiB up holds the code", what,
+                                          at, bytes));
+            };
+            for (const auto& in : m.value("inputs", nlohmann::json::array())) {
+                const std::string f = resolve(in.at("file").get<std::string>());
+                const auto bytes = read_user_file(f, "kernel input", code_base);
+                const std::uint64_t at = in.at("address").get<std::uint64_t>();
+                region(at, bytes.size(), "input '" + f + "'");
+                std::memcpy(device.data() + at, bytes.data(), bytes.size());
+            }
+            for (const auto& out : m.value("outputs", nlohmann::json::array())) {
+                outputs_.push_back({out.at("address").get<std::uint64_t>(), out.at("bytes").get<std::uint64_t>(),
+                                    resolve(out.at("file").get<std::string>())});
+                region(outputs_.back().address, outputs_.back().bytes, "output '" + outputs_.back().file + "'");
+            }
+            result_file_ = resolve(m.value("result", std::string()));
+        } catch (const nlohmann::json::exception& e) {
+            throw bad(e.what());
+        }
+        std::uint64_t instructions = 0;
+        for (const auto& r : view_.streams[0]) instructions += r.instructions;
+        shape_ = fmt::format("{}, {} instructions", path, instructions);
+    }
+
+    void run_file() {
+        execute(runtime::unpack(container_.data(), view_, 0));
+        for (const auto& o : outputs_)
+            write_user_file(o.file, "kernel output",
+                            std::string(reinterpret_cast<const char*>(device.data() + o.address), o.bytes));
+        if (result_file_.empty()) return;
+        const auto& st = stats_registry::instance();
+        auto value = [&](const std::string& leaf) {
+            return st.find(std::string(core.name()) + "." + leaf)->to_json().get<std::uint64_t>();
+        };
+        nlohmann::json r;
+        r["simulated_ps"] = static_cast<std::uint64_t>(sim_s_ * 1e12 + 0.5);
+        r["wall_s"] = wall_s_;
+        r["matmul_flops"] = static_cast<std::uint64_t>(flops_);
+        r["dma_bytes"] = value("dma_bytes");
+        r["instructions"] = value("instructions");
+        for (unsigned e = 0; e < isa::engine_count; ++e) {
+            const auto id = static_cast<isa::engine>(e);
+            const char* status[] = {"idle", "running", "halted", "error"};
+            r["engines"][isa::name(id)] = {{"status", status[static_cast<unsigned>(core.status(id)) & 3]},
+                                           {"error", core.error(id)},
+                                           {"error_pc", core.error_pc(id)},
+                                           {"busy_ps", value(std::string(isa::name(id)) + "_busy_ps")}};
+        }
+        r["blocked"] = core.all_stopped() ? "" : core.blocked_report();
+        write_user_file(result_file_, "kernel result", r.dump(2) + "\n");
     }
 
     bool mx() const { return operands.get() == "mxfp8" || operands.get() == "mxfp4"; }
@@ -223,7 +311,9 @@ private:
 
     void run() {
         const dtype t = operands.get() == "bf16" ? dtype::bf16 : dtype::e4m3fn;
-        if (kernel.get() == "gemm" && mx()) {
+        if (kernel.get() == "file") {
+            run_file();
+        } else if (kernel.get() == "gemm" && mx()) {
             const gemm_shape s{static_cast<unsigned>(m), static_cast<unsigned>(n), static_cast<unsigned>(k),
                                mx_elements(), true};
             shape_ = fmt::format("{} M {} N {} K {}", operands.get(), s.M, s.N, s.K);
@@ -299,6 +389,15 @@ private:
     bool ran_ = false, engine_error_ = false;
     double sim_s_ = 0, wall_s_ = 0, flops_ = 0, error_ = 0;
     std::string shape_;
+    // kernel=file: the manifest's program, outputs and result file.
+    struct output_file {
+        std::uint64_t address, bytes;
+        std::string file;
+    };
+    std::vector<std::uint8_t> container_;
+    runtime::container_view view_;
+    std::vector<output_file> outputs_;
+    std::string result_file_;
 };
 
 const platform_registration registration{

@@ -74,3 +74,31 @@ TEST_CASE("the C API refuses null handles and bad arguments without a device") {
     nrt_tensor_free(&t);  // a no-op on null
     CHECK(t == nullptr);
 }
+
+TEST_CASE("unpack gives back each core's program, stream for stream, and packs to the same bytes") {
+    const kernels::program a = kernels::softmax({128, 512}, 0x1000, 0x200000);
+    const kernels::program b = kernels::rmsnorm({256, 256}, 0x1000, 0x2000, 0x200000, 1e-6f);
+    const std::vector<std::uint8_t> c = runtime::pack({&a, &b});
+    runtime::container_view v;
+    REQUIRE(runtime::parse(c.data(), c.size(), v).empty());
+    const kernels::program b2 = runtime::unpack(c.data(), v, 1);
+    CHECK(b2.instructions() == b.instructions());
+    for (unsigned e = 0; e < 5; ++e) {
+        const auto& want = b.on(static_cast<isa::engine>(e)).code();
+        const auto& got = b2.on(static_cast<isa::engine>(e)).code();
+        REQUIRE(got.size() == want.size());
+        CHECK(std::memcmp(got.data(), want.data(), want.size() * sizeof(isa::instruction)) == 0);
+    }
+    CHECK(runtime::pack({&b2}) == runtime::pack({&b}));
+}
+
+TEST_CASE("a raw instruction goes only into its own engine's stream") {
+    kernels::program p;
+    isa::instruction i{};
+    i.op = static_cast<std::uint8_t>(isa::opcode::halt);
+    i.engine = static_cast<std::uint8_t>(isa::engine::vector);
+    p.on(isa::engine::vector).raw(i);
+    CHECK(p.on(isa::engine::vector).code().size() == 1);
+    CHECK_THROWS_WITH(p.on(isa::engine::tensor).raw(i),
+                      Catch::Contains("an instruction of engine vector in the tensor stream"));
+}

@@ -118,6 +118,7 @@ neuroncore::~neuroncore() = default;
 void neuroncore::start(isa::engine e, std::uint64_t pc) { parts_->sequencers.start(e, pc); }
 engine_status neuroncore::status(isa::engine e) const { return parts_->sequencers.state(e).status; }
 std::uint32_t neuroncore::error(isa::engine e) const { return parts_->sequencers.state(e).error; }
+std::uint32_t neuroncore::error_pc(isa::engine e) const { return parts_->sequencers.state(e).error_pc; }
 std::uint32_t neuroncore::semaphore(unsigned s) const { return parts_->semaphores.value(s); }
 const sc_core::sc_event& neuroncore::engine_stopped() const { return parts_->sequencers.stopped(); }
 bool neuroncore::all_stopped() const { return parts_->sequencers.all_stopped(); }

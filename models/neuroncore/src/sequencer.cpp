@@ -19,7 +19,13 @@ sequencer::sequencer(const component& core, semaphore_bank& semaphores, device_p
                      std::function<void(isa::engine)> error_raised)
     : core_(core), semaphores_(semaphores), port_(port), units_(units), error_raised_(std::move(error_raised)),
       instructions_(&core, "instructions", "instructions executed"),
-      errors_(&core, "errors", "engines stopped on an error") {
+      errors_(&core, "errors", "engines stopped on an error"),
+      busy_ps_{
+          {{&core, "tensor_busy_ps", "time the Tensor engine's instructions took (ps)"},
+           {&core, "vector_busy_ps", "time the Vector engine's instructions took (ps)"},
+           {&core, "scalar_busy_ps", "time the Scalar engine's instructions took (ps)"},
+           {&core, "gpsimd_busy_ps", "time the GpSimd engine's instructions took (ps)"},
+           {&core, "sync_busy_ps", "time the Sync engine's own instructions took (ps; its DMAs run on the queues)"}}} {
     for (unsigned e = 0; e < engine_count; ++e) {
         engine_state& es = states_[e];
         es.id = static_cast<engine>(e);
@@ -129,6 +135,7 @@ void sequencer::run(unsigned e) {
                         sc_core::wait(busy);
                         es.busy_until = sc_core::sc_time_stamp();
                         es.warm = true;
+                        busy_ps_[e] += static_cast<std::uint64_t>(busy / sc_time(1, sc_core::SC_PS) + 0.5);
                         timeline::instance().slice(es.track, isa::name(static_cast<opcode>(ins.op)), started,
                                                    es.busy_until);
                     }

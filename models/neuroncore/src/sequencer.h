@@ -69,6 +69,8 @@ private:
     std::uint64_t epoch_ = 0;  // counts resets: a stream started before one stops
     sc_core::sc_event stopped_;
     counter instructions_, errors_;
+    // Per engine: time its instructions kept it busy (ps), e.g. stat nc0.tensor_busy_ps.
+    std::array<counter, isa::engine_count> busy_ps_;
 };
 
 }  // namespace trn3::neuroncore

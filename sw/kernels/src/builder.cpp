@@ -32,8 +32,8 @@ access_pattern hbm(dtype t, std::uint64_t address, unsigned parts, std::uint32_t
     ap.partition_stride = stride;
     return ap;
 }
-access_pattern with_dims(access_pattern ap, std::initializer_list<std::pair<std::int32_t, std::uint16_t>> dims) {
-    if (dims.size() == 0 || dims.size() > isa::max_free_dims)
+access_pattern with_dims(access_pattern ap, const std::vector<std::pair<std::int32_t, std::uint16_t>>& dims) {
+    if (dims.empty() || dims.size() > isa::max_free_dims)
         throw std::invalid_argument("an access pattern has 1 to 4 free dimensions");
     ap.dims = 0;
     for (auto [step, num] : dims) {
@@ -42,6 +42,9 @@ access_pattern with_dims(access_pattern ap, std::initializer_list<std::pair<std:
         ++ap.dims;
     }
     return ap;
+}
+access_pattern with_dims(access_pattern ap, std::initializer_list<std::pair<std::int32_t, std::uint16_t>> dims) {
+    return with_dims(ap, std::vector<std::pair<std::int32_t, std::uint16_t>>(dims));
 }
 access_pattern with_base_reg(access_pattern ap, unsigned reg) {
     ap.base_reg = static_cast<std::uint8_t>(reg);
@@ -221,6 +224,15 @@ stream& stream::signal(unsigned sem, std::uint32_t add) {
 }
 stream& stream::stochastic() {
     last("stochastic").flags |= isa::flag_stochastic;
+    return *this;
+}
+
+stream& stream::raw(const isa::instruction& i) {
+    if (i.engine != static_cast<std::uint8_t>(engine_))
+        throw std::invalid_argument(std::string("an instruction of engine ") +
+                                    isa::name(static_cast<isa::engine>(i.engine)) + " in the " + isa::name(engine_) +
+                                    " stream");
+    code_.push_back(i);
     return *this;
 }
 

@@ -67,4 +67,18 @@ std::string parse(const std::uint8_t* data, std::size_t bytes, container_view& o
     return "";
 }
 
+kernels::program unpack(const std::uint8_t* data, const container_view& view, unsigned core) {
+    kernels::program p;
+    for (unsigned e = 0; e < isa::engine_count; ++e) {
+        const stream_ref r = view.streams.at(core)[e];
+        kernels::stream& s = p.on(static_cast<isa::engine>(e));
+        for (std::uint32_t k = 0; k < r.instructions; ++k) {
+            isa::instruction i;
+            std::memcpy(&i, data + r.offset + std::size_t(k) * sizeof i, sizeof i);
+            s.raw(i);
+        }
+    }
+    return p;
+}
+
 }  // namespace trn3::runtime

@@ -40,6 +40,7 @@ struct options {
     std::string platform = "bringup";
     bool platform_given = false;  // --platform on the command line (else a dumped config's, else bringup)
     std::string filter;  // list-params: a glob over names
+    std::string format = "text";  // list-params: text or json
     std::vector<std::string> params;
     std::string config;
     std::string dump_config;
@@ -118,6 +119,18 @@ int cmd_list_params(options& o) {
     for (const auto* q : param_registry::instance().all())
         if (o.filter.empty() || ::fnmatch(o.filter.c_str(), q->name().c_str(), 0) == 0) params.push_back(q);
     if (params.empty()) throw config_error("no param matches '" + o.filter + "'");
+    if (o.format == "json") {
+        nlohmann::json out = nlohmann::json::array();
+        for (const auto* q : params)
+            out.push_back({{"name", q->name()},
+                           {"type", q->type_name()},
+                           {"default", q->default_string()},
+                           {"value", q->value_string()},
+                           {"description", q->description()},
+                           {"range", q->range_string()}});
+        std::cout << out.dump(1) << "\n";
+        return exit_ok;
+    }
     std::size_t w_name = 4, w_type = 4, w_value = 7;
     for (const auto* q : params) {
         w_name = std::max(w_name, q->name().size());
@@ -271,6 +284,9 @@ int cli_main(int argc, char** argv) {
     CLI::App* list_params =
         app.add_subcommand("list-params", "list every param of a platform with default, unit and description");
     add_platform_options(*list_params, o);
+    list_params->add_option("--format", o.format, "text (a table) or json (for scripts)")
+        ->check(CLI::IsMember({"text", "json"}))
+        ->capture_default_str();
     list_params->add_option("--filter", o.filter,
                             "only the params whose names match this glob, e.g. 'nl72x2.r0_t0_c0.nc0.*'");
     CLI::App* topo = app.add_subcommand(

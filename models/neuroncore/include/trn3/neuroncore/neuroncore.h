@@ -136,6 +136,8 @@ public:
     void start(isa::engine e, std::uint64_t pc);
     engine_status status(isa::engine e) const;
     std::uint32_t error(isa::engine e) const;
+    // Index in its stream of the instruction engine e stopped on (with error()).
+    std::uint32_t error_pc(isa::engine e) const;
     std::uint32_t semaphore(unsigned s) const;
     // An event notified whenever an engine halts or stops on an error.
     const sc_core::sc_event& engine_stopped() const;

@@ -30,6 +30,7 @@ access_pattern psum(dtype t, unsigned start_partition, unsigned partitions, std:
 // `row_stride_bytes` apart.
 access_pattern hbm(dtype t, std::uint64_t address, unsigned partitions, std::uint32_t row_stride_bytes, unsigned free);
 access_pattern with_dims(access_pattern ap, std::initializer_list<std::pair<std::int32_t, std::uint16_t>> dims);
+access_pattern with_dims(access_pattern ap, const std::vector<std::pair<std::int32_t, std::uint16_t>>& dims);
 access_pattern with_base_reg(access_pattern ap, unsigned reg);
 
 class stream {
@@ -76,6 +77,9 @@ public:
     stream& wait(unsigned sem, std::uint32_t at_least);
     stream& signal(unsigned sem, std::uint32_t add = 1);
     stream& stochastic();
+    // Appends an instruction as it is (from a program container or the
+    // assembler); its engine must be this stream's (std::invalid_argument).
+    stream& raw(const isa::instruction& i);
 
     // Index of the next instruction (a branch target).
     std::uint32_t here() const { return static_cast<std::uint32_t>(code_.size()); }

@@ -34,5 +34,8 @@ struct container_view {
 };
 // Checks the container; returns an empty string, or what is wrong.
 std::string parse(const std::uint8_t* data, std::size_t bytes, container_view& out);
+// Core `core`'s program back from a parsed container (std::invalid_argument
+// for an instruction in the wrong engine's stream).
+kernels::program unpack(const std::uint8_t* data, const container_view& view, unsigned core);
 
 }  // namespace trn3::runtime

@@ -1,0 +1,45 @@
+"""Number formats on numpy arrays, bit-exact through the platform's numerics
+library (docs/numerics.md): fp32, bf16, fp16, fp8 e4m3fn / e5m2, fp4 e2m1,
+and OCP MX blocks of 32 with E8M0 scales.
+
+    codes = to_format(x, "bf16")                  # uint16 codes, round to nearest even
+    codes = to_format(x, "e4m3fn", rounding="stochastic", seed=7)
+    y = from_format(codes, "bf16")                 # float32, exact
+    codes, scales = quantize_mx(x, "e4m3fn")       # blocks along the last axis
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from . import _native
+
+FORMATS = ("fp32", "bf16", "fp16", "e4m3fn", "e5m2", "e2m1")
+
+
+def to_format(values, fmt: str, rounding: str = "nearest_even", seed: int = 0, saturate: bool = False) -> np.ndarray:
+    """Codes of `values` (converted to float32 first) in `fmt`. Stochastic
+    rounding draws one XORWOW number per element in C order from `seed`, so a
+    seed gives the same codes every time."""
+    return _native.encode(np.asarray(values, dtype=np.float32), fmt, rounding, seed, saturate)
+
+
+def from_format(codes, fmt: str) -> np.ndarray:
+    """The exact float32 values of codes in `fmt`."""
+    return _native.decode(np.asarray(codes, dtype=np.uint32), fmt)
+
+
+def round_to(values, fmt: str, rounding: str = "nearest_even", seed: int = 0, saturate: bool = False) -> np.ndarray:
+    """float32 values rounded to `fmt` (to_format then from_format)."""
+    return from_format(to_format(values, fmt, rounding, seed, saturate), fmt)
+
+
+def quantize_mx(values, element_format: str, rule: str = "ocp") -> tuple[np.ndarray, np.ndarray]:
+    """OCP MX v1.0 blocks of 32 along the last axis: (codes, E8M0 scales).
+    rule "trn3" is Trainium3's quantize_mx (one power of two larger)."""
+    return _native.quantize_mx(np.asarray(values, dtype=np.float32), element_format, rule)
+
+
+def dequantize_mx(codes, scales, element_format: str) -> np.ndarray:
+    """The float32 values MX blocks hold."""
+    return _native.dequantize_mx(np.asarray(codes, dtype=np.uint8), np.asarray(scales, dtype=np.uint8),
+                                 element_format)

@@ -21,10 +21,12 @@
 // (relative names are the manifest's folder's). The result holds the simulated
 // time, each engine's status, error, failing instruction and busy time, the
 // matmul FLOPs, DMA bytes and instructions.
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstring>
 #include <random>
+#include <set>
 
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
@@ -127,8 +129,8 @@ public:
         }
     }
 
-    // kernel=file: reads the manifest, checks it and writes the inputs (all
-    // before the run: a bad file is the user's error, exit 2).
+    // kernel=file: reads the manifest, checks it and writes the inputs, all
+    // before the run (a bad file is the user's error, exit 2, found at once).
     void load_manifest() {
         constexpr std::uint64_t code_base = 12ull << 30;
         const std::string& path = kernel_file.get();
@@ -136,55 +138,97 @@ public:
         const std::string dir = path.find('/') == std::string::npos ? "" : path.substr(0, path.rfind('/') + 1);
         auto resolve = [&](const std::string& f) { return f.empty() || f[0] == '/' ? f : dir + f; };
         auto bad = [&](const std::string& why) { return config_error("kernel file '" + path + "': " + why); };
-        nlohmann::json m;
         try {
-            m = nlohmann::json::parse(read_user_text(path, "kernel file"));
-            container_ = read_user_file(resolve(m.at("program").get<std::string>()), "program container");
-            if (const std::string why = runtime::parse(container_.data(), container_.size(), view_); !why.empty())
+            const nlohmann::json m = nlohmann::json::parse(read_user_text(path, "kernel file"));
+            only_keys(m, {"program", "inputs", "outputs", "result"}, "the manifest", bad);
+            const std::vector<std::uint8_t> container =
+                read_user_file(resolve(m.at("program").get<std::string>()), "program container");
+            runtime::container_view view;
+            if (const std::string why = runtime::parse(container.data(), container.size(), view); !why.empty())
                 throw bad("program: " + why);
-            if (view_.cores != 1) throw bad("program: one NeuronCore runs one core's program");
+            if (view.cores != 1) throw bad("program: one NeuronCore runs one core's program");
+            try {
+                program_ = runtime::unpack(container.data(), view, 0);
+            } catch (const std::invalid_argument& e) {
+                throw bad(std::string("program: ") + e.what());
+            }
+            // The code sits at 12 GiB, in 4 KiB-aligned streams (kernels::program::load).
+            std::uint64_t code_bytes = 0;
+            for (unsigned e = 0; e < isa::engine_count; ++e)
+                code_bytes +=
+                    (program_.on(static_cast<isa::engine>(e)).code().size() * sizeof(isa::instruction) + 4095) / 4096 *
+                    4096;
+            if (device.size.get().bytes < code_base + code_bytes)
+                throw bad(fmt::format("param {} = {}: kernels take device memory below 12 GiB and their code above it "
+                                      "({} bytes)",
+                                      device.size.name(), format_byte_count(device.size.get()), code_bytes));
+            auto address = [&](const nlohmann::json& j, const char* key, const std::string& what) {
+                const nlohmann::json& v = j.at(key);
+                if (!v.is_number_unsigned())
+                    throw bad(fmt::format("{}: '{}' is {}, not a whole number of bytes", what, key, v.dump()));
+                return v.get<std::uint64_t>();
+            };
             auto region = [&](std::uint64_t at, std::uint64_t bytes, const std::string& what) {
                 if (at > code_base || bytes > code_base - at)
                     throw bad(fmt::format("{} at {:#x}, {} bytes: device memory from 12 GiB up holds the code", what,
                                           at, bytes));
             };
+            std::set<std::string> files;
             for (const auto& in : m.value("inputs", nlohmann::json::array())) {
+                only_keys(in, {"address", "file"}, "an input", bad);
                 const std::string f = resolve(in.at("file").get<std::string>());
+                const std::uint64_t at = address(in, "address", "input '" + f + "'");
                 const auto bytes = read_user_file(f, "kernel input", code_base);
-                const std::uint64_t at = in.at("address").get<std::uint64_t>();
                 region(at, bytes.size(), "input '" + f + "'");
                 std::memcpy(device.data() + at, bytes.data(), bytes.size());
             }
             for (const auto& out : m.value("outputs", nlohmann::json::array())) {
-                outputs_.push_back({out.at("address").get<std::uint64_t>(), out.at("bytes").get<std::uint64_t>(),
-                                    resolve(out.at("file").get<std::string>())});
-                region(outputs_.back().address, outputs_.back().bytes, "output '" + outputs_.back().file + "'");
+                only_keys(out, {"address", "bytes", "file"}, "an output", bad);
+                const std::string f = resolve(out.at("file").get<std::string>());
+                outputs_.push_back(
+                    {address(out, "address", "output '" + f + "'"), address(out, "bytes", "output '" + f + "'"), f});
+                region(outputs_.back().address, outputs_.back().bytes, "output '" + f + "'");
+                if (!files.insert(f).second) throw bad("two outputs write '" + f + "'");
+                check_writable(f, "kernel output");
             }
             result_file_ = resolve(m.value("result", std::string()));
+            if (!result_file_.empty()) {
+                if (files.count(result_file_)) throw bad("the result and an output both write '" + result_file_ + "'");
+                check_writable(result_file_, "kernel result");
+            }
         } catch (const nlohmann::json::exception& e) {
             throw bad(e.what());
         }
-        std::uint64_t instructions = 0;
-        for (const auto& r : view_.streams[0]) instructions += r.instructions;
-        shape_ = fmt::format("{}, {} instructions", path, instructions);
+        shape_ = fmt::format("{}, {} instructions", path, program_.instructions());
+    }
+    template <typename Bad>
+    static void only_keys(const nlohmann::json& j, std::initializer_list<const char*> keys, const char* what,
+                          const Bad& bad) {
+        if (!j.is_object()) throw bad(fmt::format("{} is not an object", what));
+        for (const auto& [key, value] : j.items())
+            if (std::none_of(keys.begin(), keys.end(), [&](const char* k) { return key == k; }))
+                throw bad(fmt::format("{}: unknown key '{}'", what, key));
     }
 
-    void run_file() {
-        execute(runtime::unpack(container_.data(), view_, 0));
-        for (const auto& o : outputs_)
-            write_user_file(o.file, "kernel output",
-                            std::string(reinterpret_cast<const char*>(device.data() + o.address), o.bytes));
+    // kernel=file, after the run (finished or not): the outputs and the result.
+    void write_outputs() override {
+        if (kernel.get() != "file") return;
+        for (const auto& o : outputs_) write_user_file(o.file, "kernel output", device.data() + o.address, o.bytes);
         if (result_file_.empty()) return;
         const auto& st = stats_registry::instance();
         auto value = [&](const std::string& leaf) {
             return st.find(std::string(core.name()) + "." + leaf)->to_json().get<std::uint64_t>();
         };
         nlohmann::json r;
-        r["simulated_ps"] = static_cast<std::uint64_t>(sim_s_ * 1e12 + 0.5);
+        // A kernel that never finished: the time the simulation ran out of things to do.
+        const double simulated_s = ran_ ? sim_s_ : sc_core::sc_time_stamp().to_seconds();
+        r["finished"] = ran_;
+        r["simulated_ps"] = static_cast<std::uint64_t>(simulated_s * 1e12 + 0.5);
         r["wall_s"] = wall_s_;
-        r["matmul_flops"] = static_cast<std::uint64_t>(flops_);
+        r["matmul_flops"] = value("matmul_flops");
         r["dma_bytes"] = value("dma_bytes");
         r["instructions"] = value("instructions");
+        r["rtl_mismatches"] = core.rtl_mismatches();
         for (unsigned e = 0; e < isa::engine_count; ++e) {
             const auto id = static_cast<isa::engine>(e);
             const char* status[] = {"idle", "running", "halted", "error"};
@@ -211,10 +255,15 @@ public:
         os << fmt::format("kernel {} ({})\n", kernel.get(), shape_);
         if (!ran_) {
             os << "  the kernel did not finish: " << core.blocked_report() << "\n";
+            report_engine_errors(os);
             return;
         }
         os << fmt::format("  simulated time   {:.3f} us\n", sim_s_ * 1e6);
-        if (flops_ > 0) {
+        if (flops_ > 0 && kernel.get() == "file") {
+            const double peak = 128.0 * 128 * 2 * core.tensor_clock.get().hz;
+            os << fmt::format("  throughput       {:.2f} TFLOP/s (the core's peak: {:.2f} dense, {:.2f} MX)\n",
+                              flops_ / sim_s_ / 1e12, peak / 1e12, 4 * peak / 1e12);
+        } else if (flops_ > 0) {
             // MX matmuls do four times the work per cycle.
             const double peak = 128.0 * 128 * 2 * core.tensor_clock.get().hz * (mx() ? 4 : 1);
             os << fmt::format(
@@ -224,8 +273,12 @@ public:
         os << fmt::format("  host time        {:.3f} s{}\n", wall_s_,
                           flops_ > 0 ? fmt::format(" ({:.2f} simulated GFLOP per wall second)", flops_ / wall_s_ / 1e9)
                                      : std::string());
-        os << fmt::format("  error vs fp64    {:.3g} (tolerance {:.3g}){}\n", error_, effective_tolerance(),
-                          engine_error_ ? "; an engine stopped on an error" : "");
+        if (kernel.get() == "file") {
+            report_engine_errors(os);
+        } else {
+            os << fmt::format("  error vs fp64    {:.3g} (tolerance {:.3g}){}\n", error_, effective_tolerance(),
+                              engine_error_ ? "; an engine stopped on an error" : "");
+        }
         if (core.tensor_backend.get() != "model") {
             const auto& st = stats_registry::instance();
             auto value = [&](const char* leaf) {
@@ -239,6 +292,14 @@ public:
     }
 
 private:
+    void report_engine_errors(std::ostream& os) const {
+        for (unsigned e = 0; e < isa::engine_count; ++e) {
+            const auto id = static_cast<isa::engine>(e);
+            if (core.status(id) == neuroncore::engine_status::error)
+                os << fmt::format("  engine {} stopped on error {} at instruction {}\n", isa::name(id), core.error(id),
+                                  core.error_pc(id));
+        }
+    }
     std::vector<float> random_floats(std::size_t count, float scale, std::uint64_t salt) {
         std::mt19937_64 rng(seed.get() * 1000003 + salt);
         std::normal_distribution<float> nd(0.0f, scale);
@@ -312,7 +373,7 @@ private:
     void run() {
         const dtype t = operands.get() == "bf16" ? dtype::bf16 : dtype::e4m3fn;
         if (kernel.get() == "file") {
-            run_file();
+            execute(program_);
         } else if (kernel.get() == "gemm" && mx()) {
             const gemm_shape s{static_cast<unsigned>(m), static_cast<unsigned>(n), static_cast<unsigned>(k),
                                mx_elements(), true};
@@ -394,8 +455,7 @@ private:
         std::uint64_t address, bytes;
         std::string file;
     };
-    std::vector<std::uint8_t> container_;
-    runtime::container_view view_;
+    program program_;
     std::vector<output_file> outputs_;
     std::string result_file_;
 };

@@ -23,12 +23,19 @@ def test_fp8_and_fp4_codes_and_saturation():
 
 
 def test_every_code_round_trips():
-    for fmt, bits in (("e4m3fn", 8), ("e5m2", 8), ("e2m1", 4), ("bf16", 16)):
+    """Each finite code decodes to a value that encodes to the same code (signed zeros included)."""
+    for fmt, bits in (("e4m3fn", 8), ("e5m2", 8), ("e2m1", 4), ("bf16", 16), ("fp16", 16)):
         codes = np.arange(1 << bits, dtype=np.uint32)
         values = numerics.from_format(codes, fmt)
         finite = np.isfinite(values)
-        again = numerics.to_format(values[finite], fmt)
-        assert np.array_equal(numerics.from_format(again, fmt), values[finite]), fmt
+        assert finite.sum() >= (1 << bits) - (1 << (bits - 3)), fmt
+        assert np.array_equal(numerics.to_format(values[finite], fmt), codes[finite]), fmt
+
+
+def test_fp16_known_codes():
+    # 1.0 = 0x3C00, 65504 the largest finite, 2^-24 the smallest subnormal, -0.0 keeps its sign.
+    assert numerics.to_format([1.0, 65504.0, 2.0**-24, -0.0, 1e6], "fp16").tolist() == [
+        0x3C00, 0x7BFF, 0x0001, 0x8000, 0x7C00]
 
 
 def test_stochastic_rounding_is_seeded_and_unbiased():
@@ -63,3 +70,9 @@ def test_bad_formats_and_shapes_raise():
         numerics.quantize_mx(np.zeros(31), "e4m3fn")
     with pytest.raises(ValueError, match="does not fit"):
         numerics.from_format([0x1FF], "e4m3fn")
+    with pytest.raises(ValueError, match="unsigned integers"):
+        numerics.from_format([1.7], "bf16")
+    with pytest.raises(ValueError, match="need scales"):
+        numerics.dequantize_mx(np.zeros((4, 32), np.uint8), np.zeros((2, 2), np.uint8), "e4m3fn")
+    with pytest.raises(ValueError, match="code 31 does not fit e2m1"):
+        numerics.dequantize_mx(np.full(32, 0x1F, np.uint8), np.zeros(1, np.uint8), "e2m1")

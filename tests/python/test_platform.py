@@ -12,7 +12,8 @@ def test_platforms_and_params():
     assert "144 chips" in names["nl72x2"]
     ps = {p["name"]: p for p in trn3vp.params("neuroncore", filter="neuroncore.nc0.dma_*")}
     bw = ps["neuroncore.nc0.dma_bandwidth"]
-    assert bw["type"] == "bandwidth" and bw["description"] and bw["value"] == bw["default"]
+    assert bw["type"] == "bandwidth" and bw["unit"] == "B/s" and bw["description"] and bw["value"] == bw["default"]
+    assert ps["neuroncore.nc0.dma_descriptor_cost"]["unit"] == "s"
     # A param set at build shows as the value.
     ps = trn3vp.params("neuroncore", {"neuroncore.m": 1024}, filter="neuroncore.m")
     assert len(ps) == 1 and ps[0]["value"] == "1024" and ps[0]["default"] == "512"

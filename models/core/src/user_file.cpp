@@ -48,14 +48,25 @@ std::string read_user_text(const std::string& path, const std::string& what, std
 }
 
 void write_user_file(const std::string& path, const std::string& what, const std::string& text) {
+    write_user_file(path, what, text.data(), text.size());
+}
+
+void write_user_file(const std::string& path, const std::string& what, const void* data, std::size_t bytes) {
     std::FILE* f = std::fopen(path.c_str(), "w");
     if (!f) throw config_error(fmt::format("{} '{}': cannot write it ({})", what, path, std::strerror(errno)));
-    const bool wrote = std::fwrite(text.data(), 1, text.size(), f) == text.size();
+    const bool wrote = bytes == 0 || std::fwrite(data, 1, bytes, f) == bytes;
     const bool flushed = std::fflush(f) == 0;
     const int err = errno;
     const bool closed = std::fclose(f) == 0;
     if (!wrote || !flushed || !closed)
         throw config_error(fmt::format("{} '{}': writing it failed ({})", what, path, std::strerror(err)));
+}
+
+void check_writable(const std::string& path, const std::string& what) {
+    const std::size_t slash = path.rfind('/');
+    const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path.substr(0, slash);
+    if (::access(dir.c_str(), W_OK) != 0)
+        throw config_error(fmt::format("{} '{}': cannot write it ({}: {})", what, path, dir, std::strerror(errno)));
 }
 
 std::string quoted_excerpt(const std::string& value, std::size_t max) {

@@ -7,6 +7,12 @@
 namespace trn3::kernels {
 namespace {
 access_pattern tile(isa::space s, dtype t, unsigned start, unsigned parts, std::uint64_t address, unsigned free) {
+    // What the encoding cannot hold is refused, never wrapped (the core checks the rest when it runs).
+    if (start > 255 || parts > 255)
+        throw std::invalid_argument("a tile's start partition and partitions are encoded in 8 bits (" +
+                                    std::to_string(start) + ", " + std::to_string(parts) + ")");
+    if (free > 65535)
+        throw std::invalid_argument("a free dimension is encoded in 16 bits (" + std::to_string(free) + " elements)");
     access_pattern ap{};
     ap.space = static_cast<std::uint8_t>(s);
     ap.dtype = static_cast<std::uint8_t>(t);

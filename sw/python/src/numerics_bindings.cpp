@@ -104,6 +104,10 @@ py::array_t<float> dequantize_mx(const bytes_array& codes, const bytes_array& sc
     const format f = format_named(element);
     if (codes.size() != scales.size() * static_cast<py::ssize_t>(numerics::mx_block_size))
         throw py::value_error("dequantize_mx: one scale per 32 codes");
+    const unsigned bits = numerics::info(f).bits();
+    for (py::ssize_t i = 0; i < codes.size(); ++i)
+        if (codes.data()[i] >> bits)
+            throw py::value_error("code " + std::to_string(codes.data()[i]) + " does not fit " + element);
     py::array_t<float> out(shape_of(codes));
     for (py::ssize_t b = 0; b < scales.size(); ++b) {
         numerics::mx_block q;

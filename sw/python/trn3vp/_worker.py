@@ -43,6 +43,6 @@ def simulate(args: list[str], timeout: float = 600.0) -> Completed:
     if p.returncode == EXIT_USER_ERROR:
         lines = [line for line in p.stderr.splitlines() if line.strip()]
         raise SimulationError(lines[-1] if lines else "trn3vp refused the run (exit 2)")
-    if p.returncode not in (EXIT_OK, EXIT_FAILED):
+    if p.returncode not in (EXIT_OK, EXIT_FAILED) or "terminated with signal" in p.stderr:
         raise SimulationError(f"trn3vp ended with exit code {p.returncode}: {p.stderr.strip()[-500:]}")
     return Completed(p.returncode, p.stdout, p.stderr)

@@ -17,11 +17,11 @@ bytes.
     c = k.device((128, 512), "fp32")
     t = k.sbuf((128, 512), "bf16")                    # tiles: partitions x free
     acc = k.sbuf((128, 512), "fp32")
-    k.sync.load(t, a).signal(0)
+    k.sync.load(t, a).signal(0).halt()
     k.vector.tensor_copy(acc, t).wait(0, 1).signal(1)
     k.vector.store(c, acc).wait(1, 1).signal(2)
-    k.vector.nop().wait(2, 1)
-    result = k.run(inputs={a: x}, outputs=[c])       # result.outputs[c], result.profile
+    k.vector.nop().wait(2, 1).halt()                 # every stream ends with halt
+    result = k.run(inputs={a: x}, outputs=[c])       # result[c], result.profile
 
 Mistakes raise KernelError naming the kernel's line: a partition dimension
 over 128, a tile past SBUF or PSUM, operands whose shapes do not match, and,
@@ -40,16 +40,18 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from . import _native
-from ._worker import simulate
+from ._worker import SimulationError, simulate
 from .numerics import from_format, to_format
 
 PARTITIONS = 128
 SBUF_PARTITION_BYTES = 256 * 1024  # the neuroncore's defaults (neuroncore.h params)
 PSUM_PARTITION_BYTES = 16 * 1024
 DEVICE_BYTES = 12 << 30  # device memory below the code (the neuroncore platform loads code at 12 GiB)
+MAX_NUM = 65535  # elements per free dimension (16 bits in the encoding)
+MAX_DIMS = 4
 ENGINES = ("tensor", "vector", "scalar", "gpsimd", "sync")
 ERRORS = {1: "illegal instruction", 2: "tile outside SBUF/PSUM", 3: "partition start or count",
-          4: "DMA outside device memory", 5: "operand type not allowed", 6: "shape not allowed",
+          4: "DMA or instruction fetch outside device memory", 5: "operand type not allowed", 6: "shape not allowed",
           7: "memory the engine cannot reach", 8: "invalid sparsity metadata"}
 
 dtype = _native.dtype
@@ -82,10 +84,17 @@ def _fail(message: str):
 def _dtype(t) -> dtype:
     if isinstance(t, dtype):
         return t
-    try:
-        return getattr(dtype, str(t))
-    except AttributeError:
+    if str(t) not in dtype.__members__:
         _fail(f"unknown dtype '{t}' (fp32, bf16, fp16, e4m3fn, e5m2, int32, e2m1)")
+    return dtype.__members__[str(t)]
+
+
+def _check_dims(dims):
+    if not 1 <= len(dims) <= MAX_DIMS:
+        _fail(f"an access pattern walks 1 to {MAX_DIMS} free dimensions, not {len(dims)}")
+    for step, num in dims:
+        if not 1 <= num <= MAX_NUM or not -(1 << 31) <= step < (1 << 31):
+            _fail(f"dimension [step {step}, num {num}]: num is 1 to {MAX_NUM}, step a 32-bit integer")
 
 
 def affine_range(n: int) -> range:
@@ -117,10 +126,11 @@ class Tile:
         return _native.with_dims(ap, list(self.dims)) if self.dims else ap
 
     def __getitem__(self, key) -> "Tile":
-        """tile[p0:p1] or tile[p0:p1, f0:f1]: a sub-tile (contiguous free range)."""
+        """tile[p0:p1] or tile[p0:p1, f0:f1] (or an index): a sub-tile (contiguous free range)."""
         if self.dims:
             _fail("slice a tile before giving it dims")
         ps, fs = (key if isinstance(key, tuple) else (key, slice(None)))
+        ps, fs = (slice(i, i + 1) if isinstance(i, int) else i for i in (ps, fs))
         p0, p1, pstep = ps.indices(self.partitions)
         f0, f1, fstep = fs.indices(self.free)
         if pstep != 1 or fstep != 1 or p1 <= p0 or f1 <= f0:
@@ -131,6 +141,7 @@ class Tile:
     def with_dims(self, dims) -> "Tile":
         """The same start, walked as [(step, num), ...] elements, outermost first (step 0 broadcasts)."""
         dims = tuple((int(s), int(n)) for s, n in dims)
+        _check_dims(dims)
         t = Tile(self.space, self.dtype, self.start, self.partitions, self.offset, _count(dims), dims)
         _check_tile(t)
         return t
@@ -154,6 +165,8 @@ def _extent_bytes(t: Tile) -> int:
 
 
 def _check_tile(t: Tile):
+    if not t.dims and not 1 <= t.free <= MAX_NUM:
+        _fail(f"a tile's free size is 1 to {MAX_NUM} elements, not {t.free} (walk more with with_dims)")
     if not 1 <= t.partitions <= PARTITIONS:
         _fail(f"a tile's partition dimension is 1 to {PARTITIONS}, not {t.partitions}")
     if t.start < 0 or t.start + t.partitions > PARTITIONS:
@@ -188,15 +201,15 @@ class DeviceTensor:
         """rows x cols from (row0, col0): one partition per row; `dims` walks each row otherwise."""
         rows = self.rows - row0 if rows is None else rows
         cols = self.cols - col0 if cols is None else cols
-        if row0 < 0 or col0 < 0 or row0 + rows > self.rows or col0 + cols > self.cols:
+        if row0 < 0 or col0 < 0 or rows < 1 or cols < 1 or row0 + rows > self.rows or col0 + cols > self.cols:
             _fail(f"region rows {row0}+{rows}, cols {col0}+{cols} is outside {self.name} {self.shape}")
         es = _native.dtype_bytes(self.dtype)
-        return _Region(self, self.address + (row0 * self.cols + col0) * es, rows, self.cols * es, cols,
-                       tuple(dims or ()))
+        r = _Region(self, self.address + (row0 * self.cols + col0) * es, rows, self.cols * es, cols)
+        return r.with_dims(dims) if dims else r._checked()
 
     def broadcast(self, partitions: int) -> "_Region":
         """Row 0 to each of `partitions` partitions (a partition stride of 0)."""
-        return _Region(self, self.address, partitions, 0, self.cols)
+        return _Region(self, self.address, partitions, 0, self.cols)._checked()
 
     def __getitem__(self, key) -> "_Region":
         rs, cs = (key if isinstance(key, tuple) else (key, slice(None)))
@@ -234,8 +247,28 @@ class _Region:
 
     def with_dims(self, dims, stride: int | None = None) -> "_Region":
         """Each partition walked as [(step, num), ...] elements; `stride`: bytes between partitions."""
+        dims = tuple((int(s), int(n)) for s, n in dims)
+        _check_dims(dims)
         return _Region(self.tensor, self.address, self.partitions, self.stride if stride is None else stride,
-                       self.free, tuple((int(s), int(n)) for s, n in dims))
+                       self.free, dims)._checked()
+
+    def _checked(self) -> "_Region":
+        """Partitions, sizes and every byte the walk reaches, below the code at 12 GiB."""
+        if not 1 <= self.partitions <= PARTITIONS:
+            _fail(f"a DMA pattern has 1 to {PARTITIONS} partitions (rows), not {self.partitions}")
+        if not self.dims and not 1 <= self.free <= MAX_NUM:
+            _fail(f"a DMA row is 1 to {MAX_NUM} elements, not {self.free} (walk more with with_dims)")
+        if not 0 <= self.stride < (1 << 32):
+            _fail(f"a partition stride of {self.stride} bytes does not fit 32 bits")
+        es = _native.dtype_bytes(self.dtype)
+        walk = self.dims or ((1, self.free),)
+        low = sum((num - 1) * step for step, num in walk if step < 0) * es
+        high = sum((num - 1) * step for step, num in walk if step > 0) * es + es
+        first, last = self.address + low, self.address + (self.partitions - 1) * self.stride + high
+        if first < 0 or last > DEVICE_BYTES:
+            _fail(f"a DMA pattern reaches bytes {first:#x} to {last:#x}: device memory for tensors ends at 12 GiB "
+                  "(the code is above)")
+        return self
 
 
 def _elements(x) -> int:
@@ -272,16 +305,24 @@ class Engine:
         self._kernel = kernel
         self._stream = stream
         self.lines: list[str] = []  # the kernel's file:line of each instruction
+        self.last_op = None  # the last instruction's name
+
+    def _call(self, call, *args):
+        try:
+            call(*args)
+        except (ValueError, TypeError) as e:  # what the builder cannot encode, at the kernel's line
+            _fail(str(e).splitlines()[0])
 
     def _emit(self, call, *args):
-        call(*args)
+        self._call(call, *args)
         self.lines.append(_caller())
+        self.last_op = call.__name__
         return self
 
     def _modify(self, call, *args):
         if not self.lines:
             _fail("wait/signal/stochastic modify the last instruction, and this engine has none")
-        call(*args)
+        self._call(call, *args)
         return self
 
     @property
@@ -309,6 +350,10 @@ class Engine:
                   accumulate: bool = False):
         """MXFP8/MXFP4: operands hold 4 K values per partition; E8M0 scales at SBUF byte offsets."""
         _on_chip("matmul_mx", dst, stationary, moving)
+        if dst.space != "psum":
+            _fail("matmul_mx writes PSUM")
+        if stationary.partitions != moving.partitions:
+            _fail(f"matmul_mx: stationary has {stationary.partitions} partitions, moving {moving.partitions}")
         if (4 * dst.partitions, 4 * dst.free) != (stationary.free, moving.free):
             _fail(f"matmul_mx: the destination is {dst.shape}; MX operands hold 4 values per column "
                   f"({stationary.free}, {moving.free})")
@@ -409,6 +454,8 @@ class Engine:
         return self._emit(self._stream.halt)
 
     def wait(self, sem: int, at_least: int):
+        if not 0 <= at_least < (1 << 32):
+            _fail(f"wait for {at_least}: semaphores count 0 to 2^32 - 1")
         if not 0 <= sem < _native.semaphores:
             _fail(f"semaphore {sem}: the core has {_native.semaphores}")
         return self._modify(self._stream.wait, sem, at_least)
@@ -442,6 +489,8 @@ class Profile:
 
 @dataclass
 class KernelResult:
+    """A finished kernel's outputs and profile (a kernel that failed raised instead)."""
+
     outputs: dict = field(default_factory=dict)  # DeviceTensor -> numpy array (float32, int32 for int32)
     profile: Profile | None = None
     report: str = ""
@@ -474,6 +523,8 @@ class Kernel:
     def device(self, shape, dtype_, address: int | None = None, name: str | None = None) -> DeviceTensor:
         """A [rows][cols] tensor in device memory (4 KiB aligned unless `address` says)."""
         rows, cols = shape
+        if rows < 1 or cols < 1:
+            _fail(f"a tensor of shape {tuple(shape)}: rows and cols are at least 1")
         t = _dtype(dtype_)
         size = rows * cols * _native.dtype_bytes(t)
         at = self._place("device", size, address, 4096)
@@ -501,7 +552,13 @@ class Kernel:
         return self._tile("psum", shape, dtype_, offset, start_partition)
 
     def container(self) -> bytes:
-        """The program as a program container (what the runtime loads)."""
+        """The program as a program container (what the runtime loads). Every
+        stream with instructions must end with halt (else its engine runs on
+        past its last instruction)."""
+        for e in self.engines():
+            if len(e) and e.last_op != "halt":
+                raise KernelError(f"{e.lines[-1]}: the {e.name} stream ends without halt: its engine would run on "
+                                  "past its last instruction")
         return self.program.pack()
 
     def disassemble(self) -> str:
@@ -525,6 +582,8 @@ def run_container(container: bytes, inputs: dict | None = None, outputs=None, ba
                   params: dict | None = None, timeline: str | None = None, timeout: float = 600.0,
                   line_of=None) -> "KernelResult":
     """Runs a program container (a Kernel's, or a C++ builder's `pack()`) like Kernel.run."""
+    from .platform import _param_args
+
     line_of = line_of or (lambda engine, pc: f"{engine} instruction {pc}")
     inputs = inputs or {}
     outputs = list(outputs or [])
@@ -544,22 +603,31 @@ def run_container(container: bytes, inputs: dict | None = None, outputs=None, ba
         args = ["run", "--platform", "neuroncore", "-p", "neuroncore.kernel=file",
                 "-p", f"neuroncore.kernel_file={os.path.join(tmp, 'kernel.json')}",
                 "-p", f"neuroncore.nc0.tensor_engine.backend={backend}"]
-        for key, value in (params or {}).items():
-            args += ["-p", f"{key}={value}"]
+        args += _param_args(params)
         if timeline:
             args += ["--timeline", os.path.abspath(timeline)]
         done = simulate(args, timeout=timeout)
-        blocked = re.search(r"did not finish: (\w+) waits (.*?) at instruction (\d+)", done.stdout)
-        if blocked:
-            engine, what, pc = blocked.group(1), blocked.group(2), int(blocked.group(3))
-            raise KernelError(f"{line_of(engine, pc)}: the kernel never finished: the {engine} engine waits {what}")
-        with open(os.path.join(tmp, "result.json"), encoding="utf-8") as f:
+        result_path = os.path.join(tmp, "result.json")
+        if not os.path.exists(result_path):
+            raise SimulationError(f"the kernel's run wrote no result (exit {done.exit_code}): "
+                                  f"{(done.stderr.strip() or done.stdout.strip())[-500:]}")
+        with open(result_path, encoding="utf-8") as f:
             result = json.load(f)
+        # The cause first: an engine that stopped on an error, then one that waits forever.
         for engine, state in result["engines"].items():
             if state["status"] == "error":
                 code = state["error"]
                 raise KernelError(f"{line_of(engine, state['error_pc'])}: the {engine} engine stopped: "
                                   f"{ERRORS.get(code, f'error {code}')}")
+        if not result["finished"]:
+            blocked = re.search(r"(\w+) waits (.*?) at instruction (\d+)", result["blocked"])
+            where = line_of(blocked.group(1), int(blocked.group(3))) if blocked else "<kernel>"
+            raise KernelError(f"{where}: the kernel never finished: {result['blocked']}")
+        if result["rtl_mismatches"]:
+            raise SimulationError(f"the {backend} back end's RTL array disagreed with the model "
+                                  f"{result['rtl_mismatches']} times")
+        if done.exit_code != 0:
+            raise SimulationError(f"the kernel's run failed (exit {done.exit_code}): {done.stdout.strip()[-500:]}")
         out = {}
         for i, tensor in enumerate(outputs):
             with open(os.path.join(tmp, f"out{i}.bin"), "rb") as f:
@@ -575,14 +643,21 @@ _FORMAT = {fp32: "fp32", bf16: "bf16", fp16: "fp16", e4m3fn: "e4m3fn", e5m2: "e5
 
 
 def _encode(tensor: DeviceTensor, array) -> bytes:
+    """An input's bytes: values rounded to the tensor's type, or codes as they are."""
     a = np.asarray(array)
-    if a.size != tensor.rows * tensor.cols:
-        _fail(f"input for {tensor.name} {tensor.shape} has {a.size} elements")
+    if a.shape != tensor.shape and not (tensor.rows == 1 and a.shape == (tensor.cols,)):
+        _fail(f"the input for {tensor.name} has shape {a.shape}, the tensor {tensor.shape}")
     es = _native.dtype_bytes(tensor.dtype)
-    if a.dtype == _CODE_TYPES[es] and tensor.dtype != fp32:
-        return np.ascontiguousarray(a).tobytes()  # codes as they are
     if tensor.dtype == int32:
+        if not np.issubdtype(a.dtype, np.integer) or (a.size and (a.min() < -(1 << 31) or a.max() >= (1 << 31))):
+            _fail(f"the input for int32 {tensor.name} must be integers in the int32 range")
         return np.ascontiguousarray(a, dtype=np.int32).tobytes()
+    if a.dtype == _CODE_TYPES[es]:  # codes (bit patterns) as they are
+        if tensor.dtype == e2m1 and a.size and a.max() > 0xF:
+            _fail(f"e2m1 codes are 4 bits; the input for {tensor.name} holds {int(a.max()):#x}")
+        return np.ascontiguousarray(a).tobytes()
+    if not np.issubdtype(a.dtype, np.floating) and not np.issubdtype(a.dtype, np.integer):
+        _fail(f"the input for {tensor.name} is {a.dtype}: numbers, or codes as uint{8 * es}")
     if tensor.dtype == fp32:
         return np.ascontiguousarray(a, dtype=np.float32).tobytes()
     return np.ascontiguousarray(to_format(a, _FORMAT[tensor.dtype]), dtype=_CODE_TYPES[es]).tobytes()

@@ -24,8 +24,12 @@ def to_format(values, fmt: str, rounding: str = "nearest_even", seed: int = 0, s
 
 
 def from_format(codes, fmt: str) -> np.ndarray:
-    """The exact float32 values of codes in `fmt`."""
-    return _native.decode(np.asarray(codes, dtype=np.uint32), fmt)
+    """The exact float32 values of codes in `fmt` (unsigned integers; a code
+    wider than the format raises ValueError)."""
+    codes = np.asarray(codes)
+    if codes.size and (not np.issubdtype(codes.dtype, np.integer) or codes.min() < 0):
+        raise ValueError(f"codes are unsigned integers, not {codes.dtype} values")
+    return _native.decode(codes.astype(np.uint32), fmt)
 
 
 def round_to(values, fmt: str, rounding: str = "nearest_even", seed: int = 0, saturate: bool = False) -> np.ndarray:
@@ -40,6 +44,10 @@ def quantize_mx(values, element_format: str, rule: str = "ocp") -> tuple[np.ndar
 
 
 def dequantize_mx(codes, scales, element_format: str) -> np.ndarray:
-    """The float32 values MX blocks hold."""
+    """The float32 values MX blocks hold: codes [..., 32 k], scales [..., k]."""
+    codes, scales = np.asarray(codes), np.asarray(scales)
+    if codes.ndim == 0 or scales.shape != codes.shape[:-1] + (codes.shape[-1] // 32,) or codes.shape[-1] % 32:
+        raise ValueError(f"dequantize_mx: codes {codes.shape} need scales {codes.shape[:-1]} + (last axis / 32,), "
+                         f"not {scales.shape}")
     return _native.dequantize_mx(np.asarray(codes, dtype=np.uint8), np.asarray(scales, dtype=np.uint8),
                                  element_format)

@@ -33,8 +33,8 @@ def _param_args(params: dict | None) -> list[str]:
 
 def params(platform: str, params: dict | None = None, filter: str | None = None) -> list[dict]:
     """Every param of `platform` (as built with `params`): dicts with name,
-    type, default, value, description and range (units are in the type and
-    the value's text, e.g. '120 ns')."""
+    type, unit (s, Hz, B, B/s for the quantities; values are texts with
+    their unit, e.g. '120 ns'), default, value, description and range."""
     args = ["list-params", "--platform", platform, "--format", "json", *_param_args(params)]
     if filter:
         args += ["--filter", filter]
@@ -64,11 +64,12 @@ class RunResult:
 
     @property
     def summary(self) -> dict:
-        """simulated_s, wall_s and speed (simulated seconds per wall second)."""
+        """simulated_s (exact, from the stats), wall_s and speed (simulated seconds per wall second)."""
         lines = dict(
             (line[:18].strip(), line[18:]) for line in self.report.splitlines() if line[:18].strip()
         )
-        simulated = _seconds(lines.get("simulated time", ""))
+        simulated = (self.stats["sim.simulated_ps"] * 1e-12 if "sim.simulated_ps" in self.stats
+                     else _seconds(lines.get("simulated time", "")))
         wall = _seconds(lines.get("wall time", ""))
         return {"simulated_s": simulated, "wall_s": wall, "speed": simulated / wall if wall > 0 else float("nan")}
 

@@ -55,11 +55,14 @@ def sweep(platform: str, points, figures: dict[str, Callable[[RunResult], float]
         return record
 
     rows = []
-    with ThreadPoolExecutor(max_workers=jobs) as pool:  # threads wait; the simulations are processes
+    pool = ThreadPoolExecutor(max_workers=jobs)  # threads wait; the simulations are processes
+    try:
         for i, record in enumerate(pool.map(one, points)):
             rows.append(record)
             if progress:
                 print(f"sweep: {i + 1}/{len(points)} points", flush=True)
+    finally:  # a refused point (or Ctrl-C) stops the points not yet started
+        pool.shutdown(wait=True, cancel_futures=True)
     return rows
 
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <iostream>
+#include <map>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -120,10 +121,14 @@ int cmd_list_params(options& o) {
         if (o.filter.empty() || ::fnmatch(o.filter.c_str(), q->name().c_str(), 0) == 0) params.push_back(q);
     if (params.empty()) throw config_error("no param matches '" + o.filter + "'");
     if (o.format == "json") {
+        // The SI unit of the quantity types; their values are texts with a unit ("120 ns", "64 GB/s").
+        const std::map<std::string, std::string> units = {
+            {"time", "s"}, {"frequency", "Hz"}, {"size", "B"}, {"bandwidth", "B/s"}};
         nlohmann::json out = nlohmann::json::array();
         for (const auto* q : params)
             out.push_back({{"name", q->name()},
                            {"type", q->type_name()},
+                           {"unit", units.count(q->type_name()) ? units.at(q->type_name()) : ""},
                            {"default", q->default_string()},
                            {"value", q->value_string()},
                            {"description", q->description()},
@@ -192,6 +197,7 @@ int cmd_run(options& o) {
     const auto part = [&](unsigned rank) { return o.timeline_file + fmt::format(".rank{}", rank); };
     if (!o.timeline_file.empty()) timeline::instance().open(r.single() ? o.timeline_file : part(r.rank()));
     run_summary s = sim->run(p->windows(), [&] { return p->finished(); });
+    p->write_outputs();
     bool timeline_ok = timeline::instance().close();
     if (!o.timeline_file.empty() && !r.single()) {
         timeline_ok = all_of(r, timeline_ok);  // every part is closed before rank 0 reads them
@@ -207,7 +213,9 @@ int cmd_run(options& o) {
     std::ostream& out = r.leader() ? std::cout : elsewhere;
     p->report(out);
     if (!o.stats.empty()) {
-        const nlohmann::json stats = merged_stats(r);
+        nlohmann::json stats = merged_stats(r);
+        // The run's simulated time, exact (the summary line rounds it).
+        stats["sim.simulated_ps"] = static_cast<std::uint64_t>(s.simulated / sc_core::sc_time(1, sc_core::SC_PS) + 0.5);
         if (r.leader()) write_user_file(o.stats, "stats file", stats.dump(2) + "\n");
     }
     const bool passed = p->passed();

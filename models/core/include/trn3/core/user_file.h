@@ -3,6 +3,7 @@
 // library message, a hang on an endless device, or a silent loss.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -19,6 +20,10 @@ std::string read_user_text(const std::string& path, const std::string& what, std
 // Writes `text` to `path`, checking that every byte reached the file (a full
 // disk, /dev/full, a missing directory are errors).
 void write_user_file(const std::string& path, const std::string& what, const std::string& text);
+void write_user_file(const std::string& path, const std::string& what, const void* data, std::size_t bytes);
+// Throws config_error unless `path` could be written (its folder exists and
+// is writable); checks before a long run instead of losing its result after.
+void check_writable(const std::string& path, const std::string& what);
 
 // A value as error messages quote it: at most `max` characters, then "...".
 std::string quoted_excerpt(const std::string& value, std::size_t max = 64);

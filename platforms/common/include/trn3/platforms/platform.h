@@ -32,6 +32,9 @@ public:
     virtual bool passed() const = 0;
     // After the run: what the workload did, for people (a few lines).
     virtual void report(std::ostream& os) const = 0;
+    // After the run, before the report: the files the workload writes (a
+    // kernel's outputs). A config_error here is the user's (exit 2).
+    virtual void write_outputs() {}
 
     // A platform cut into partitions for a distributed run (one partition
     // or more per rank; window_sync.h): its window protocol, and whether

@@ -23,7 +23,9 @@ using isa::access_pattern;
 using isa::dtype;
 
 // Tiles. `free` is the number of elements per partition, contiguous (step 1);
-// `with_dims` replaces the walk with up to three [step, num] pairs.
+// `with_dims` replaces the walk with up to four [step, num] pairs. Values the
+// encoding cannot hold (partitions over 255, free over 65535) throw
+// std::invalid_argument.
 access_pattern sbuf(dtype t, unsigned start_partition, unsigned partitions, std::uint64_t byte_offset, unsigned free);
 access_pattern psum(dtype t, unsigned start_partition, unsigned partitions, std::uint64_t byte_offset, unsigned free);
 // A 2-D region of device memory: `partitions` rows of `free` elements, rows

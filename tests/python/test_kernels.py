@@ -173,3 +173,29 @@ def test_every_dtype_through_inputs_and_outputs(rng):
     # Codes go in as they are: the fp16 codes of X give the same result.
     codes = numerics.to_format(X, "fp16")
     assert np.array_equal(k.run(inputs={x: codes, n: N}, outputs=[y16])[y16], held)
+
+
+@pytest.mark.parametrize("rule", ["ocp", "trn3"])
+def test_quantize_mx_on_the_vector_engine_equals_numerics(rng, rule):
+    """Vector quantize_mx of an [8][4C] fp32 tile: each column's 32 values (8
+    partitions x 4) are one block; codes land in the matmul_mx layout, the
+    E8M0 scales in partition 0 at byte `scales` + c. Bit for bit what
+    numerics.quantize_mx gives."""
+    C = 16
+    k = nk.Kernel()
+    x, codes_out = k.device((8, 4 * C), "fp32"), k.device((8, 4 * C), "e4m3fn")
+    scales_out = k.device((1, C), "e4m3fn")  # E8M0 bytes, read back as codes
+    src, dst = k.sbuf((8, 4 * C), "fp32"), k.sbuf((8, 4 * C), "e4m3fn")
+    scales_at = 4096
+    k.sync.load(src, x).signal(0).halt()
+    k.vector.quantize_mx(dst, src, scales_at, trn3_rule=rule == "trn3").wait(0, 1)
+    k.vector.store(codes_out, dst).signal(1)
+    k.vector.store(scales_out, k.sbuf((1, C), "e4m3fn", offset=scales_at)).signal(1)
+    k.vector.nop().wait(1, 2).halt()
+    X = (3 * rng.standard_normal((8, 4 * C))).astype(np.float32)
+    r = k.run(inputs={x: X}, outputs=[codes_out, scales_out])
+    blocks = X.reshape(8, C, 4).transpose(1, 0, 2).reshape(C, 32)  # column c's block: partition-major
+    want_codes, want_scales = numerics.quantize_mx(blocks, "e4m3fn", rule=rule)
+    got_codes = numerics.to_format(r[codes_out], "e4m3fn").reshape(8, C, 4).transpose(1, 0, 2).reshape(C, 32)
+    assert np.array_equal(got_codes, want_codes)
+    assert np.array_equal(numerics.to_format(r[scales_out], "e4m3fn").ravel(), want_scales.ravel())

@@ -72,6 +72,25 @@ sc_time elementwise_engine::elementwise(const engine_state& es, const instructio
             throw fault{err_shape, "source and destination sizes differ"};
         return s;
     };
+    // Timing: elements over the engine's rate, plus a fixed overhead.
+    const sc_time busy = streaming_time(n * parts, rate_for(dst.type));
+    if (core_.timing_only.get()) {  // the data mode's checks, in its order; no elements
+        switch (op) {
+        case opcode::memset:
+        case opcode::iota: break;
+        case opcode::tensor_tensor:
+            source(ins.src0);
+            source(ins.src1);
+            break;
+        case opcode::tensor_copy:
+        case opcode::tensor_scalar:
+        case opcode::activation:
+        case opcode::affine_select:
+        case opcode::tensor_reduce: source(ins.src0); break;
+        default: throw fault{err_illegal, "not an elementwise opcode"};
+        }
+        return busy;
+    }
     const std::vector<std::int64_t> dst_off = sbuf_psum::offsets(ins.dst);
     switch (op) {
     case opcode::memset:
@@ -147,8 +166,7 @@ sc_time elementwise_engine::elementwise(const engine_state& es, const instructio
     }
     default: throw fault{err_illegal, "not an elementwise opcode"};
     }
-    // Timing: elements over the engine's rate, plus a fixed overhead.
-    return streaming_time(n * parts, rate_for(dst.type));
+    return busy;
 }
 
 }  // namespace trn3::neuroncore

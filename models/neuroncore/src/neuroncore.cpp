@@ -90,6 +90,9 @@ neuroncore::neuroncore(const sc_core::sc_module_name& name)
       sbuf_port_bandwidth(this, "sbuf_port_bandwidth", bandwidth{528e9},
                           "SBUF as device memory: bytes per second of an access (as the core's DMA)"),
       rounding_seed(this, "rounding_seed", 1, "seed of the stochastic-rounding generator", seed_range()),
+      timing_only(this, "timing_only", false,
+                  "instructions are checked, scheduled and timed as with data, but no element is computed and no "
+                  "data moves (SBUF, PSUM and device memory keep their contents)"),
       tensor_backend(this, "tensor_engine.backend", "model",
                      "Tensor engine array: model (C++), rtl (the verilated systolic array) or check (model, "
                      "replaying every check_every-th array job on the RTL and comparing bits)",
@@ -148,7 +151,7 @@ void neuroncore::sbuf_transport(tlm::tlm_generic_payload& tx, sc_time& delay) {
     ++transaction_count();
     const std::uint64_t a = tx.get_address(), len = tx.get_data_length();
     delay += sbuf_port_latency.get();
-    const bool timing_only_access = tx.get_extension<timing_only>() != nullptr;
+    const bool timing_only_access = tx.get_extension<::trn3::timing_only>() != nullptr;
     if (len == 0 || a >= sbuf_bytes() || len > sbuf_bytes() - a) {
         tx.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
         return;

@@ -116,12 +116,18 @@ sc_time tensor_engine::matmul(const engine_state& es, const instruction& ins) {
     if (s.N > core_.max_moving_free.get() || free_elements(ins.dst) != s.N)
         throw fault{err_shape,
                     fmt::format("moving columns (N) must equal dst free size, <= {}", core_.max_moving_free.get())};
-    if (G) s.k_of = sparse_indices(ins, s, G);
+    // Timing only: the metadata is data (not read, not checked).
+    if (G && !core_.timing_only.get()) s.k_of = sparse_indices(ins, s, G);
     if (mx) return matmul_mx(es, ins, s, dst, a, b);
     if (a.type != b.type || a.type == dtype::int32 || a.type == dtype::e2m1)
         throw fault{err_dtype, "matmul operands: one float type (e2m1 only in MX mode)"};
     const unsigned M = s.M, N = s.N, Kc = s.Kc;
     matmul_flops_ += 2ull * s.K * M * N;  // dense-equivalent
+    const unsigned cadence =
+        a.type == dtype::fp32 ? static_cast<unsigned>(core_.tensor_fp32_cycles_per_column.get()) : 1;
+    // Timing: one moving column per cycle (fp32: tensor_fp32_cycles_per_column),
+    // plus the array fill when the engine was idle before this matmul.
+    if (core_.timing_only.get()) return tensor_time(es, static_cast<std::uint64_t>(N) * cadence);
     // Operands decoded once (exact), then the defined order: for each output,
     // acc = +0; for each kept k in increasing order: acc = fl32(acc + a[k][m] x
     // b[k][n]) with one rounding, a fused multiply-add (docs/numerics.md rule
@@ -135,8 +141,6 @@ sc_time tensor_engine::matmul(const engine_state& es, const instruction& ins) {
         for (unsigned j = 0; j < s.D * N; ++j)
             B[static_cast<std::size_t>(s.D * p + j % s.D) * N + j / s.D] = memory_.load(b, p, bo[j]);
     }
-    const unsigned cadence =
-        a.type == dtype::fp32 ? static_cast<unsigned>(core_.tensor_fp32_cycles_per_column.get()) : 1;
     tensor_array::operands op{Kc, M, N, A.data(), B.data()};
     op.cadence = cadence;
     op.k_of = s.k_of.empty() ? nullptr : s.k_of.data();
@@ -147,8 +151,6 @@ sc_time tensor_engine::matmul(const engine_state& es, const instruction& ins) {
     op.fused = !products_exact(a.type, A, B);
     array_.compute(op, acc);
     write_psum(ins, dst, acc, M, N, dof);
-    // Timing: one moving column per cycle (fp32: tensor_fp32_cycles_per_column),
-    // plus the array fill when the engine was idle before this matmul.
     return tensor_time(es, static_cast<std::uint64_t>(N) * cadence);
 }
 
@@ -205,6 +207,8 @@ sc_time tensor_engine::matmul_mx(const engine_state& es, const instruction& ins,
     if (ins.imm + M > part_bytes || ins.target + N > part_bytes)
         throw fault{err_out_of_bounds, "MX scales outside SBUF"};
     matmul_flops_ += 2ull * K * M * N;  // dense-equivalent
+    // Four multiplies per element of the array per cycle: N cycles per pass.
+    if (core_.timing_only.get()) return tensor_time(es, N);
     const auto fa = format_of(a.type), fb = format_of(b.type);
     const std::vector<std::int64_t> ao = sbuf_psum::offsets(ins.src0), bo = sbuf_psum::offsets(ins.src1),
                                     dof = sbuf_psum::offsets(ins.dst);
@@ -327,7 +331,6 @@ sc_time tensor_engine::matmul_mx(const engine_state& es, const instruction& ins,
     };
     array_.run(model, job, acc);
     write_psum(ins, dst, acc, M, N, dof);
-    // Four multiplies per element of the array per cycle: N cycles per pass.
     return tensor_time(es, N);
 }
 
@@ -338,6 +341,7 @@ sc_time tensor_engine::transpose(const engine_state& es, const instruction& ins)
     const sbuf_psum::transpose_tiles t =
         memory_.read_for_transpose(es.regs, ins, static_cast<unsigned>(core_.partitions.get()));
     const unsigned P = t.P, F = t.F;
+    if (core_.timing_only.get()) return tensor_time(es, P);
     std::vector<float> identity(static_cast<std::size_t>(P) * P, 0.0f), out(static_cast<std::size_t>(F) * P);
     for (unsigned i = 0; i < P; ++i) identity[static_cast<std::size_t>(i) * P + i] = 1.0f;
     tensor_array::operands op{P, F, P, t.values.data(), identity.data()};

@@ -31,6 +31,8 @@ sc_time vector_engine::quantize_mx(const engine_state& es, const instruction& in
         throw fault{err_shape, "quantize_mx: 8k partitions from 0, free size 4 x columns, dst the same shape"};
     const unsigned C = static_cast<unsigned>(F / 4), G = Kp / 8;
     if (ins.imm + C > core_.sbuf_partition_size.get().bytes) throw fault{err_out_of_bounds, "MX scales outside SBUF"};
+    const sc_time busy = streaming_time(static_cast<std::uint64_t>(Kp) * F, core_.vector_elements_per_cycle_wide);
+    if (core_.timing_only.get()) return busy;
     const std::vector<std::int64_t> so = sbuf_psum::offsets(ins.src0), dof = sbuf_psum::offsets(ins.dst);
     const auto rule = ins.flags & flag_mx_trn3_scale ? numerics::mx_scale_rule::trn3 : numerics::mx_scale_rule::ocp;
     for (unsigned c = 0; c < C; ++c)
@@ -41,7 +43,7 @@ sc_time vector_engine::quantize_mx(const engine_state& es, const instruction& in
             for (unsigned i = 0; i < 32; ++i) *memory_.element(dst, 8 * g + i / 4, dof[4 * c + i % 4]) = b.elements[i];
             memory_.sbuf(g)[ins.imm + c] = b.scale;
         }
-    return streaming_time(static_cast<std::uint64_t>(Kp) * F, core_.vector_elements_per_cycle_wide);
+    return busy;
 }
 
 sc_time vector_engine::transpose(const engine_state& es, const instruction& ins) {
@@ -49,7 +51,7 @@ sc_time vector_engine::transpose(const engine_state& es, const instruction& ins)
     const sbuf_psum::transpose_tiles t =
         memory_.read_for_transpose(es.regs, ins, static_cast<unsigned>(core_.vector_transpose_size.get()));
     const unsigned P = t.P, F = t.F;
-    for (unsigned i = 0; i < P; ++i)
+    for (unsigned i = 0; i < P && !core_.timing_only.get(); ++i)
         for (unsigned j = 0; j < F; ++j)
             memory_.store(t.dst, j, t.dst_offsets[i], t.values[static_cast<std::size_t>(i) * F + j], false);
     return streaming_time(static_cast<std::uint64_t>(P) * F, rate_for(t.dst.type));

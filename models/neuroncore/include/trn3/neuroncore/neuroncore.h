@@ -121,6 +121,10 @@ public:
     param<bandwidth> sbuf_port_bandwidth;
     // stochastic rounding
     param<std::uint64_t> rounding_seed;
+    // Timing only (workloads at scale): every instruction is checked,
+    // scheduled and timed as in the data mode, but no element is computed
+    // and no data moves (docs/isa.md, "Timing only").
+    param<bool> timing_only;
     // Tensor engine back end (docs/rtl.md): the C++ model, the verilated RTL
     // array, or the model checked against the RTL on every Nth array job.
     param<std::string> tensor_backend;

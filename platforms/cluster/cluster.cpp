@@ -9,6 +9,7 @@
 
 #include "../ultraserver/ultraserver.h"
 #include "trn3/core/ranks.h"
+#include "trn3/core/user_file.h"
 
 namespace trn3 {
 namespace {
@@ -19,6 +20,66 @@ constexpr std::uint64_t switch_id_stride = 1 << 12;
 
 }  // namespace
 
+std::vector<unsigned> cluster::placement_owners(unsigned n, const ranks& r) const {
+    std::vector<unsigned> owners;
+    if (placement.get().empty()) return owners;
+    std::istringstream in(placement.get());
+    std::string item;
+    while (std::getline(in, item, ',')) {
+        std::size_t used = 0;
+        unsigned long v = 0;
+        try {
+            v = std::stoul(item, &used);
+        } catch (const std::exception&) {
+            used = 0;
+        }
+        if (used == 0 || used != item.size() || (!r.single() && v >= r.size()))
+            throw config_error(fmt::format("{}: placement '{}': '{}' is not a rank below {}", placement.name(),
+                                           placement.get(), item, r.size()));
+        owners.push_back(r.single() ? 0 : static_cast<unsigned>(v));  // one process holds everything
+    }
+    if (owners.size() != n)
+        throw config_error(fmt::format("{}: placement '{}' gives {} ranks for {} UltraServers", placement.name(),
+                                       placement.get(), owners.size(), n));
+    return owners;
+}
+
+// {"partitions": [{"rank": r, "ultraservers": [k, ...]}, ...]}: every
+// UltraServer in one partition, every rank below the job's size (one process
+// takes them all, as with placement).
+std::vector<unsigned> cluster::partition_file_owners(unsigned n, const ranks& r) const {
+    const std::string& path = partition_file.get();
+    auto bad = [&](const std::string& why) { return config_error("partition file '" + path + "': " + why); };
+    constexpr unsigned none = ~0u;
+    std::vector<unsigned> owners(n, none);
+    try {
+        const nlohmann::json j = nlohmann::json::parse(read_user_text(path, "partition file"));
+        if (!j.is_object() || j.size() != 1 || !j.contains("partitions") || !j["partitions"].is_array())
+            throw bad("expected {\"partitions\": [...]} and nothing else");
+        for (const auto& part : j["partitions"]) {
+            if (!part.is_object() || part.size() != 2 || !part.contains("rank") || !part.contains("ultraservers"))
+                throw bad("each partition is {\"rank\": r, \"ultraservers\": [...]}, not " + part.dump());
+            const nlohmann::json& rank = part["rank"];
+            if (!rank.is_number_unsigned() || (!r.single() && rank.get<std::uint64_t>() >= r.size()))
+                throw bad(fmt::format("rank {} is not a rank below {}", rank.dump(), r.size()));
+            if (!part["ultraservers"].is_array() || part["ultraservers"].empty())
+                throw bad("a partition's ultraservers are a non-empty list, not " + part["ultraservers"].dump());
+            for (const auto& k : part["ultraservers"]) {
+                if (!k.is_number_unsigned() || k.get<std::uint64_t>() >= n)
+                    throw bad(fmt::format("UltraServer {} is not one of the {}", k.dump(), n));
+                unsigned& owner = owners[k.get<std::size_t>()];
+                if (owner != none) throw bad(fmt::format("UltraServer {} is in two partitions", k.dump()));
+                owner = r.single() ? 0 : rank.get<unsigned>();
+            }
+        }
+    } catch (const nlohmann::json::exception& e) {
+        throw bad(e.what());
+    }
+    for (unsigned k = 0; k < n; ++k)
+        if (owners[k] == none) throw bad(fmt::format("UltraServer {} is in no partition", k));
+    return owners;
+}
+
 cluster::cluster(const sc_core::sc_module_name& name) : platform(name) {
     const unsigned n = static_cast<unsigned>(ultraservers.get());
     ranks& r = process_ranks();
@@ -26,36 +87,22 @@ cluster::cluster(const sc_core::sc_module_name& name) : platform(name) {
         throw config_error(fmt::format("{}: {} processes for {} partitions (one per UltraServer): run at most {}",
                                        this->name(), r.size(), n, n));
     me_ = r.rank();
-    if (placement.get().empty()) {
+    if (!placement.get().empty() && !partition_file.get().empty())
+        throw config_error(fmt::format("{} and {}: give one of them", placement.name(), partition_file.name()));
+    owner_ = !partition_file.get().empty() ? partition_file_owners(n, r) : placement_owners(n, r);
+    if (owner_.empty()) {
         for (unsigned k = 0; k < n; ++k) {
             unsigned owner = 0;
             while (owner + 1 < r.size() && (owner + 1) * n / r.size() <= k) ++owner;
             owner_.push_back(owner);
         }
-    } else {
-        std::istringstream in(placement.get());
-        std::string item;
-        while (std::getline(in, item, ',')) {
-            std::size_t used = 0;
-            unsigned long v = 0;
-            try {
-                v = std::stoul(item, &used);
-            } catch (const std::exception&) {
-                used = 0;
-            }
-            if (used == 0 || used != item.size() || (!r.single() && v >= r.size()))
-                throw config_error(fmt::format("{}: placement '{}': '{}' is not a rank below {}", placement.name(),
-                                               placement.get(), item, r.size()));
-            owner_.push_back(r.single() ? 0 : static_cast<unsigned>(v));  // one process holds everything
-        }
-        if (owner_.size() != n)
-            throw config_error(fmt::format("{}: placement '{}' gives {} ranks for {} UltraServers", placement.name(),
-                                           placement.get(), owner_.size(), n));
-        for (unsigned rank = 0; rank < r.size(); ++rank)
-            if (std::find(owner_.begin(), owner_.end(), rank) == owner_.end())
-                throw config_error(
-                    fmt::format("{}: placement '{}' gives rank {} nothing", placement.name(), placement.get(), rank));
     }
+    const std::string given = !partition_file.get().empty()
+                                  ? fmt::format("{} '{}'", partition_file.name(), partition_file.get())
+                                  : fmt::format("{}: placement '{}'", placement.name(), placement.get());
+    for (unsigned rank = 0; rank < r.size(); ++rank)
+        if (std::find(owner_.begin(), owner_.end(), rank) == owner_.end())
+            throw config_error(fmt::format("{} gives rank {} nothing", given, rank));
     oob_ = std::make_shared<apps::out_of_band>(oob_latency.get());
     for (unsigned k = 0; k < n; ++k) {
         ultraserver_network net;

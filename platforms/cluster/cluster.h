@@ -34,6 +34,7 @@
 
 #include "trn3/apps/out_of_band.h"
 #include "trn3/core/message_link.h"
+#include "trn3/core/ranks.h"
 #include "trn3/core/window_sync.h"
 #include "trn3/ethernet/eth_switch.h"
 #include "trn3/platforms/platform.h"
@@ -62,12 +63,23 @@ public:
         this, "placement", "",
         "a distributed run: each UltraServer's rank, comma-separated (\"0,1,1,0\"; one process ignores it); "
         "empty: blocks of consecutive UltraServers, rank 0 the first"};
+    param<std::string> partition_file{
+        this, "partition_file", "",
+        "a distributed run's partitions as a JSON file (docs/distributed.md): {\"partitions\": [{\"rank\": 0, "
+        "\"ultraservers\": [0, 3]}, ...]}; instead of placement"};
     param<sc_core::sc_time> oob_latency{
         this, "oob_latency", sc_core::sc_time(10, sc_core::SC_US),
         "the launcher's key-value store (apps/out_of_band.h): a value put is visible this much later",
         range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_NS), sc_core::sc_time(1, sc_core::SC_SEC)}};
 
     explicit cluster(const sc_core::sc_module_name& name);
+
+private:
+    // Each UltraServer's rank, from placement or partition_file (empty: neither given).
+    std::vector<unsigned> placement_owners(unsigned n, const ranks& r) const;
+    std::vector<unsigned> partition_file_owners(unsigned n, const ranks& r) const;
+
+public:
     ~cluster() override;
     // Collective over the ranks: every rank calls them.
     bool passed() const override;

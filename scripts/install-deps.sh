@@ -11,7 +11,7 @@ packages=(
   libspdlog-dev libfmt-dev nlohmann-json3-dev libcli11-dev libfabric-dev
     libbenchmark-dev libmpfr-dev libssl-dev time python3-matplotlib
   python3-dev python3-numpy python3-pytest python3-pybind11 pybind11-dev
-  libopenmpi-dev openmpi-bin
+  libopenmpi-dev openmpi-bin libprotobuf-dev protobuf-compiler
   gcc-riscv64-unknown-elf picolibc-riscv64-unknown-elf gdb-multiarch
   clang-format clang-tidy
 )

@@ -52,6 +52,7 @@
 #include "collective_data.h"
 #include "communicator.h"
 #include "efa_ring.h"
+#include "host_barrier.h"
 #include "phase_track.h"
 #include "trn3/apps/host_program.h"
 #include "trn3/collectives/choose.h"
@@ -545,16 +546,7 @@ private:
     // Every host arrives; the last one releases the others (each sees it at
     // its next poll) and records when.
     bool barrier(unsigned h) {
-        const std::uint64_t generation = barrier_generation_;
-        if (++barrier_arrived_ == sys_.hosts.size()) {
-            barrier_arrived_ = 0;
-            released_at_ = sc_core::sc_time_stamp();
-            ++barrier_generation_;
-            return true;
-        }
-        if (sys_.hosts[h].ops->wait_until([&] { return barrier_generation_ != generation; }, ns(timeout.get()),
-                                          ns(poll.get())))
-            return true;
+        if (barrier_.arrive(h, ns(timeout.get()), ns(poll.get()))) return true;
         hosts_[h].failures.push_back("the UltraServer's other hosts did not reach a barrier in time");
         aborted_ = true;
         return false;
@@ -593,7 +585,7 @@ private:
     // a start together, the wait, the check.
     bool one(unsigned h, std::size_t i, bool in_place) {
         prepare(h, i, in_place, what(), true);
-        if (!everywhere(h, [this] { return std::vector<std::uint64_t>{released_at_.value()}; }) || aborted_)
+        if (!everywhere(h, [this] { return std::vector<std::uint64_t>{barrier_.released_at().value()}; }) || aborted_)
             return false;
         const sc_core::sc_time start = start_after(h);
         run_loaded(h, i, in_place);
@@ -611,7 +603,7 @@ private:
         host_state& me = hosts_[h];
         const std::uint64_t bytes = sizes_[i], chunk = bytes / size();
         prepare(h, i, in_place, collectives::op::reduce_scatter, true);
-        if (!everywhere(h, [this] { return std::vector<std::uint64_t>{released_at_.value()}; }) || aborted_)
+        if (!everywhere(h, [this] { return std::vector<std::uint64_t>{barrier_.released_at().value()}; }) || aborted_)
             return false;
         const sc_core::sc_time start = start_after(h);
         run_loaded(h, i, in_place);
@@ -915,9 +907,9 @@ private:
     std::unique_ptr<channel_rings> rings_;
     std::map<unsigned, unsigned> rank_of_id_;
     std::vector<row> rows_;
-    std::size_t hosts_done_ = 0, barrier_arrived_ = 0;
-    std::uint64_t barrier_generation_ = 0;
-    sc_core::sc_time released_at_, finished_at_;
+    std::size_t hosts_done_ = 0;
+    host_barrier barrier_{sys_};
+    sc_core::sc_time finished_at_;
     bool aborted_ = false, finished_ = false;
     std::tuple<std::size_t, bool, collectives::op> plans_key_{~std::size_t(0), false, collectives::op::all_reduce};
     bool across_ = false;  // a cluster: the communicator spans every UltraServer (EFA between them)

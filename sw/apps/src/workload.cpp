@@ -1,0 +1,1003 @@
+// workload: a training step on the UltraServer. The step is a graph per
+// rank (sw/workload: a Chakra execution trace, or the dense transformer or
+// MoE layer generator); every rank is a chip. Each host brings its chips up
+// (as boot does), the kernels are timed on the NeuronCores, and then every
+// chip runs its graph: a compute stream (kernels) and a communication
+// stream (collectives and sends/receives on the fabric, by the chips' DMA
+// engines from schedules in their HBM, as the collectives program runs
+// them), each in its graph's order, each node once its dependencies are
+// done. Compute and communication of a chip overlap; what the
+// communication stream does while the compute stream is idle is exposed.
+//
+// Kernels (workload.compute):
+//   replay      every distinct kernel of the step is lowered onto a chip's
+//               eight NeuronCores (workload/lowering.h) and run once, timed
+//               only (the cores' timing_only param: every instruction
+//               scheduled and timed, no element computed), on the first
+//               chip, before the step; in the step each chip's compute
+//               stream takes that time. Fast: the step's cost is the
+//               fabric's.
+//   every_chip  every chip runs its own kernels on its own cores in the
+//               step (timed only), so kernels meet the collectives' HBM
+//               traffic; a launch repeated n times runs once and takes n
+//               times its time.
+// A compute node without a kernel takes its recorded duration.
+//
+// Collectives meet as NCCL's do: the k-th collective of a group on every
+// member (validate() checked that they agree). Each member, once its
+// dependencies are done, loads its part of the schedule; the last to arrive
+// releases them all at once. A send and its receive are a broadcast over
+// the two chips, from the sender. Every collective is timed only
+// (TRN3_DESC_TIMING_ONLY): the step's data is not modelled.
+//
+// The report: step time; per chip compute, communication and exposed
+// communication; MFU (the step's matmul FLOPs against every chip's peak for
+// each kernel's type for the step time); the critical path (from the last
+// node to finish, back through whatever released each node last); a
+// Perfetto track per chip for its kernels and its communication; JSON.
+//
+// params: workload.source, .trace, .write_trace, .compute, .channels, .algorithm, .json, .poll, .timeout,
+//         .start_align, .link_timeout, .boot_timeout, .peak_tflops_bf16, .peak_tflops_mx, and the generators'
+//         (workload.dense.*, workload.moe.*)
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <set>
+
+#include <fmt/format.h>
+#include <nlohmann/json.hpp>
+#include <systemc>
+
+#include "bring_up.h"
+#include "channel_rings.h"
+#include "collective_data.h"
+#include "communicator.h"
+#include "host_barrier.h"
+#include "phase_track.h"
+#include "trn3/apps/host_program.h"
+#include "trn3/collectives/choose.h"
+#include "trn3/collectives/plan.h"
+#include "trn3/core/error.h"
+#include "trn3/core/param.h"
+#include "trn3/core/user_file.h"
+#include "trn3/spec/device.h"
+#include "trn3/workload/chakra.h"
+#include "trn3/workload/generators.h"
+#include "trn3/workload/lowering.h"
+
+namespace trn3::apps {
+namespace {
+
+using workload::collective_op;
+using workload::node_kind;
+
+constexpr std::uint64_t gib = 1ull << 30;
+// The collectives' buffers (as the collectives program's, striped over the
+// HBM stacks from 4 GiB into the striped window), their descriptor rings
+// (stack 2), and the kernels' operands (an arena of 2 GiB per core in stack
+// 3, from its byte 16 GiB to 32 GiB of its 36; clear of the striped
+// buffers, which reach each stack's byte 8.5 GiB).
+constexpr std::uint64_t buffers_at = TRN3_DEV_HBM_STRIPED_BASE + 4 * gib;
+constexpr collectives::buffers layout{
+    buffers_at, buffers_at + 4 * gib, buffers_at + 8 * gib, buffers_at + 12 * gib, buffers_at + 16 * gib,
+    gib,        buffers_at + 26 * gib};
+constexpr std::uint64_t ring_at = TRN3_DEV_HBM_BASE(2) + (1 << 20), ring_stride = 16 << 20;
+constexpr std::uint64_t arena_at = TRN3_DEV_HBM_BASE(3) + 16 * gib, arena_stride = 2 * gib;
+constexpr unsigned chip_cores = TRN3_DEV_CORES;
+
+class workload_program final : public host_program {
+public:
+    param<std::string> source{nullptr, "workload.source", "moe",
+                              "the step: moe (the MoE layer generator), dense (the dense transformer generator) or "
+                              "chakra (the trace workload.trace)",
+                              one_of<std::string>{{"moe", "dense", "chakra"}}};
+    param<std::string> trace{nullptr, "workload.trace", "",
+                             "Chakra trace: the files' prefix (<prefix>.<rank>.et, plain or gzip-compressed)"};
+    param<std::string> write_trace{nullptr, "workload.write_trace", "",
+                                   "also write the step's graph as a Chakra trace with this prefix"};
+    param<std::uint64_t> ranks{nullptr, "workload.ranks", 0,
+                               "the generators' ranks (0: every chip on the fabric); rank r runs on fabric chip r",
+                               range<std::uint64_t>{0, 4096}};
+    param<std::string> compute{nullptr, "workload.compute", "replay",
+                               "kernels: replay (each distinct kernel timed once on the first chip's NeuronCores "
+                               "before the step, each chip takes that time) or every_chip (every chip runs its own "
+                               "kernels in the step)",
+                               one_of<std::string>{{"replay", "every_chip"}}};
+    param<std::uint64_t> channels{nullptr, "workload.channels", 2,
+                                  "channels of each collective (its own DMA queue and fabric channel each)",
+                                  range<std::uint64_t>{1, 8}};
+    param<std::string> algorithm{
+        nullptr, "workload.algorithm", "auto",
+        "the collectives' schedules: auto (collectives::choose) or one of ring, direct, "
+        "halving_doubling, chain, tree, hierarchical",
+        one_of<std::string>{{"auto", "ring", "direct", "halving_doubling", "chain", "tree", "hierarchical"}}};
+    param<std::string> json{nullptr, "workload.json", "", "also write the report as JSON to this file"};
+    param<bool> json_nodes{nullptr, "workload.json_nodes", false,
+                           "the JSON also lists every node's start and end (large for big steps)"};
+    param<double> peak_tflops_bf16{nullptr, "workload.peak_tflops_bf16", 629.1456,
+                                   "a chip's peak for bf16, fp16 and fp8 matmuls (TFLOP/s): 8 cores x 128 x 128 "
+                                   "x 2 FLOP x 2.4 GHz (AWS quotes 671)",
+                                   range<double>{1.0, 1e6}};
+    param<double> peak_tflops_mx{nullptr, "workload.peak_tflops_mx", 2516.5824,
+                                 "a chip's peak for MXFP8 and MXFP4 matmuls (TFLOP/s): 4 x the bf16 rate (AWS "
+                                 "quotes 2,517)",
+                                 range<double>{1.0, 1e6}};
+    param<sc_core::sc_time> poll{nullptr, "workload.poll", sc_core::sc_time(100, sc_core::SC_NS),
+                                 "how often a chip's stream looks whether its DMA queues or cores are done",
+                                 range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_NS), {}}};
+    param<sc_core::sc_time> timeout{nullptr, "workload.timeout", sc_core::sc_time(10, sc_core::SC_SEC),
+                                    "longest the step (and the kernels' timing before it) may take"};
+    param<sc_core::sc_time> start_align{
+        nullptr, "workload.start_align", sc_core::sc_time(39, sc_core::SC_US),
+        "the step starts at a multiple of this after the hosts are ready (a multiple of the HBM's tREFI)",
+        range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_US), sc_core::sc_time(1, sc_core::SC_MS)}};
+    param<sc_core::sc_time> link_timeout{nullptr, "workload.link_timeout", sc_core::sc_time(10, sc_core::SC_MS),
+                                         "longest a host waits for each root port's link"};
+    param<sc_core::sc_time> boot_timeout{nullptr, "workload.boot_timeout", sc_core::sc_time(50, sc_core::SC_MS),
+                                         "longest a host waits for a chip's firmware"};
+
+    // The dense transformer generator (workload/generators.h).
+    param<std::uint64_t> d_hidden{nullptr, "workload.dense.hidden", 8192, "hidden size",
+                                  range<std::uint64_t>{64, 65536}};
+    param<std::uint64_t> d_heads{nullptr, "workload.dense.heads", 64, "attention heads", range<std::uint64_t>{1, 1024}};
+    param<std::uint64_t> d_kv_heads{nullptr, "workload.dense.kv_heads", 8, "key/value heads (grouped-query attention)",
+                                    range<std::uint64_t>{1, 1024}};
+    param<std::uint64_t> d_ffn{nullptr, "workload.dense.ffn", 28672, "MLP inner size",
+                               range<std::uint64_t>{64, 1 << 20}};
+    param<std::uint64_t> d_layers{nullptr, "workload.dense.layers", 4, "layers", range<std::uint64_t>{1, 1024}};
+    param<std::uint64_t> d_seq{nullptr, "workload.dense.seq", 4096, "sequence length",
+                               range<std::uint64_t>{128, 1 << 20}};
+    param<std::uint64_t> d_micro_batch{nullptr, "workload.dense.micro_batch", 1, "sequences per micro-batch",
+                                       range<std::uint64_t>{1, 1024}};
+    param<std::uint64_t> d_micro_batches{nullptr, "workload.dense.micro_batches", 1, "micro-batches per step",
+                                         range<std::uint64_t>{1, 1024}};
+    param<std::uint64_t> d_tp{nullptr, "workload.dense.tp", 8, "tensor-parallel degree", range<std::uint64_t>{1, 4096}};
+    param<std::uint64_t> d_pp{nullptr, "workload.dense.pp", 1, "pipeline-parallel degree",
+                              range<std::uint64_t>{1, 4096}};
+    param<std::uint64_t> d_dp{nullptr, "workload.dense.dp", 0, "data-parallel degree (0: ranks / (tp x pp))",
+                              range<std::uint64_t>{0, 4096}};
+    param<bool> d_sp{nullptr, "workload.dense.sp", false, "sequence parallel (reduce_scatter + all_gather)"};
+    param<std::string> d_dtype{nullptr, "workload.dense.dtype", "bf16", "the GEMMs' type",
+                               one_of<std::string>{{"bf16", "fp8", "mxfp8", "mxfp4"}}};
+    param<bool> d_backward{nullptr, "workload.dense.backward", true, "the backward pass too"};
+
+    // The MoE layer generator.
+    param<std::uint64_t> m_tokens{nullptr, "workload.moe.tokens", 4096, "tokens per rank",
+                                  range<std::uint64_t>{128, 1 << 20}};
+    param<std::uint64_t> m_hidden{nullptr, "workload.moe.hidden", 7168, "hidden size", range<std::uint64_t>{64, 65536}};
+    param<std::uint64_t> m_expert_ffn{nullptr, "workload.moe.expert_ffn", 2048, "an expert's inner size",
+                                      range<std::uint64_t>{64, 65536}};
+    param<std::uint64_t> m_experts{nullptr, "workload.moe.experts", 288,
+                                   "routed experts (DeepSeek-V3 has 256; 288 = 2 per chip of 144)",
+                                   range<std::uint64_t>{2, 65536}};
+    param<std::uint64_t> m_top_k{nullptr, "workload.moe.top_k", 8, "experts per token", range<std::uint64_t>{1, 64}};
+    param<std::uint64_t> m_ep{nullptr, "workload.moe.ep", 0, "expert-parallel degree (0: every rank)",
+                              range<std::uint64_t>{0, 4096}};
+    param<std::string> m_dtype{nullptr, "workload.moe.dtype", "bf16", "the experts' GEMMs' type",
+                               one_of<std::string>{{"bf16", "fp8", "mxfp8", "mxfp4"}}};
+    param<std::string> m_dispatch_dtype{nullptr, "workload.moe.dispatch_dtype", "bf16",
+                                        "the dispatched tokens' type (DeepSeek-V3 sends fp8)",
+                                        one_of<std::string>{{"bf16", "fp8"}}};
+    param<double> m_skew{nullptr, "workload.moe.skew", 0.1,
+                         "routing skew: expert e' weighs 1 / (1 + e')^skew (0.1: the busiest of 288 experts 1.76 "
+                         "times the idlest)",
+                         range<double>{0.0, 4.0}};
+    param<std::uint64_t> m_seed{nullptr, "workload.moe.seed", 1, "routing seed"};
+    param<bool> m_backward{nullptr, "workload.moe.backward", true, "the backward pass too"};
+
+    explicit workload_program(host_system& s) : sys_(s), hosts_(s.hosts.size()) {
+        if (s.fabric_chips < 2)
+            throw config_error("program workload needs at least two chips on a NeuronLink fabric (" + s.name + " has " +
+                               std::to_string(s.fabric_chips) + ")");
+        if (s.cluster_size > 1)
+            throw config_error(
+                "program workload runs on one UltraServer (a cluster's EFA steps are not yet part of it)");
+        graph_ = make_graph(s.fabric_chips);
+        if (graph_.ranks.size() > s.fabric_chips)
+            throw config_error(fmt::format("workload: {} ranks, more than the {} chips of {}", graph_.ranks.size(),
+                                           s.fabric_chips, s.name));
+        order_ = workload::validate(graph_);
+        if (!write_trace.get().empty()) workload::write_chakra(graph_, write_trace.get());
+        if (!json.get().empty()) check_writable(json.get(), "workload JSON file");
+        for (std::size_t h = 0; h < s.hosts.size(); ++h)
+            tracks_.emplace_back(s.name, fmt::format("host{} software", h));
+        nodes_.resize(graph_.ranks.size());
+        for (std::size_t r = 0; r < graph_.ranks.size(); ++r)
+            nodes_[r] = std::vector<node_state>(graph_.ranks[r].nodes.size());
+        make_meetings();
+        // Every kernel lowered now: a shape the library cannot run is the user's error, before the run.
+        // Shapes that pad to the same programs share an entry.
+        for (const auto& rank : graph_.ranks)
+            for (const auto& n : rank.nodes)
+                if (n.kernel.timed() && !lowered_as_.count(key(n.kernel))) {
+                    auto lowered = workload::lower(n.kernel, chip_cores, arena_at, arena_stride);
+                    const std::string as = lowered.key;
+                    lowered_as_[key(n.kernel)] = as;
+                    if (!kernels_.count(as)) kernels_.emplace(as, kernel_entry{std::move(lowered), {}, false});
+                }
+        for (std::size_t r = 0; r < graph_.ranks.size(); ++r)
+            for (const char* stream : {"kernels", "communication"})
+                chip_tracks_.push_back(timeline::instance().make_track(s.name, fmt::format("rank {} {}", r, stream)));
+    }
+
+    void run(unsigned h) override { software(h); }
+
+    bool passed() const override {
+        if (hosts_done_ != sys_.hosts.size() || !finished_) return false;
+        for (const auto& h : hosts_)
+            if (!h.failures.empty()) return false;
+        return true;
+    }
+
+    void report(std::ostream& os) const override;
+    void report_failures(std::ostream& os) const override {
+        for (std::size_t h = 0; h < hosts_.size(); ++h)
+            for (const auto& f : hosts_[h].failures) os << "  FAILED: host " << h << ": " << f << "\n";
+    }
+
+private:
+    struct node_state {
+        bool done = false;
+        sc_core::sc_event finished;
+        sc_core::sc_time start, end;
+        // What released the node last (the critical path): a node of this
+        // rank or, for communication, the last member to arrive.
+        int by_rank = -1;
+        std::size_t by_node = 0;
+    };
+    // The k-th collective of a group (or the k-th send/recv of a pair): its
+    // members' (rank, node) pairs, in group order.
+    struct meeting {
+        std::vector<std::pair<unsigned, std::size_t>> members;
+        unsigned arrived = 0;
+        bool go = false;
+        sc_core::sc_event all_here;
+        std::pair<unsigned, std::size_t> last{0, 0};
+        std::vector<std::map<unsigned, std::vector<trn3_dma_descriptor>>> plans;  // per channel, by fabric id
+        unsigned channels = 1;
+    };
+    struct kernel_entry {
+        workload::lowered_kernel lowered;
+        sc_core::sc_time time;  // replay: measured on the first chip
+        bool timed = false;
+    };
+    struct host_state {
+        brought_up chips;
+        std::vector<std::string> failures;
+    };
+
+    workload::graph make_graph(unsigned chips) const {
+        const unsigned n = ranks.get() ? static_cast<unsigned>(ranks.get()) : chips;
+        if (source.get() == "chakra") {
+            if (trace.get().empty()) throw config_error("param workload.trace: a Chakra trace's prefix is needed");
+            return workload::read_chakra(trace.get());
+        }
+        if (source.get() == "dense") {
+            workload::dense_config c;
+            c.ranks = n;
+            c.hidden = d_hidden.get();
+            c.heads = d_heads.get();
+            c.kv_heads = d_kv_heads.get();
+            c.ffn = d_ffn.get();
+            c.layers = d_layers.get();
+            c.seq = d_seq.get();
+            c.micro_batch = d_micro_batch.get();
+            c.micro_batches = d_micro_batches.get();
+            c.tp = static_cast<unsigned>(d_tp.get());
+            c.pp = static_cast<unsigned>(d_pp.get());
+            c.dp = d_dp.get() ? static_cast<unsigned>(d_dp.get())
+                              : static_cast<unsigned>(std::max<std::uint64_t>(1, n / (d_tp.get() * d_pp.get())));
+            c.sp = d_sp.get();
+            c.dtype = d_dtype.get();
+            c.backward = d_backward.get();
+            return workload::dense_step(c);
+        }
+        workload::moe_config c;
+        c.ranks = n;
+        c.ep = static_cast<unsigned>(m_ep.get());
+        c.tokens = m_tokens.get();
+        c.hidden = m_hidden.get();
+        c.expert_ffn = m_expert_ffn.get();
+        c.experts = m_experts.get();
+        c.top_k = m_top_k.get();
+        c.dtype = m_dtype.get();
+        c.dispatch_dtype = m_dispatch_dtype.get();
+        c.skew = m_skew.get();
+        c.seed = m_seed.get();
+        c.backward = m_backward.get();
+        return workload::moe_layer(c);
+    }
+
+    static std::string key(const workload::kernel_spec& k) {
+        return fmt::format("{} {}x{}x{} b{} {}", k.kind, k.m, k.n, k.k, k.batch, k.dtype);
+    }
+
+    // Meetings in each rank's order: collectives by (group, k), sends and
+    // receives by (source, destination, tag, k).
+    void make_meetings() {
+        std::map<std::pair<std::string, std::size_t>, std::size_t> by_group;
+        std::map<std::tuple<unsigned, unsigned, std::uint64_t, std::size_t>, std::size_t> by_pair;
+        std::map<std::string, std::size_t> group_count;
+        std::map<std::tuple<unsigned, unsigned, std::uint64_t, bool>, std::size_t> pair_count;
+        meeting_of_.resize(graph_.ranks.size());
+        for (unsigned r = 0; r < graph_.ranks.size(); ++r) {
+            meeting_of_[r].assign(graph_.ranks[r].nodes.size(), ~std::size_t(0));
+            for (std::size_t i : order_[r]) {
+                const auto& n = graph_.ranks[r].nodes[i];
+                std::size_t* slot = nullptr;
+                if (n.kind == node_kind::collective) {
+                    const std::size_t k = group_count[n.group + "#" + std::to_string(r)]++;
+                    const auto [it, fresh] = by_group.emplace(std::make_pair(n.group, k), meetings_.size());
+                    if (fresh) meetings_.emplace_back();
+                    slot = &it->second;
+                } else if (n.kind != node_kind::compute) {
+                    const bool send = n.kind == node_kind::send;
+                    const unsigned src = send ? r : n.peer, dst = send ? n.peer : r;
+                    const std::size_t k = pair_count[{src, dst, n.tag, send}]++;
+                    const auto [it, fresh] = by_pair.emplace(std::make_tuple(src, dst, n.tag, k), meetings_.size());
+                    if (fresh) meetings_.emplace_back();
+                    slot = &it->second;
+                }
+                if (!slot) continue;
+                meeting_of_[r][i] = *slot;
+                meetings_[*slot].members.emplace_back(r, i);
+            }
+        }
+        // In group order (collectives) and sender first (point to point).
+        for (meeting& m : meetings_) {
+            const auto& first = graph_.ranks[m.members[0].first].nodes[m.members[0].second];
+            if (first.kind == node_kind::collective) {
+                const auto order = graph_.members(first.group);
+                std::sort(m.members.begin(), m.members.end(), [&](const auto& a, const auto& b) {
+                    return std::find(order.begin(), order.end(), a.first) <
+                           std::find(order.begin(), order.end(), b.first);
+                });
+            } else if (first.kind == node_kind::recv) {
+                std::swap(m.members[0], m.members[1]);
+            }
+        }
+    }
+
+    void software(unsigned h);
+    bool barrier(unsigned h);
+    void calibrate(unsigned h);
+    void load_chips_kernels(unsigned h);
+    struct loaded_kernel;
+    std::string load_kernel(driver::trn3_device& d, const workload::lowered_kernel& k, loaded_kernel& out);
+    std::string run_kernel(driver::trn3_device& d, const loaded_kernel& k, sc_core::sc_time& took);
+    void unload_kernel(driver::trn3_device& d, loaded_kernel& k);
+    // Times a kernel on d's cores: loaded, run, unloaded.
+    std::string time_kernel(driver::trn3_device& d, const workload::lowered_kernel& k, sc_core::sc_time& took);
+    void stream(unsigned h, unsigned r, bool communication, const std::function<std::string(std::size_t)>& body);
+    std::string compute_node(unsigned h, std::size_t c, unsigned r, std::size_t i);
+    bool wait_deps(unsigned r, std::size_t i, sc_core::sc_time& latest);
+    void mark_done(unsigned r, std::size_t i, const sc_core::sc_time& start);
+    std::string meet(unsigned h, std::size_t c, unsigned r, std::size_t i);
+    void plan_meeting(meeting& m);
+    void fail(unsigned h, const std::string& why) {
+        hosts_[h].failures.push_back(why);
+        aborted_ = true;
+    }
+    void finish(unsigned) {
+        if (++hosts_done_ == sys_.hosts.size()) sys_.stop();
+    }
+    static std::uint64_t ns(const sc_core::sc_time& t) { return static_cast<std::uint64_t>(t.to_seconds() * 1e9); }
+    unsigned fabric_id(unsigned r) const { return r; }  // rank r runs on fabric chip r
+
+    host_system& sys_;
+    std::vector<host_state> hosts_;
+    std::vector<phase_track> tracks_;
+    workload::graph graph_;
+    std::vector<std::vector<std::size_t>> order_;
+    std::vector<std::vector<node_state>> nodes_;
+    std::vector<std::vector<std::size_t>> meeting_of_;
+    std::deque<meeting> meetings_;  // a meeting holds an event: it never moves
+    std::map<std::string, kernel_entry> kernels_;  // by lowered_kernel::key
+    std::map<std::string, std::string> lowered_as_;  // a node's kernel -> its lowering's key
+    std::map<unsigned, std::map<std::string, loaded_kernel>> chip_code_;  // every_chip: by rank, by key
+    std::map<std::string, std::unique_ptr<channel_rings>> rings_;  // by group
+    std::size_t hosts_done_ = 0, streams_done_ = 0, streams_ = 0;
+    host_barrier barrier_{sys_};
+    sc_core::sc_event streams_finished_;
+    sc_core::sc_time start_;
+    bool aborted_ = false, finished_ = false;
+    double calibration_wall_s_ = 0;
+    sc_core::sc_time calibration_sim_;
+    std::vector<timeline::track> chip_tracks_;  // per rank: compute, then communication
+};
+
+bool workload_program::barrier(unsigned h) {
+    if (barrier_.arrive(h, ns(timeout.get()), ns(poll.get()))) return true;
+    fail(h, "the UltraServer's other hosts did not reach a barrier in time");
+    return false;
+}
+
+void workload_program::software(unsigned h) {
+    const host_info& hi = sys_.hosts[h];
+    host_state& me = hosts_[h];
+    static const char* const phases[] = {"host links up", "enumerated",
+                                         "chips probed, firmware running, routes programmed"};
+    if (!bring_up(hi, {link_timeout.get(), boot_timeout.get()}, me.chips,
+                  [&](unsigned phase) { tracks_[h].mark(phases[phase]); }) ||
+        !me.chips.failures.empty()) {
+        me.failures = me.chips.failures;
+        aborted_ = true;
+    }
+    if (!barrier(h) || aborted_) return finish(h);
+    tracks_[h].mark("every host up");
+    if (h == 0 && compute.get() == "replay") calibrate(h);
+    if (compute.get() == "every_chip") load_chips_kernels(h);
+    if (!barrier(h) || aborted_) return finish(h);
+    tracks_[h].mark(compute.get() == "replay" ? "kernels timed" : "ready");
+    // Every host starts the step at the same aligned time.
+    const std::uint64_t align = ns(start_align.get());
+    const sc_core::sc_time start(double((ns(barrier_.released_at()) / align + 2) * align), sc_core::SC_NS);
+    if (h == 0) start_ = start;
+    if (sc_core::sc_time_stamp() < start) sc_core::wait(start - sc_core::sc_time_stamp());
+    for (std::size_t c = 0; c < hi.chips.size(); ++c) {
+        const int id = hi.chips[c].fabric_id;
+        if (id < 0 || static_cast<std::size_t>(id) >= graph_.ranks.size()) continue;
+        const unsigned r = static_cast<unsigned>(id);
+        streams_ += 2;
+        sc_core::sc_spawn(
+            [this, h, c, r] { stream(h, r, false, [=](std::size_t i) { return compute_node(h, c, r, i); }); },
+            fmt::format("rank{}_compute", r).c_str());
+        sc_core::sc_spawn([this, h, c, r] { stream(h, r, true, [=](std::size_t i) { return meet(h, c, r, i); }); },
+                          fmt::format("rank{}_comm", r).c_str());
+    }
+    if (!barrier(h)) return finish(h);  // every host's streams spawned: streams_ is whole
+    const sc_core::sc_time deadline = start + timeout.get();
+    while (streams_done_ < streams_ && !aborted_ && sc_core::sc_time_stamp() < deadline)
+        sc_core::wait(deadline - sc_core::sc_time_stamp(), streams_finished_);
+    if (streams_done_ < streams_ && h == 0 && !aborted_) {
+        // Name what still waits: the first unfinished node of each stuck rank, a few.
+        std::string stuck;
+        unsigned named = 0;
+        for (unsigned r = 0; r < graph_.ranks.size() && named < 4; ++r)
+            for (std::size_t i : order_[r])
+                if (!nodes_[r][i].done) {
+                    stuck += fmt::format("{}rank {} '{}'", named ? ", " : "", r, graph_.ranks[r].nodes[i].name);
+                    ++named;
+                    break;
+                }
+        fail(h, fmt::format("the step did not finish within workload.timeout ({}); waiting: {}",
+                            timeout.get().to_string(), stuck));
+    }
+    if (!barrier(h) || aborted_) return finish(h);
+    if (h == 0) finished_ = true;
+    finish(h);
+}
+
+// every_chip: each of the host's chips gets the programs of its own kernels
+// before the step (no program is written during it).
+void workload_program::load_chips_kernels(unsigned h) {
+    const host_info& hi = sys_.hosts[h];
+    for (std::size_t c = 0; c < hi.chips.size(); ++c) {
+        const int id = hi.chips[c].fabric_id;
+        if (id < 0 || static_cast<std::size_t>(id) >= graph_.ranks.size()) continue;
+        const unsigned r = static_cast<unsigned>(id);
+        for (const auto& n : graph_.ranks[r].nodes) {
+            if (!n.kernel.timed()) continue;
+            const std::string& as = lowered_as_.at(key(n.kernel));
+            if (chip_code_[r].count(as)) continue;
+            if (const std::string e =
+                    load_kernel(*hosts_[h].chips.devices[c], kernels_.at(as).lowered, chip_code_[r][as]);
+                !e.empty())
+                return fail(h, fmt::format("rank {}: loading kernel {}: {}", r, as, e));
+        }
+    }
+}
+
+// Host 0 times every distinct kernel on its first chip's cores.
+void workload_program::calibrate(unsigned h) {
+    if (kernels_.empty()) return;
+    const auto wall0 = std::chrono::steady_clock::now();
+    const sc_core::sc_time sim0 = sc_core::sc_time_stamp();
+    if (hosts_[h].chips.devices.empty()) return fail(h, "no chip to time the kernels on");
+    driver::trn3_device& d = *hosts_[h].chips.devices[0];
+    const std::uint64_t align = ns(start_align.get());
+    // A first launch on a core after boot takes longer (measured: 16.0 us
+    // against 6.0 for the same element-wise kernel): the kernel that uses
+    // the most cores runs once first, untimed, so every core is warm.
+    const auto widest = std::max_element(kernels_.begin(), kernels_.end(), [](const auto& a, const auto& b) {
+        return a.second.lowered.launches[0].cores.size() < b.second.lowered.launches[0].cores.size();
+    });
+    sc_core::sc_time ignored;
+    if (const std::string e = time_kernel(d, widest->second.lowered, ignored); !e.empty())
+        return fail(h, "warming the cores with " + widest->first + ": " + e);
+    for (auto& [name, k] : kernels_) {
+        // Each from the same phase of the HBM's refresh, as the step starts.
+        const sc_core::sc_time at(double((ns(sc_core::sc_time_stamp()) / align + 1) * align), sc_core::SC_NS);
+        sc_core::wait(at - sc_core::sc_time_stamp());
+        if (const std::string e = time_kernel(d, k.lowered, k.time); !e.empty())
+            return fail(h, "timing kernel " + name + ": " + e);
+        k.timed = true;
+    }
+    calibration_wall_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+    calibration_sim_ = sc_core::sc_time_stamp() - sim0;
+}
+
+// A kernel's programs in a chip's memory: per launch, each core's engine
+// start addresses.
+struct workload_program::loaded_kernel {
+    struct one_launch {
+        std::vector<std::array<std::uint64_t, isa::engine_count>> pcs;  // per core
+        std::vector<unsigned> masks;  // per core: engines with a stream
+        std::uint64_t repeat = 1;
+    };
+    std::vector<one_launch> launches;
+    std::vector<std::uint64_t> allocations;
+};
+
+std::string workload_program::load_kernel(driver::trn3_device& d, const workload::lowered_kernel& k,
+                                          loaded_kernel& out) {
+    for (const auto& l : k.launches) {
+        loaded_kernel::one_launch one;
+        one.repeat = l.repeat;
+        for (const auto& p : l.cores) {
+            std::uint64_t at = 0;
+            // program::load puts each engine's stream at a 4 KiB boundary.
+            if (d.alloc(p.instructions() * isa::instruction_bytes + isa::engine_count * 4096, at) != driver::status::ok)
+                return "no device memory for its programs";
+            out.allocations.push_back(at);
+            bool written = true;
+            const auto pcs =
+                p.load([&](std::uint64_t a, const void* data,
+                           std::size_t bytes) { written = written && d.write(a, data, bytes) == driver::status::ok; },
+                       at);
+            if (!written) return "writing its programs";
+            unsigned mask = 0;
+            for (unsigned e = 0; e < isa::engine_count; ++e)  // (an engine's stream may start at device address 0)
+                if (!p.on(static_cast<isa::engine>(e)).code().empty()) mask |= 1u << e;
+            one.pcs.push_back(pcs);
+            one.masks.push_back(mask);
+        }
+        out.launches.push_back(std::move(one));
+    }
+    return "";
+}
+
+// Runs each launch once (its programs on cores 0.. at once); `took` is the
+// sum of each launch's time times its repeats.
+std::string workload_program::run_kernel(driver::trn3_device& d, const loaded_kernel& k, sc_core::sc_time& took) {
+    took = sc_core::SC_ZERO_TIME;
+    for (const auto& l : k.launches) {
+        // A kernel's semaphores count from 0: the cores are reset first (a
+        // launch keeps what the last kernel left).
+        for (unsigned c = 0; c < l.pcs.size(); ++c)
+            if (d.reset_core(c) != driver::status::ok) return fmt::format("resetting core {}", c);
+        const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+        for (unsigned c = 0; c < l.pcs.size(); ++c) {
+            std::array<std::uint64_t, 5> pcs{};
+            std::copy(l.pcs[c].begin(), l.pcs[c].end(), pcs.begin());
+            if (d.launch(c, pcs, l.masks[c]) != driver::status::ok) return fmt::format("launch on core {}", c);
+        }
+        for (unsigned c = 0; c < l.pcs.size(); ++c) {
+            driver::core_result result;
+            const driver::status st = d.wait_core(c, ns(timeout.get()), result);
+            if (st != driver::status::ok || result.status != 0)
+                return fmt::format("core {}: {} (error {})", c, driver::status_name(st), result.error);
+        }
+        took += (sc_core::sc_time_stamp() - t0) * double(l.repeat);
+    }
+    return "";
+}
+
+void workload_program::unload_kernel(driver::trn3_device& d, loaded_kernel& k) {
+    for (std::uint64_t a : k.allocations) d.free(a);
+    k = {};
+}
+
+std::string workload_program::time_kernel(driver::trn3_device& d, const workload::lowered_kernel& k,
+                                          sc_core::sc_time& took) {
+    loaded_kernel code;
+    std::string e = load_kernel(d, k, code);
+    if (e.empty()) e = run_kernel(d, code, took);
+    unload_kernel(d, code);
+    return e;
+}
+
+// Waits until node i's dependencies are done; `latest` is the latest of
+// their ends (and the node that ended then becomes its releaser).
+bool workload_program::wait_deps(unsigned r, std::size_t i, sc_core::sc_time& latest) {
+    const auto& ids = graph_.ranks[r].nodes[i].deps;
+    for (std::uint64_t id : ids) {
+        std::size_t j = 0;
+        while (graph_.ranks[r].nodes[j].id != id) ++j;  // validate() checked it exists
+        while (!nodes_[r][j].done) {
+            if (aborted_) return false;
+            sc_core::wait(nodes_[r][j].finished);
+        }
+        if (nodes_[r][j].end >= latest) {
+            latest = nodes_[r][j].end;
+            nodes_[r][i].by_rank = int(r);
+            nodes_[r][i].by_node = j;
+        }
+    }
+    return !aborted_;
+}
+
+void workload_program::mark_done(unsigned r, std::size_t i, const sc_core::sc_time& start) {
+    node_state& s = nodes_[r][i];
+    s.start = start;
+    s.end = sc_core::sc_time_stamp();
+    s.done = true;
+    s.finished.notify(sc_core::SC_ZERO_TIME);
+    const bool comm = graph_.ranks[r].nodes[i].kind != node_kind::compute;
+    timeline::instance().slice(chip_tracks_.at(2 * r + (comm ? 1 : 0)), graph_.ranks[r].nodes[i].name, s.start, s.end);
+}
+
+// One of rank r's streams (its compute nodes, or its communication nodes),
+// in the graph's order, each node once its dependencies and the stream's
+// previous node are done; `body` runs a node and says why it failed.
+void workload_program::stream(unsigned h, unsigned r, bool communication,
+                              const std::function<std::string(std::size_t)>& body) {
+    std::size_t previous = ~std::size_t(0);
+    sc_core::sc_time previous_end;
+    for (std::size_t i : order_[r]) {
+        const auto& n = graph_.ranks[r].nodes[i];
+        if ((n.kind != node_kind::compute) != communication) continue;
+        sc_core::sc_time latest = previous_end;
+        if (previous != ~std::size_t(0)) {
+            nodes_[r][i].by_rank = int(r);
+            nodes_[r][i].by_node = previous;
+        }
+        if (!wait_deps(r, i, latest)) break;
+        const sc_core::sc_time start = sc_core::sc_time_stamp();
+        if (const std::string why = body(i); !why.empty()) {
+            fail(h, fmt::format("rank {} '{}': {}", r, n.name, why));
+            break;
+        }
+        mark_done(r, i, start);
+        previous_end = nodes_[r][i].end;
+        previous = i;
+    }
+    if (++streams_done_ == streams_) streams_finished_.notify(sc_core::SC_ZERO_TIME);
+}
+
+// A compute node: its kernel's time (replay), its kernel run on the chip's
+// cores (every_chip), or its recorded duration.
+std::string workload_program::compute_node(unsigned h, std::size_t c, unsigned r, std::size_t i) {
+    const auto& n = graph_.ranks[r].nodes[i];
+    if (!n.kernel.timed()) {
+        sc_core::wait(sc_core::sc_time::from_value(n.duration_ps));
+        return "";
+    }
+    const std::string& as = lowered_as_.at(key(n.kernel));
+    if (compute.get() == "replay") {
+        sc_core::wait(kernels_.at(as).time);
+        return "";
+    }
+    const sc_core::sc_time start = sc_core::sc_time_stamp();
+    sc_core::sc_time took;
+    if (std::string e = run_kernel(*hosts_[h].chips.devices[c], chip_code_.at(r).at(as), took); !e.empty()) return e;
+    // The launches ran once each; their repeats are waited.
+    const sc_core::sc_time ran = sc_core::sc_time_stamp() - start;
+    if (took > ran) sc_core::wait(took - ran);
+    return "";
+}
+
+void workload_program::plan_meeting(meeting& m) {
+    const auto& first = graph_.ranks[m.members[0].first].nodes[m.members[0].second];
+    const unsigned n = static_cast<unsigned>(m.members.size());
+    std::vector<unsigned> ids;
+    for (const auto& [r, i] : m.members) ids.push_back(fabric_id(r));
+    const std::string dtype = first.dtype == "fp8" ? "e4m3" : first.dtype;
+    const dtype_info& t = dtype_of(dtype);
+    const unsigned element = numerics::element_bytes(t.type);
+    collectives::request q;
+    std::uint64_t bytes = first.bytes;
+    switch (first.kind == node_kind::collective ? first.op : collective_op::broadcast) {
+    case collective_op::all_reduce: q.what = collectives::op::all_reduce; break;
+    case collective_op::barrier:  // a barrier: an all_reduce of one element per rank
+        q.what = collectives::op::all_reduce;
+        bytes = std::uint64_t(n) * element;
+        break;
+    case collective_op::reduce: q.what = collectives::op::reduce; break;
+    case collective_op::all_gather: q.what = collectives::op::all_gather; break;
+    case collective_op::broadcast: q.what = collectives::op::broadcast; break;
+    case collective_op::all_to_all: q.what = collectives::op::all_to_all; break;
+    case collective_op::all_to_allv: q.what = collectives::op::all_to_allv; break;
+    case collective_op::reduce_scatter: q.what = collectives::op::reduce_scatter; break;
+    }
+    // Whole elements: a size that is not is rounded up (the trace's bytes
+    // may count a tensor's padding differently); n-chunk ops to n chunks.
+    const bool chunked = q.what == collectives::op::all_gather || q.what == collectives::op::reduce_scatter ||
+                         q.what == collectives::op::all_to_all || q.what == collectives::op::all_reduce;
+    const std::uint64_t whole = chunked ? std::uint64_t(n) * element : element;
+    bytes = std::max(whole, (bytes + whole - 1) / whole * whole);
+    if (bytes > layout.scratch_stride)
+        throw std::invalid_argument(fmt::format("{} B is over the 1 GiB buffers", bytes));
+    if (q.what == collectives::op::all_to_allv) {
+        q.splits.assign(std::size_t(n) * n, 0);
+        for (unsigned a = 0; a < n; ++a) {
+            const auto& node = graph_.ranks[m.members[a].first].nodes[m.members[a].second];
+            for (unsigned b = 0; b < n; ++b) q.splits[a * n + b] = (node.splits[b] + element - 1) / element;
+        }
+    }
+    const std::string group =
+        first.kind == node_kind::collective ? first.group : fmt::format("p2p {}", fmt::join(ids, "-"));
+    auto& rings = rings_[group];
+    member_levels levels = levels_of(ids, sys_.level_names, sys_.fabric_levels);
+    const unsigned k_channels = static_cast<unsigned>(channels.get());
+    if (!rings) rings = std::make_unique<channel_rings>(sys_.fabric, ids, levels, k_channels, "topology");
+    q.how = algorithm.get() == "auto" ? collectives::choose(q.what, n, bytes, k_channels, levels.places)
+                                      : collectives::algorithm_named(algorithm.get());
+    if (first.kind != node_kind::collective) q.how = collectives::algorithm::chain;  // send: a broadcast of two
+    collectives::check_supported(q.how, q.what, n);
+    q.counters = collectives::counters_needed(q.how, q.what, n, static_cast<unsigned>(levels.names.size()));
+    if (q.counters * k_channels > TRN3_FABRIC_CHANNELS)
+        throw std::invalid_argument(fmt::format("{} {} needs {} fabric channels per channel", collectives::name(q.how),
+                                                collectives::name(q.what), q.counters));
+    q.ranks = ids;
+    q.bytes = bytes;
+    q.element_bytes = element;
+    q.reduce_op = TRN3_REDUCE_SUM;
+    q.reduce_type = t.code;
+    q.in_place = true;
+    q.at = layout;
+    q.root = static_cast<unsigned>(first.root);
+    q.channels = k_channels;
+    q.timing_only = true;
+    q.segment_bytes = 0;
+    m.channels = k_channels;
+    m.plans.assign(k_channels, {});
+    for (unsigned k = 0; k < k_channels; ++k) {
+        q.channel = k;
+        q.ring = q.how == collectives::algorithm::hierarchical ? ids : rings->ring(k);
+        if (q.how == collectives::algorithm::hierarchical) {
+            q.coordinates = levels.position;
+            q.level_rings = rings->level_rings(k, k_channels);
+            q.level_order = rings->level_order(k);
+            q.first_counter = k;
+            q.counter_stride = k_channels;
+        } else {
+            q.first_counter = k * q.counters;
+        }
+        for (auto& rank : collectives::plan(q)) {
+            if (driver::trn3_device::device_queue_bytes(rank.descriptors.size()) > ring_stride)
+                throw std::invalid_argument(
+                    fmt::format("{} descriptors on a channel: more than a ring holds", rank.descriptors.size()));
+            m.plans[k][rank.fabric_id] = std::move(rank.descriptors);
+        }
+    }
+}
+
+// Node i of rank r meets its partners: its part of the schedule loaded, then
+// started with everyone's once the last has come; returns why it failed.
+std::string workload_program::meet(unsigned h, std::size_t c, unsigned r, std::size_t i) {
+    meeting& m = meetings_[meeting_of_[r][i]];
+    if (m.plans.empty()) {
+        try {
+            plan_meeting(m);
+        } catch (const std::invalid_argument& e) {
+            return e.what();
+        }
+    }
+    driver::trn3_device& d = *hosts_[h].chips.devices[c];
+    const unsigned id = fabric_id(r);
+    std::array<std::uint64_t, TRN3_FABRIC_CHANNELS> base{};
+    std::array<bool, TRN3_FABRIC_CHANNELS> read{};
+    for (unsigned k = 0; k < m.channels; ++k)
+        for (const auto& desc : m.plans[k].at(id)) {
+            const unsigned ch = TRN3_DESC_CHANNEL_OF(desc.flags, 1 + k) % TRN3_FABRIC_CHANNELS;
+            if (!(desc.flags & TRN3_DESC_WAIT_FABRIC) || read[ch]) continue;
+            read[ch] = true;
+            if (d.fabric_channel_bytes(ch, base[ch]) != driver::status::ok) return "reading the fabric counters";
+        }
+    for (unsigned k = 0; k < m.channels; ++k) {
+        auto descriptors = m.plans[k].at(id);
+        collectives::offset_waits(descriptors, 1 + k, base);
+        if (d.load_device_queue(1 + k, ring_at + k * ring_stride, descriptors) != driver::status::ok)
+            return "loading the schedule";
+    }
+    m.last = {r, i};
+    if (++m.arrived == m.members.size()) {
+        m.go = true;
+        m.all_here.notify(sc_core::SC_ZERO_TIME);
+    }
+    while (!m.go) {
+        if (aborted_) return "another chip failed";
+        sc_core::wait(m.all_here);
+    }
+    if (m.last.first != r || m.last.second != i) {  // released by the last to arrive
+        nodes_[r][i].by_rank = int(m.last.first);
+        nodes_[r][i].by_node = m.last.second;
+    }
+    for (unsigned k = 0; k < m.channels; ++k) d.start_device_queue(1 + k);
+    for (unsigned k = 0; k < m.channels; ++k) {
+        const driver::status st = d.queue_finished(1 + k, ns(timeout.get()), ns(poll.get()));
+        if (st != driver::status::ok) return fmt::format("channel {}: {}", k, driver::status_name(st));
+    }
+    return "";
+}
+
+namespace {
+// Time rank r's communication did not overlap its compute: its comm
+// intervals less their overlap with the compute intervals (each stream's
+// intervals are in order and disjoint).
+double exposed_seconds(const std::vector<std::pair<double, double>>& comm,
+                       const std::vector<std::pair<double, double>>& compute) {
+    double exposed = 0;
+    std::size_t j = 0;
+    for (const auto& [a, b] : comm) {
+        double covered = 0;
+        while (j < compute.size() && compute[j].second <= a) ++j;
+        for (std::size_t k = j; k < compute.size() && compute[k].first < b; ++k)
+            covered += std::min(b, compute[k].second) - std::max(a, compute[k].first);
+        exposed += (b - a) - covered;
+    }
+    return exposed;
+}
+
+struct spread {
+    double low = 0, mean = 0, high = 0;
+};
+spread spread_of(const std::vector<double>& v) {
+    spread s{v.empty() ? 0 : v[0], 0, 0};
+    for (double x : v) {
+        s.low = std::min(s.low, x);
+        s.high = std::max(s.high, x);
+        s.mean += x / double(v.size());
+    }
+    return s;
+}
+}  // namespace
+
+void workload_program::report(std::ostream& os) const {
+    const unsigned n_ranks = static_cast<unsigned>(graph_.ranks.size());
+    std::size_t kernels = 0, collectives = 0, p2p = 0, nodes = 0;
+    for (const auto& r : graph_.ranks)
+        for (const auto& n : r.nodes) {
+            ++nodes;
+            kernels += n.kind == node_kind::compute;
+            collectives += n.kind == node_kind::collective;
+            p2p += n.kind == node_kind::send || n.kind == node_kind::recv;
+        }
+    os << fmt::format("# workload {} on {}: {} ranks, {} nodes: {} compute ({} distinct kernels, {}), {} collectives, "
+                      "{} sends and receives\n",
+                      graph_.name, sys_.name, n_ranks, nodes, kernels, kernels_.size(), compute.get(), collectives,
+                      p2p);
+    if (!finished_) {
+        os << "# the step did not finish (see the FAILED lines)\n";
+        return;
+    }
+    if (compute.get() == "replay" && !kernels_.empty())
+        os << fmt::format("# kernels timed on the first chip before the step: {}, {:.3f} ms simulated, in {:.1f} s of "
+                          "wall time\n",
+                          kernels_.size(), calibration_sim_.to_seconds() * 1e3, calibration_wall_s_);
+    os << fmt::format("# {:<44} {:>12}  {}\n", "kernel", "time (us)", "on the NeuronCores");
+    for (const auto& [name, k] : kernels_)
+        os << fmt::format("#  {:<43} {:>12.3f}  {}\n", name, k.time.to_seconds() * 1e6, k.lowered.text);
+
+    // Per rank: busy compute and communication, exposed communication.
+    sc_core::sc_time end = start_;
+    std::vector<double> busy_compute(n_ranks), busy_comm(n_ranks), exposed(n_ranks);
+    double ideal = 0, flops = 0, hbm = 0;
+    for (unsigned r = 0; r < n_ranks; ++r) {
+        std::vector<std::pair<double, double>> comp, comm;
+        for (std::size_t i : order_[r]) {
+            const auto& n = graph_.ranks[r].nodes[i];
+            const auto& s = nodes_[r][i];
+            end = std::max(end, s.end);
+            const std::pair<double, double> span{s.start.to_seconds(), s.end.to_seconds()};
+            (n.kind == node_kind::compute ? comp : comm).push_back(span);
+            (n.kind == node_kind::compute ? busy_compute : busy_comm)[r] += span.second - span.first;
+            flops += double(n.flops);
+            hbm += double(n.hbm_bytes);
+            const bool mx = n.kernel.dtype == "mxfp8" || n.kernel.dtype == "mxfp4";
+            ideal += double(n.flops) / ((mx ? peak_tflops_mx.get() : peak_tflops_bf16.get()) * 1e12);
+        }
+        exposed[r] = exposed_seconds(comm, comp);
+    }
+    const double step = (end - start_).to_seconds();
+    const double mfu = step > 0 ? ideal / (step * n_ranks) : 0;
+    const auto line = [&](const char* what, const std::vector<double>& v) {
+        const spread s = spread_of(v);
+        os << fmt::format("  {:<24} {:>12.3f} {:>12.3f} {:>12.3f}\n", what, s.low * 1e6, s.mean * 1e6, s.high * 1e6);
+    };
+    os << fmt::format("step time                  {:.3f} us\n", step * 1e6);
+    os << fmt::format("per chip (us)              {:>12} {:>12} {:>12}\n", "min", "mean", "max");
+    line("compute", busy_compute);
+    line("communication", busy_comm);
+    line("exposed communication", exposed);
+    os << fmt::format("model FLOPs                {:.4e} (matmuls: {:.3f} TFLOP per chip)\n", flops,
+                      flops / n_ranks / 1e12);
+    os << fmt::format("MFU                        {:.2f}% (each kernel against a chip's peak for its type: bf16/fp8 "
+                      "{:.1f}, MX {:.1f} TFLOP/s)\n",
+                      mfu * 100, peak_tflops_bf16.get(), peak_tflops_mx.get());
+    const spread comp = spread_of(busy_compute);
+    os << fmt::format("kernel HBM traffic         {:.3f} GB per chip, {:.3f} TB/s per chip while computing\n",
+                      hbm / n_ranks / 1e9, comp.mean > 0 ? hbm / n_ranks / comp.mean / 1e12 : 0.0);
+
+    // The critical path: from the last node to end, back through what released each.
+    std::vector<std::pair<unsigned, std::size_t>> path;
+    int r = -1;
+    std::size_t i = 0;
+    for (unsigned q = 0; q < n_ranks; ++q)
+        for (std::size_t j : order_[q])
+            if (r < 0 || nodes_[q][j].end > nodes_[unsigned(r)][i].end) {
+                r = int(q);
+                i = j;
+            }
+    while (r >= 0 && path.size() <= nodes) {
+        path.emplace_back(unsigned(r), i);
+        const node_state& s = nodes_[unsigned(r)][i];
+        const int next = s.by_rank;
+        i = s.by_node;
+        r = next;
+    }
+    std::reverse(path.begin(), path.end());
+    // Each node of the path counts from where the path had got to (members
+    // of one collective overlap): the rest of the step is waiting.
+    double on_compute = 0, on_comm = 0, reached = start_.to_seconds();
+    for (const auto& [q, j] : path) {
+        const double from = std::max(reached, nodes_[q][j].start.to_seconds()), to = nodes_[q][j].end.to_seconds();
+        if (to <= from) continue;
+        (graph_.ranks[q].nodes[j].kind == node_kind::compute ? on_compute : on_comm) += to - from;
+        reached = to;
+    }
+    os << fmt::format("critical path              {} nodes: {:.3f} us compute, {:.3f} us communication, {:.3f} us "
+                      "waiting\n",
+                      path.size(), on_compute * 1e6, on_comm * 1e6, std::max(0.0, step - on_compute - on_comm) * 1e6);
+    const std::size_t shown = std::min<std::size_t>(path.size(), 24);
+    for (std::size_t k = path.size() - shown; k < path.size(); ++k) {
+        const auto& [q, j] = path[k];
+        const auto& n = graph_.ranks[q].nodes[j];
+        os << fmt::format("  rank {:>4} {:<10} {:<36} {:>12.3f} {:>12.3f} us\n", q, workload::name(n.kind), n.name,
+                          (nodes_[q][j].start - start_).to_seconds() * 1e6,
+                          (nodes_[q][j].end - start_).to_seconds() * 1e6);
+    }
+    if (shown < path.size()) os << fmt::format("  (the first {} nodes of the path left out)\n", path.size() - shown);
+
+    if (json.get().empty()) return;
+    nlohmann::json j;
+    j["workload"] = graph_.name;
+    j["platform"] = sys_.name;
+    j["ranks"] = n_ranks;
+    j["compute"] = compute.get();
+    j["step_time_us"] = step * 1e6;
+    j["mfu"] = mfu;
+    j["model_flops"] = flops;
+    j["kernel_hbm_bytes"] = hbm;
+    for (unsigned q = 0; q < n_ranks; ++q)
+        j["per_rank"].push_back({{"rank", q},
+                                 {"compute_us", busy_compute[q] * 1e6},
+                                 {"communication_us", busy_comm[q] * 1e6},
+                                 {"exposed_communication_us", exposed[q] * 1e6}});
+    for (const auto& [name, k] : kernels_)
+        j["kernels"].push_back({{"kernel", name}, {"time_us", k.time.to_seconds() * 1e6}, {"lowered", k.lowered.text}});
+    for (const auto& [q, jj] : path) {
+        const auto& n = graph_.ranks[q].nodes[jj];
+        j["critical_path"].push_back({{"rank", q},
+                                      {"node", n.name},
+                                      {"kind", workload::name(n.kind)},
+                                      {"start_us", (nodes_[q][jj].start - start_).to_seconds() * 1e6},
+                                      {"end_us", (nodes_[q][jj].end - start_).to_seconds() * 1e6}});
+    }
+    if (json_nodes.get())
+        for (unsigned q = 0; q < n_ranks; ++q)
+            for (std::size_t jj : order_[q]) {
+                const auto& n = graph_.ranks[q].nodes[jj];
+                j["nodes"].push_back({{"rank", q},
+                                      {"id", n.id},
+                                      {"node", n.name},
+                                      {"kind", workload::name(n.kind)},
+                                      {"deps", n.deps},
+                                      {"start_us", (nodes_[q][jj].start - start_).to_seconds() * 1e6},
+                                      {"end_us", (nodes_[q][jj].end - start_).to_seconds() * 1e6}});
+            }
+    write_user_file(json.get(), "workload JSON file", j.dump(2) + "\n");
+}
+
+const program_registration registration{
+    "workload",
+    "a training step (a Chakra trace, or a dense transformer or MoE layer): kernels on every chip's "
+    "NeuronCores and collectives on the fabric; step time, MFU, exposed communication, critical path",
+    [](host_system& s) { return std::make_unique<workload_program>(s); }};
+
+}  // namespace
+}  // namespace trn3::apps

@@ -2,6 +2,7 @@
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "ultraserver.h"
 
+#include <set>
 #include <stdexcept>
 
 #include <fmt/format.h>
@@ -218,9 +219,39 @@ void ultraserver::start_hosts() {
     s.level_names = levels.names;
     s.fabric_levels = levels.position;  // chips() order: by fabric id
     for (const auto& c : chips_) s.fabric_forwarded.push_back(&c->fabric_forwarded());
+    s.activity_now = [this] { return activity_now(); };
     make_program(std::move(s));
     for (std::size_t h = 0; h < hosts_.size(); ++h)
         hosts_[h]->run(fmt::format("software_{}", h), [this, h] { program().run(static_cast<unsigned>(h)); });
+}
+
+apps::activity ultraserver::activity_now() const {
+    apps::activity a;
+    std::set<medium> switched;  // media whose links end at a switch
+    for (const auto& e : topo_.edges)
+        if (topo_.nodes[std::size_t(e.b)].kind == node_kind::scaleup_switch) switched.insert(e.m);
+    for (const auto& [m, links] : links_by_medium_) {
+        apps::activity::medium& out = a.media[topology::medium_name(m)];
+        out.switched = switched.count(m) != 0;
+        for (const pcie::link* l : links) {
+            if (standby_.count(l)) continue;
+            out.bytes += l->payload_bytes();
+            out.capacity += 2 * l->raw_bytes_per_second();
+            out.retimers += m == medium::backplane ? 1 : m == medium::cross_rack ? 2 : 0;
+            ++out.links;
+        }
+        a.retimers += out.retimers;
+    }
+    for (const auto& c : chips_) {
+        std::uint64_t bytes = 0;
+        for (const auto& stack : c->hbm) bytes += stack->bytes_moved();
+        a.hbm_bytes.push_back(bytes);
+    }
+    a.chips = static_cast<unsigned>(chips_.size());
+    a.switches = static_cast<unsigned>(switches_.size());
+    a.nics = static_cast<unsigned>(nics_.size());
+    a.hosts = static_cast<unsigned>(hosts_.size());
+    return a;
 }
 
 const platform_registration nl72x2{

@@ -124,6 +124,7 @@ private:
     std::map<int, std::size_t> host_index_, switch_index_, nic_index_;  // node -> index
     std::vector<std::unique_ptr<pcie::link>> links_;
     std::map<topology::medium, std::vector<pcie::link*>> links_by_medium_;
+    apps::activity activity_now() const;  // host_system::activity_now
     std::set<const pcie::link*> standby_;  // whole spare links: present, trained, not routed
     std::vector<std::unique_ptr<host_adapter>> adapters_;
     std::vector<std::map<int, unsigned>> port_of_;  // node -> neighbour -> its port towards it

@@ -106,6 +106,20 @@ TEST_CASE("workload: 2 chips, compute around a send: the step time and the expos
     CHECK(path.front() == "a");
     CHECK(path.back() == "c");
     CHECK(j["mfu"].get<double>() == 0);  // no matmul
+
+    // Energy: the parts add up to the total; nothing computed; idle power
+    // for the step's time; the message crossed the fabric.
+    double sum = 0;
+    for (const auto& [what, joules] : j["energy_j"].items()) sum += joules.get<double>();
+    CHECK(sum == Approx(j["energy_total_j"].get<double>()));
+    CHECK(j["energy_j"].count("compute") == 0);
+    const double step_s = j["step_time_us"].get<double>() * 1e-6;
+    CHECK(j["energy_j"]["idle chips"].get<double>() == Approx(4 * 140.0 * step_s));  // the platform's 4 chips
+    CHECK(j["power_system_w"].get<double>() == Approx(j["energy_total_j"].get<double>() / step_s));
+    double fabric_bytes = 0;
+    for (const auto& [name, link] : j["links"].items())
+        if (name != "host" && name != "nic") fabric_bytes += link["bytes"].get<double>();
+    CHECK(fabric_bytes >= (1 << 20));
 }
 
 TEST_CASE("workload: 8 chips, an all_reduce between timed compute: the step is the slowest chip's") {
@@ -137,7 +151,7 @@ TEST_CASE("workload: 8 chips, an all_reduce between timed compute: the step is t
 }
 
 TEST_CASE(
-    "workload: a generated MoE layer runs in its dependency order; kernels timed only take the data mode's time") {
+    "workload: a generated MoE layer runs in its dependency order, and kernels timed only take the data mode time") {
     moe_config c;
     c.ranks = 4;
     c.tokens = 256;
@@ -167,6 +181,8 @@ TEST_CASE(
         stream_end[{r, stream}] = n["end_us"];
     }
     CHECK(timed_only["mfu"].get<double>() > 0);
+    // Compute energy is the step's matmul FLOPs at 0.5 pJ each.
+    CHECK(timed_only["energy_j"]["compute"].get<double>() == Approx(timed_only["model_flops"].get<double>() * 0.5e-12));
 }
 
 TEST_CASE("workload: the generators on the platform, and bad input is one line and exit 2") {

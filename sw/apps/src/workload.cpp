@@ -65,6 +65,7 @@
 #include "trn3/core/user_file.h"
 #include "trn3/spec/device.h"
 #include "trn3/workload/chakra.h"
+#include "trn3/workload/energy.h"
 #include "trn3/workload/generators.h"
 #include "trn3/workload/lowering.h"
 
@@ -125,6 +126,50 @@ public:
                                  "a chip's peak for MXFP8 and MXFP4 matmuls (TFLOP/s): 4 x the bf16 rate (AWS "
                                  "quotes 2,517)",
                                  range<double>{1.0, 1e6}};
+    // Energy (workload/energy.h; each default's source in docs/workloads.md).
+    param<double> e_flop_bf16{nullptr, "workload.energy.pj_per_flop_bf16", 0.5,
+                              "energy of a bf16, fp16 or fp8 matmul FLOP (pJ)", range<double>{0.0, 100.0}};
+    param<double> e_flop_mx{nullptr, "workload.energy.pj_per_flop_mx", 0.15,
+                            "energy of an MXFP8 or MXFP4 matmul FLOP (pJ)", range<double>{0.0, 100.0}};
+    param<double> e_hbm{nullptr, "workload.energy.pj_per_hbm_byte", 31.2,
+                        "energy of an HBM3E byte read or written (pJ; 3.9 pJ/bit)", range<double>{0.0, 10000.0}};
+    param<double> e_backplane{nullptr, "workload.energy.pj_per_bit_backplane", 5.0,
+                              "SerDes energy of a bit over a backplane cable, both ends (pJ)",
+                              range<double>{0.0, 1000.0}};
+    param<double> e_cross_rack{nullptr, "workload.energy.pj_per_bit_cross_rack", 5.0,
+                               "SerDes energy of a bit over a cross-rack cable, both ends (pJ)",
+                               range<double>{0.0, 1000.0}};
+    param<double> e_pcb{nullptr, "workload.energy.pj_per_bit_pcb", 2.0,
+                        "SerDes energy of a bit over a PCB trace (chip to chip or to the tray switch), both ends "
+                        "(pJ)",
+                        range<double>{0.0, 1000.0}};
+    param<double> e_torus{nullptr, "workload.energy.pj_per_bit_torus", 5.0,
+                          "SerDes energy of a bit over a torus link, both ends (pJ)", range<double>{0.0, 1000.0}};
+    param<double> e_host{nullptr, "workload.energy.pj_per_bit_host", 5.0,
+                         "SerDes energy of a bit over a host or NIC PCIe link, both ends (pJ)",
+                         range<double>{0.0, 1000.0}};
+    param<double> e_switch{nullptr, "workload.energy.pj_per_bit_switch", 3.0,
+                           "a scale-up switch's core energy per bit it switches (pJ; SerDes with the link)",
+                           range<double>{0.0, 1000.0}};
+    param<double> e_retimer{nullptr, "workload.energy.pj_per_bit_retimer", 8.0, "energy per bit a retimer passes (pJ)",
+                            range<double>{0.0, 1000.0}};
+    param<double> idle_chip{nullptr, "workload.energy.idle_w_chip", 140.0, "a chip's idle power (W, HBM included)",
+                            range<double>{0.0, 10000.0}};
+    param<double> idle_switch{nullptr, "workload.energy.idle_w_switch", 60.0, "a scale-up switch's idle power (W)",
+                              range<double>{0.0, 10000.0}};
+    param<double> idle_retimer{nullptr, "workload.energy.idle_w_retimer", 2.0, "a retimer's idle power (W)",
+                               range<double>{0.0, 10000.0}};
+    param<double> idle_nic{nullptr, "workload.energy.idle_w_nic", 25.0, "a Nitro NIC's idle power (W)",
+                           range<double>{0.0, 10000.0}};
+    param<double> idle_host{nullptr, "workload.energy.idle_w_host", 150.0, "a host's idle power (W)",
+                            range<double>{0.0, 100000.0}};
+    param<double> hbm_peak_gbps{nullptr, "workload.energy.hbm_peak_gbps", 4915.2,
+                                "a chip's HBM peak (GB/s) for the peak-power line: 4 stacks x 32 channels x 38.4 GB/s",
+                                range<double>{1.0, 1e6}};
+    param<double> tdp_w{nullptr, "workload.energy.tdp_w", 700.0,
+                        "a chip's published power, set beside the model's peak (W; the facts sheet: about 700)",
+                        range<double>{1.0, 1e5}};
+
     param<sc_core::sc_time> poll{nullptr, "workload.poll", sc_core::sc_time(100, sc_core::SC_NS),
                                  "how often a chip's stream looks whether its DMA queues or cores are done",
                                  range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_NS), {}}};
@@ -263,6 +308,7 @@ private:
         workload::lowered_kernel lowered;
         sc_core::sc_time time;  // replay: measured on the first chip
         bool timed = false;
+        std::uint64_t hbm_bytes = 0;  // replay: what the first chip's HBM stacks moved meanwhile
     };
     struct host_state {
         brought_up chips;
@@ -364,6 +410,14 @@ private:
     void software(unsigned h);
     bool barrier(unsigned h);
     void calibrate(unsigned h);
+    // The HBM bytes host h's first chip has moved (0 without the platform's counters).
+    std::uint64_t hbm_of_first_chip(unsigned h) const {
+        const int id = sys_.hosts[h].chips.empty() ? -1 : sys_.hosts[h].chips[0].fabric_id;
+        if (!sys_.activity_now || id < 0) return 0;
+        return sys_.activity_now().hbm_bytes.at(std::size_t(id));
+    }
+    void report_energy(std::ostream& os, nlohmann::json& j, double step, double flops_bf16, double flops_mx,
+                       double kernel_hbm) const;
     void load_chips_kernels(unsigned h);
     struct loaded_kernel;
     std::string load_kernel(driver::trn3_device& d, const workload::lowered_kernel& k, loaded_kernel& out);
@@ -405,6 +459,7 @@ private:
     sc_core::sc_time start_;
     bool aborted_ = false, finished_ = false;
     double calibration_wall_s_ = 0;
+    activity at_start_, at_end_;  // the platform's counters when the step started and ended
     sc_core::sc_time calibration_sim_;
     std::vector<timeline::track> chip_tracks_;  // per rank: compute, then communication
 };
@@ -437,6 +492,7 @@ void workload_program::software(unsigned h) {
     const sc_core::sc_time start(double((ns(barrier_.released_at()) / align + 2) * align), sc_core::SC_NS);
     if (h == 0) start_ = start;
     if (sc_core::sc_time_stamp() < start) sc_core::wait(start - sc_core::sc_time_stamp());
+    if (h == 0 && sys_.activity_now) at_start_ = sys_.activity_now();
     for (std::size_t c = 0; c < hi.chips.size(); ++c) {
         const int id = hi.chips[c].fabric_id;
         if (id < 0 || static_cast<std::size_t>(id) >= graph_.ranks.size()) continue;
@@ -466,6 +522,7 @@ void workload_program::software(unsigned h) {
         fail(h, fmt::format("the step did not finish within workload.timeout ({}); waiting: {}",
                             timeout.get().to_string(), stuck));
     }
+    if (h == 0 && sys_.activity_now) at_end_ = sys_.activity_now();
     if (!barrier(h) || aborted_) return finish(h);
     if (h == 0) finished_ = true;
     finish(h);
@@ -512,8 +569,10 @@ void workload_program::calibrate(unsigned h) {
         // Each from the same phase of the HBM's refresh, as the step starts.
         const sc_core::sc_time at(double((ns(sc_core::sc_time_stamp()) / align + 1) * align), sc_core::SC_NS);
         sc_core::wait(at - sc_core::sc_time_stamp());
+        const std::uint64_t hbm0 = hbm_of_first_chip(h);
         if (const std::string e = time_kernel(d, k.lowered, k.time); !e.empty())
             return fail(h, "timing kernel " + name + ": " + e);
+        k.hbm_bytes = hbm_of_first_chip(h) - hbm0;
         k.timed = true;
     }
     calibration_wall_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -876,7 +935,7 @@ void workload_program::report(std::ostream& os) const {
     // Per rank: busy compute and communication, exposed communication.
     sc_core::sc_time end = start_;
     std::vector<double> busy_compute(n_ranks), busy_comm(n_ranks), exposed(n_ranks);
-    double ideal = 0, flops = 0, hbm = 0;
+    double ideal = 0, flops = 0, hbm = 0, flops_bf16 = 0, flops_mx = 0, measured_kernel_hbm = 0;
     for (unsigned r = 0; r < n_ranks; ++r) {
         std::vector<std::pair<double, double>> comp, comm;
         for (std::size_t i : order_[r]) {
@@ -889,6 +948,9 @@ void workload_program::report(std::ostream& os) const {
             flops += double(n.flops);
             hbm += double(n.hbm_bytes);
             const bool mx = n.kernel.dtype == "mxfp8" || n.kernel.dtype == "mxfp4";
+            (mx ? flops_mx : flops_bf16) += double(n.flops);
+            if (n.kernel.timed() && compute.get() == "replay")
+                measured_kernel_hbm += double(kernels_.at(lowered_as_.at(key(n.kernel))).hbm_bytes);
             ideal += double(n.flops) / ((mx ? peak_tflops_mx.get() : peak_tflops_bf16.get()) * 1e12);
         }
         exposed[r] = exposed_seconds(comm, comp);
@@ -912,6 +974,9 @@ void workload_program::report(std::ostream& os) const {
     const spread comp = spread_of(busy_compute);
     os << fmt::format("kernel HBM traffic         {:.3f} GB per chip, {:.3f} TB/s per chip while computing\n",
                       hbm / n_ranks / 1e9, comp.mean > 0 ? hbm / n_ranks / comp.mean / 1e12 : 0.0);
+
+    nlohmann::json out;
+    report_energy(os, out, step, flops_bf16, flops_mx, measured_kernel_hbm);
 
     // The critical path: from the last node to end, back through what released each.
     std::vector<std::pair<unsigned, std::size_t>> path;
@@ -954,43 +1019,137 @@ void workload_program::report(std::ostream& os) const {
     if (shown < path.size()) os << fmt::format("  (the first {} nodes of the path left out)\n", path.size() - shown);
 
     if (json.get().empty()) return;
-    nlohmann::json j;
-    j["workload"] = graph_.name;
-    j["platform"] = sys_.name;
-    j["ranks"] = n_ranks;
-    j["compute"] = compute.get();
-    j["step_time_us"] = step * 1e6;
-    j["mfu"] = mfu;
-    j["model_flops"] = flops;
-    j["kernel_hbm_bytes"] = hbm;
+    out["workload"] = graph_.name;
+    out["platform"] = sys_.name;
+    out["ranks"] = n_ranks;
+    out["compute"] = compute.get();
+    out["step_time_us"] = step * 1e6;
+    out["mfu"] = mfu;
+    out["model_flops"] = flops;
+    out["kernel_hbm_bytes"] = hbm;
     for (unsigned q = 0; q < n_ranks; ++q)
-        j["per_rank"].push_back({{"rank", q},
-                                 {"compute_us", busy_compute[q] * 1e6},
-                                 {"communication_us", busy_comm[q] * 1e6},
-                                 {"exposed_communication_us", exposed[q] * 1e6}});
+        out["per_rank"].push_back({{"rank", q},
+                                   {"compute_us", busy_compute[q] * 1e6},
+                                   {"communication_us", busy_comm[q] * 1e6},
+                                   {"exposed_communication_us", exposed[q] * 1e6}});
     for (const auto& [name, k] : kernels_)
-        j["kernels"].push_back({{"kernel", name}, {"time_us", k.time.to_seconds() * 1e6}, {"lowered", k.lowered.text}});
+        out["kernels"].push_back(
+            {{"kernel", name}, {"time_us", k.time.to_seconds() * 1e6}, {"lowered", k.lowered.text}});
     for (const auto& [q, jj] : path) {
         const auto& n = graph_.ranks[q].nodes[jj];
-        j["critical_path"].push_back({{"rank", q},
-                                      {"node", n.name},
-                                      {"kind", workload::name(n.kind)},
-                                      {"start_us", (nodes_[q][jj].start - start_).to_seconds() * 1e6},
-                                      {"end_us", (nodes_[q][jj].end - start_).to_seconds() * 1e6}});
+        out["critical_path"].push_back({{"rank", q},
+                                        {"node", n.name},
+                                        {"kind", workload::name(n.kind)},
+                                        {"start_us", (nodes_[q][jj].start - start_).to_seconds() * 1e6},
+                                        {"end_us", (nodes_[q][jj].end - start_).to_seconds() * 1e6}});
     }
     if (json_nodes.get())
         for (unsigned q = 0; q < n_ranks; ++q)
             for (std::size_t jj : order_[q]) {
                 const auto& n = graph_.ranks[q].nodes[jj];
-                j["nodes"].push_back({{"rank", q},
-                                      {"id", n.id},
-                                      {"node", n.name},
-                                      {"kind", workload::name(n.kind)},
-                                      {"deps", n.deps},
-                                      {"start_us", (nodes_[q][jj].start - start_).to_seconds() * 1e6},
-                                      {"end_us", (nodes_[q][jj].end - start_).to_seconds() * 1e6}});
+                out["nodes"].push_back({{"rank", q},
+                                        {"id", n.id},
+                                        {"node", n.name},
+                                        {"kind", workload::name(n.kind)},
+                                        {"deps", n.deps},
+                                        {"start_us", (nodes_[q][jj].start - start_).to_seconds() * 1e6},
+                                        {"end_us", (nodes_[q][jj].end - start_).to_seconds() * 1e6}});
             }
-    write_user_file(json.get(), "workload JSON file", j.dump(2) + "\n");
+    write_user_file(json.get(), "workload JSON file", out.dump(2) + "\n");
+}
+
+// Link utilisation per medium, energy by component, power, and the model's
+// peak power beside the published figures.
+void workload_program::report_energy(std::ostream& os, nlohmann::json& j, double step, double flops_bf16,
+                                     double flops_mx, double kernel_hbm) const {
+    if (!sys_.activity_now || step <= 0) return;
+    workload::energy_activity a;
+    a.seconds = step;
+    a.flops_bf16 = flops_bf16;
+    a.flops_mx = flops_mx;
+    for (std::size_t c = 0; c < at_end_.hbm_bytes.size(); ++c)
+        a.hbm_bytes += double(at_end_.hbm_bytes[c] - at_start_.hbm_bytes.at(c));
+    a.hbm_bytes += kernel_hbm;  // replay: the kernels' own, measured when they were timed
+    std::string util;
+    for (const auto& [name, m] : at_end_.media) {
+        const auto& before = at_start_.media.at(name);
+        workload::energy_activity::medium& out = a.media[name];
+        out.bytes = double(m.bytes - before.bytes);
+        out.retimer_bytes = m.links ? out.bytes * m.retimers / m.links : 0;
+        out.switched = m.switched;
+        const double used = m.capacity > 0 ? out.bytes / (m.capacity * step) : 0;
+        util += fmt::format("{}{} {:.2f}% ({:.3f} GB)", util.empty() ? "" : ", ", name, used * 100, out.bytes / 1e9);
+        j["links"][name] = {{"bytes", out.bytes}, {"utilisation", used}, {"links", m.links}};
+    }
+    a.chips = at_end_.chips;
+    a.switches = at_end_.switches;
+    a.retimers = at_end_.retimers;
+    a.nics = at_end_.nics;
+    a.hosts = at_end_.hosts;
+    workload::energy_params p;
+    p.pj_per_flop_bf16 = e_flop_bf16.get();
+    p.pj_per_flop_mx = e_flop_mx.get();
+    p.pj_per_hbm_byte = e_hbm.get();
+    p.pj_per_bit_medium = {{"backplane", e_backplane.get()},
+                           {"cross-rack", e_cross_rack.get()},
+                           {"pcb", e_pcb.get()},
+                           {"pcb (tray switch)", e_pcb.get()},
+                           {"torus", e_torus.get()},
+                           {"host", e_host.get()},
+                           {"nic", e_host.get()}};
+    p.pj_per_bit_switch = e_switch.get();
+    p.pj_per_bit_retimer = e_retimer.get();
+    p.idle_w_chip = idle_chip.get();
+    p.idle_w_switch = idle_switch.get();
+    p.idle_w_retimer = idle_retimer.get();
+    p.idle_w_nic = idle_nic.get();
+    p.idle_w_host = idle_host.get();
+    const workload::energy_breakdown e = workload::step_energy(p, a);
+    const double total = e.total();
+    std::string parts;
+    for (const auto& [what, joules] : e.joules) {
+        if (joules <= 0) continue;
+        parts += fmt::format("{}{} {:.4f}", parts.empty() ? "" : ", ", what, joules);
+        j["energy_j"][what] = joules;
+    }
+    // A chip's share: its compute, HBM and idle power.
+    double chip_j = 0;
+    for (const auto& [what, joules] : e.joules)
+        if (what == "compute" || what == "HBM" || what == "idle chips") chip_j += joules;
+    const double chips = std::max(1u, a.chips);
+    os << fmt::format("link utilisation           {}\n", util);
+    os << fmt::format("HBM traffic                {:.3f} GB per chip (kernels and collectives)\n",
+                      a.hbm_bytes / chips / 1e9);
+    os << fmt::format("energy per step            {:.4f} J: {}\n", total, parts);
+    os << fmt::format("average power              {:.2f} kW for the system, {:.1f} W per chip (its compute, HBM and "
+                      "idle); {:.3f} TFLOP/s per kW\n",
+                      total / step / 1e3, chip_j / chips / step, (flops_bf16 + flops_mx) / total / 1e12 * 1e3);
+    // The model's peak: a chip at its bf16 peak with its HBM and links at theirs, everything else at its peak too.
+    double links_w = 0, switch_w = 0, retimer_w = 0;
+    for (const auto& [name, m] : at_end_.media) {
+        const auto it = p.pj_per_bit_medium.find(name);
+        const double bits = m.capacity * 8;
+        links_w += bits * (it == p.pj_per_bit_medium.end() ? p.pj_per_bit_default : it->second) * 1e-12;
+        if (m.switched) switch_w += bits * p.pj_per_bit_switch * 1e-12;
+        retimer_w += (m.links ? bits * m.retimers / m.links : 0) * p.pj_per_bit_retimer * 1e-12;
+    }
+    const double chip_peak = peak_tflops_bf16.get() * 1e12 * p.pj_per_flop_bf16 * 1e-12 +
+                             hbm_peak_gbps.get() * 1e9 * p.pj_per_hbm_byte * 1e-12 + p.idle_w_chip + links_w / chips;
+    const double system_peak = chip_peak * chips + switch_w + retimer_w + a.switches * p.idle_w_switch +
+                               a.retimers * p.idle_w_retimer + a.nics * p.idle_w_nic + a.hosts * p.idle_w_host;
+    // The facts sheet's whole-system budgets.
+    const double budget_kw = sys_.name == "nl72x2" && a.chips == 144  ? 163
+                             : sys_.name == "nl32x2" && a.chips == 64 ? 67
+                                                                      : 0;
+    os << fmt::format("peak power (the model)     {:.1f} W per chip at its bf16 peak with HBM and links at theirs "
+                      "(published: about {:.0f} W); {:.2f} kW for the system{}\n",
+                      chip_peak, tdp_w.get(), system_peak / 1e3,
+                      budget_kw > 0 ? fmt::format(" (published budget about {:.0f} kW)", budget_kw) : "");
+    j["energy_total_j"] = total;
+    j["power_system_w"] = total / step;
+    j["power_chip_w"] = chip_j / chips / step;
+    j["peak_power_chip_w"] = chip_peak;
+    j["peak_power_system_w"] = system_peak;
 }
 
 const program_registration registration{

@@ -194,10 +194,10 @@ node node_from(const pb::Node& p, const std::string& file) {
     return n;
 }
 
-// One file: its metadata's groups into g, its nodes into rank r.
-void read_one(const std::string& path, graph& g, unsigned r) {
-    const std::vector<std::uint8_t> bytes = read_user_file(path, "Chakra trace", max_trace_bytes);
+// One file's bytes: its metadata's groups into g, its nodes into rank r.
+void read_one(const std::string& path, const std::vector<std::uint8_t>& bytes, graph& g, unsigned r) {
     if (bytes.empty()) throw config_error(fmt::format("workload: {}: empty (no global metadata)", path));
+    if (bytes.size() > max_trace_bytes) throw config_error(fmt::format("workload: {}: over 1 GiB", path));
     ArrayInputStream raw(bytes.data(), static_cast<int>(bytes.size()));
     const bool gz = bytes.size() >= 2 && bytes[0] == 0x1f && bytes[1] == 0x8b;
     GzipInputStream unzipped(&raw, GzipInputStream::GZIP);
@@ -251,8 +251,16 @@ graph read_chakra(const std::string& prefix, unsigned ranks) {
             if (r == 0) throw config_error(fmt::format("workload: no Chakra trace {} (rank 0's file)", path));
             break;
         }
-        read_one(path, g, r);
+        read_one(path, read_user_file(path, "Chakra trace", max_trace_bytes), g, r);
     }
+    validate(g);
+    return g;
+}
+
+graph parse_chakra(const std::vector<std::pair<std::string, std::vector<std::uint8_t>>>& files) {
+    graph g;
+    for (unsigned r = 0; r < files.size(); ++r) read_one(files[r].first, files[r].second, g, r);
+    g.ranks.resize(files.size());
     validate(g);
     return g;
 }

@@ -105,6 +105,7 @@ public:
     sc_core::sc_time flush();
     unsigned char* data() { return store_.data(); }
     const sparse_store& store() const { return store_; }
+    std::uint64_t bytes_moved() const { return bytes_read_.value() + bytes_written_.value(); }
     const pseudo_channel& channel(unsigned i) const { return channels_[i]; }
     void reset() override;
 

@@ -186,6 +186,7 @@ public:
     double raw_bytes_per_second() const;
     sc_core::sc_time latency() const;  // phy + fec + retimers: what the wire adds after the last flit
     sc_core::sc_time trained_at() const { return trained_at_; }
+    std::uint64_t payload_bytes() const { return payload_bytes_[0].value() + payload_bytes_[1].value(); }  // both ways
     std::uint64_t replayed() const { return replayed_.value(); }
     std::uint64_t held_by_receiver() const { return backpressure_.value(); }  // flow control: times the sender was held
     std::uint64_t passed() const { return passed_.value(); }  // strict arbitration: TLPs sent ahead of lower classes

@@ -66,6 +66,24 @@ struct host_info {
 };
 
 // What a platform gives its program.
+// What the platform's counters say its hardware has moved so far (for
+// reports: link utilisation, energy): per medium of the fabric (topology's
+// names: "backplane", "pcb", "cross-rack", ...), the payload bytes its links
+// carried both ways, their capacity (bytes/s, both ways, every link), the
+// retimers on them and whether a switch ends each link; per fabric chip, the
+// bytes its HBM stacks read and wrote; and how many of each component.
+struct activity {
+    struct medium {
+        std::uint64_t bytes = 0;
+        double capacity = 0;
+        unsigned links = 0, retimers = 0;  // retimers: on all its links together
+        bool switched = false;  // every byte also crosses a switch
+    };
+    std::map<std::string, medium> media;
+    std::vector<std::uint64_t> hbm_bytes;
+    unsigned chips = 0, switches = 0, retimers = 0, nics = 0, hosts = 0;
+};
+
 struct host_system {
     std::string name;  // the platform, for progress lines
     std::vector<host_info> hosts;
@@ -82,6 +100,7 @@ struct host_system {
     // Hardware counters a report may quote (typed handles, read after the run).
     std::vector<const counter*> fabric_forwarded;  // per chip: TLPs it forwarded for others
     pcie_bench* pcie = nullptr;  // exercisers and an analyzer, where the platform has them
+    std::function<activity()> activity_now;  // null where the platform gives none
     std::function<void()> stop;  // ends the run (every host is done)
     // In a cluster: this system's place among its systems and the store they share.
     unsigned cluster_rank = 0, cluster_size = 1;

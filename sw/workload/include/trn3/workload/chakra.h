@@ -23,7 +23,10 @@
 // where there is one, the node.
 #pragma once
 
+#include <cstdint>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "trn3/workload/graph.h"
 
@@ -32,6 +35,10 @@ namespace trn3::workload {
 // Reads <prefix>.0.et, <prefix>.1.et, ...: `ranks` of them, or with ranks
 // 0 every file from rank 0 up to the first that is missing.
 graph read_chakra(const std::string& prefix, unsigned ranks = 0);
+
+// The same from files' contents in memory, rank by rank (each with the
+// name errors give it).
+graph parse_chakra(const std::vector<std::pair<std::string, std::vector<std::uint8_t>>>& files);
 
 // Writes g as <prefix>.<rank>.et, one per rank (gzip-compressed with
 // `gzip`); every file checked as it is written.

@@ -10,8 +10,11 @@ table between the markers in docs/workloads.md. The simulated figures are
 deterministic; the wall-clock column is this machine's.
 
   bench/workload_sweep.py [--build DIR] [--quick] [--update-doc]
+  bench/workload_sweep.py --replot     (the plot again from the CSV)
 
---quick runs the 64-chip points only (a few minutes).
+--quick runs the 64-chip points only (a few minutes). The plot needs
+matplotlib (Debian's python3-matplotlib: run it with /usr/bin/python3
+where another Python comes first on PATH).
 """
 import argparse
 import csv
@@ -74,36 +77,7 @@ def run_point(binary, label, platform, gen, extra, out_dir):
     }
 
 
-def table(rows):
-    lines = ["| point | step | compute (mean per chip) | exposed communication (mean) | MFU | energy | power | wall |",
-             "|---|---|---|---|---|---|---|---|"]
-    for r in rows:
-        lines.append(f"| {r['point']} | {r['step_ms']:.3f} ms | {r['compute_ms']:.3f} ms | {r['exposed_ms']:.3f} ms | "
-                     f"{100 * r['mfu']:.2f}% | {r['energy_j']:.1f} J | {r['power_kw']:.2f} kW | {r['wall_s']:.0f} s |")
-    return "\n".join(lines)
-
-
-def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--build", default=os.path.join(ROOT, "build", "release"))
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--update-doc", action="store_true")
-    a = ap.parse_args()
-    binary = os.path.join(a.build, "bin", "trn3vp")
-    points = [p for p in POINTS if not a.quick or p[1] != "nl72x2"]
-    out = os.path.join(ROOT, "bench", "out")
-    os.makedirs(out, exist_ok=True)
-    rows = []
-    with tempfile.TemporaryDirectory() as tmp:
-        for label, platform, gen, extra in points:
-            print(f"workload_sweep: {label} ...", flush=True)
-            rows.append(run_point(binary, label, platform, gen, extra, tmp))
-            print(f"  step {rows[-1]['step_ms']:.3f} ms, MFU {100 * rows[-1]['mfu']:.2f}%, "
-                  f"{rows[-1]['wall_s']:.0f} s of wall time", flush=True)
-    with open(os.path.join(out, "workload-moe.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=FIELDS)
-        w.writeheader()
-        w.writerows(rows)
+def plot(rows, out):
     try:
         import matplotlib
         matplotlib.use("Agg")
@@ -122,6 +96,45 @@ def main():
         fig.savefig(os.path.join(out, "workload-moe.png"), dpi=100)
     except ImportError:
         print("workload_sweep: no matplotlib, no plot", file=sys.stderr)
+
+
+def table(rows):
+    lines = ["| point | step | compute (mean per chip) | exposed communication (mean) | MFU | energy | power | wall |",
+             "|---|---|---|---|---|---|---|---|"]
+    for r in rows:
+        lines.append(f"| {r['point']} | {r['step_ms']:.3f} ms | {r['compute_ms']:.3f} ms | {r['exposed_ms']:.3f} ms | "
+                     f"{100 * r['mfu']:.2f}% | {r['energy_j']:.1f} J | {r['power_kw']:.2f} kW | {r['wall_s']:.0f} s |")
+    return "\n".join(lines)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--build", default=os.path.join(ROOT, "build", "release"))
+    ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--update-doc", action="store_true")
+    ap.add_argument("--replot", action="store_true")
+    a = ap.parse_args()
+    out = os.path.join(ROOT, "bench", "out")
+    if a.replot:
+        with open(os.path.join(out, "workload-moe.csv")) as f:
+            rows = [{k: (v if k in ("point", "platform") else float(v)) for k, v in r.items()} for r in csv.DictReader(f)]
+        plot(rows, out)
+        return
+    binary = os.path.join(a.build, "bin", "trn3vp")
+    points = [p for p in POINTS if not a.quick or p[1] != "nl72x2"]
+    os.makedirs(out, exist_ok=True)
+    rows = []
+    with tempfile.TemporaryDirectory() as tmp:
+        for label, platform, gen, extra in points:
+            print(f"workload_sweep: {label} ...", flush=True)
+            rows.append(run_point(binary, label, platform, gen, extra, tmp))
+            print(f"  step {rows[-1]['step_ms']:.3f} ms, MFU {100 * rows[-1]['mfu']:.2f}%, "
+                  f"{rows[-1]['wall_s']:.0f} s of wall time", flush=True)
+    with open(os.path.join(out, "workload-moe.csv"), "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+    plot(rows, out)
     text = table(rows)
     print(text)
     if a.update_doc:

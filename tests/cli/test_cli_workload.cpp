@@ -79,7 +79,10 @@ TEST_CASE("workload: 2 chips, compute around a send: the step time and the expos
     // rank 1: the receive, then c (20 us).
     g.ranks[1].nodes = {comm(1, "recv", node_kind::recv, 1 << 20, {}), timed(2, "c", 20, {1})};
     g.ranks[1].nodes[0].peer = 0;
-    const nlohmann::json j = run_trace(g, "two");
+    // On chips 3 and 1 (workload.chips), not 0 and 1.
+    const nlohmann::json j = run_trace(g, "two", "-p workload.chips=3,1");
+    CHECK(j["per_rank"][0]["chip"] == 3);
+    CHECK(j["per_rank"][1]["chip"] == 1);
 
     const auto a = span(j, 0, "a"), send = span(j, 0, "send"), b = span(j, 0, "b");
     const auto recv = span(j, 1, "recv"), c = span(j, 1, "c");
@@ -211,6 +214,7 @@ TEST_CASE("workload: the generators on the platform, and bad input is one line a
              {"-p workload.source=chakra -p workload.trace=" + prefix, "malformed global metadata"},
              {"-p workload.source=chakra", "param workload.trace"},
              {"-p workload.ranks=5 -p workload.moe.experts=10", "5 ranks, more than the 4 chips"},
+             {"-p workload.chips=0,2,2", "param workload.chips = '0,2,2': chip 2 appears twice"},
              {"-p workload.source=dense -p workload.dense.tp=3", "tp 3 x pp 1 x dp 1"},
              {"-p workload.moe.experts=6", "param workload.moe.experts = 6"},
          }) {

@@ -17,7 +17,8 @@
 namespace trn3::apps {
 
 // "all", or fabric ids and ranges: the communicator's chips in rank order.
-inline std::vector<unsigned> parse_members(const std::string& text, unsigned fabric_chips) {
+inline std::vector<unsigned> parse_members(const std::string& text, unsigned fabric_chips,
+                                           const std::string& param = "collectives.chips") {
     std::vector<unsigned> v;
     if (text == "all") {
         for (unsigned c = 0; c < fabric_chips; ++c) v.push_back(c);
@@ -38,22 +39,22 @@ inline std::vector<unsigned> parse_members(const std::string& text, unsigned fab
                     if (used != item.size() - dash - 1) throw std::invalid_argument(item);
                 }
             } catch (const std::exception&) {
-                throw config_error("param collectives.chips = '" + text + "': '" + item +
+                throw config_error("param " + param + " = '" + text + "': '" + item +
                                    "' is not a fabric id or a range a-b");
             }
             if (last < first || last >= fabric_chips)
-                throw config_error(fmt::format("param collectives.chips = '{}': {} is not on the fabric (ids 0-{})",
-                                               text, item, fabric_chips - 1));
+                throw config_error(fmt::format("param {} = '{}': {} is not on the fabric (ids 0-{})", param, text, item,
+                                               fabric_chips - 1));
             for (unsigned long c = first; c <= last; ++c) {
                 if (std::find(v.begin(), v.end(), c) != v.end())
-                    throw config_error(fmt::format("param collectives.chips = '{}': chip {} appears twice", text, c));
+                    throw config_error(fmt::format("param {} = '{}': chip {} appears twice", param, text, c));
                 v.push_back(static_cast<unsigned>(c));
             }
             at = comma + 1;
         }
     }
     if (v.size() < 2)
-        throw config_error("param collectives.chips = '" + text + "': a communicator needs at least two chips");
+        throw config_error("param " + param + " = '" + text + "': a communicator needs at least two chips");
     return v;
 }
 

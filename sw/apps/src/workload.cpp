@@ -100,8 +100,11 @@ public:
     param<std::string> write_trace{nullptr, "workload.write_trace", "",
                                    "also write the step's graph as a Chakra trace with this prefix"};
     param<std::uint64_t> ranks{nullptr, "workload.ranks", 0,
-                               "the generators' ranks (0: every chip on the fabric); rank r runs on fabric chip r",
+                               "the generators' ranks (0: as many as workload.chips names)",
                                range<std::uint64_t>{0, 4096}};
+    param<std::string> chips{nullptr, "workload.chips", "all",
+                             "the chips the ranks run on: all (rank r on fabric chip r), or fabric ids and ranges "
+                             "(0-3,8,12-15), rank order as written; at least as many as the ranks"};
     param<std::string> compute{nullptr, "workload.compute", "replay",
                                "kernels: replay (each distinct kernel timed once on the first chip's NeuronCores "
                                "before the step, each chip takes that time) or every_chip (every chip runs its own "
@@ -240,10 +243,14 @@ public:
         if (s.cluster_size > 1)
             throw config_error(
                 "program workload runs on one UltraServer (a cluster's EFA steps are not yet part of it)");
-        graph_ = make_graph(s.fabric_chips);
-        if (graph_.ranks.size() > s.fabric_chips)
-            throw config_error(fmt::format("workload: {} ranks, more than the {} chips of {}", graph_.ranks.size(),
-                                           s.fabric_chips, s.name));
+        chip_of_rank_ = parse_members(chips.get(), s.fabric_chips, "workload.chips");
+        graph_ = make_graph(static_cast<unsigned>(chip_of_rank_.size()));
+        if (graph_.ranks.size() > chip_of_rank_.size())
+            throw config_error(fmt::format("workload: {} ranks, more than the {} chips of {}{}", graph_.ranks.size(),
+                                           chip_of_rank_.size(), s.name,
+                                           chips.get() == "all" ? "" : " workload.chips names"));
+        chip_of_rank_.resize(graph_.ranks.size());
+        for (unsigned r = 0; r < chip_of_rank_.size(); ++r) rank_of_chip_[chip_of_rank_[r]] = r;
         order_ = workload::validate(graph_);
         if (!write_trace.get().empty()) workload::write_chakra(graph_, write_trace.get());
         if (!json.get().empty()) check_writable(json.get(), "workload JSON file");
@@ -308,7 +315,7 @@ private:
         workload::lowered_kernel lowered;
         sc_core::sc_time time;  // replay: measured on the first chip
         bool timed = false;
-        std::uint64_t hbm_bytes = 0;  // replay: what the first chip's HBM stacks moved meanwhile
+        std::uint64_t hbm_bytes = 0;  // replay: what the first chip's HBM stacks moved running it (repeats counted)
     };
     struct host_state {
         brought_up chips;
@@ -421,10 +428,14 @@ private:
     void load_chips_kernels(unsigned h);
     struct loaded_kernel;
     std::string load_kernel(driver::trn3_device& d, const workload::lowered_kernel& k, loaded_kernel& out);
-    std::string run_kernel(driver::trn3_device& d, const loaded_kernel& k, sc_core::sc_time& took);
+    // hbm_now (when given) reads the chip's HBM byte count: `moved` is then
+    // what each launch moved times its repeats.
+    std::string run_kernel(driver::trn3_device& d, const loaded_kernel& k, sc_core::sc_time& took,
+                           const std::function<std::uint64_t()>& hbm_now = {}, std::uint64_t* moved = nullptr);
     void unload_kernel(driver::trn3_device& d, loaded_kernel& k);
-    // Times a kernel on d's cores: loaded, run, unloaded.
-    std::string time_kernel(driver::trn3_device& d, const workload::lowered_kernel& k, sc_core::sc_time& took);
+    // Times a kernel on d's cores: loaded, run, unloaded (with hbm_now, what it moved in HBM).
+    std::string time_kernel(driver::trn3_device& d, const workload::lowered_kernel& k, sc_core::sc_time& took,
+                            const std::function<std::uint64_t()>& hbm_now = {}, std::uint64_t* moved = nullptr);
     void stream(unsigned h, unsigned r, bool communication, const std::function<std::string(std::size_t)>& body);
     std::string compute_node(unsigned h, std::size_t c, unsigned r, std::size_t i);
     bool wait_deps(unsigned r, std::size_t i, sc_core::sc_time& latest);
@@ -439,7 +450,12 @@ private:
         if (++hosts_done_ == sys_.hosts.size()) sys_.stop();
     }
     static std::uint64_t ns(const sc_core::sc_time& t) { return static_cast<std::uint64_t>(t.to_seconds() * 1e9); }
-    unsigned fabric_id(unsigned r) const { return r; }  // rank r runs on fabric chip r
+    unsigned fabric_id(unsigned r) const { return chip_of_rank_[r]; }
+    // The rank fabric chip `id` runs, -1 for none.
+    int rank_on(int id) const {
+        const auto it = rank_of_chip_.find(static_cast<unsigned>(id));
+        return id < 0 || it == rank_of_chip_.end() ? -1 : static_cast<int>(it->second);
+    }
 
     host_system& sys_;
     std::vector<host_state> hosts_;
@@ -448,6 +464,8 @@ private:
     std::vector<std::vector<std::size_t>> order_;
     std::vector<std::vector<node_state>> nodes_;
     std::vector<std::vector<std::size_t>> meeting_of_;
+    std::vector<unsigned> chip_of_rank_;  // workload.chips: rank -> fabric id
+    std::map<unsigned, unsigned> rank_of_chip_;
     std::deque<meeting> meetings_;  // a meeting holds an event: it never moves
     std::map<std::string, kernel_entry> kernels_;  // by lowered_kernel::key
     std::map<std::string, std::string> lowered_as_;  // a node's kernel -> its lowering's key
@@ -494,9 +512,9 @@ void workload_program::software(unsigned h) {
     if (sc_core::sc_time_stamp() < start) sc_core::wait(start - sc_core::sc_time_stamp());
     if (h == 0 && sys_.activity_now) at_start_ = sys_.activity_now();
     for (std::size_t c = 0; c < hi.chips.size(); ++c) {
-        const int id = hi.chips[c].fabric_id;
-        if (id < 0 || static_cast<std::size_t>(id) >= graph_.ranks.size()) continue;
-        const unsigned r = static_cast<unsigned>(id);
+        const int rank = rank_on(hi.chips[c].fabric_id);
+        if (rank < 0) continue;
+        const unsigned r = static_cast<unsigned>(rank);
         streams_ += 2;
         sc_core::sc_spawn(
             [this, h, c, r] { stream(h, r, false, [=](std::size_t i) { return compute_node(h, c, r, i); }); },
@@ -533,9 +551,9 @@ void workload_program::software(unsigned h) {
 void workload_program::load_chips_kernels(unsigned h) {
     const host_info& hi = sys_.hosts[h];
     for (std::size_t c = 0; c < hi.chips.size(); ++c) {
-        const int id = hi.chips[c].fabric_id;
-        if (id < 0 || static_cast<std::size_t>(id) >= graph_.ranks.size()) continue;
-        const unsigned r = static_cast<unsigned>(id);
+        const int rank = rank_on(hi.chips[c].fabric_id);
+        if (rank < 0) continue;
+        const unsigned r = static_cast<unsigned>(rank);
         for (const auto& n : graph_.ranks[r].nodes) {
             if (!n.kernel.timed()) continue;
             const std::string& as = lowered_as_.at(key(n.kernel));
@@ -569,10 +587,10 @@ void workload_program::calibrate(unsigned h) {
         // Each from the same phase of the HBM's refresh, as the step starts.
         const sc_core::sc_time at(double((ns(sc_core::sc_time_stamp()) / align + 1) * align), sc_core::SC_NS);
         sc_core::wait(at - sc_core::sc_time_stamp());
-        const std::uint64_t hbm0 = hbm_of_first_chip(h);
-        if (const std::string e = time_kernel(d, k.lowered, k.time); !e.empty())
+        if (const std::string e = time_kernel(
+                d, k.lowered, k.time, [this, h] { return hbm_of_first_chip(h); }, &k.hbm_bytes);
+            !e.empty())
             return fail(h, "timing kernel " + name + ": " + e);
-        k.hbm_bytes = hbm_of_first_chip(h) - hbm0;
         k.timed = true;
     }
     calibration_wall_s_ = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
@@ -621,14 +639,17 @@ std::string workload_program::load_kernel(driver::trn3_device& d, const workload
 
 // Runs each launch once (its programs on cores 0.. at once); `took` is the
 // sum of each launch's time times its repeats.
-std::string workload_program::run_kernel(driver::trn3_device& d, const loaded_kernel& k, sc_core::sc_time& took) {
+std::string workload_program::run_kernel(driver::trn3_device& d, const loaded_kernel& k, sc_core::sc_time& took,
+                                         const std::function<std::uint64_t()>& hbm_now, std::uint64_t* moved) {
     took = sc_core::SC_ZERO_TIME;
+    if (moved) *moved = 0;
     for (const auto& l : k.launches) {
         // A kernel's semaphores count from 0: the cores are reset first (a
         // launch keeps what the last kernel left).
         for (unsigned c = 0; c < l.pcs.size(); ++c)
             if (d.reset_core(c) != driver::status::ok) return fmt::format("resetting core {}", c);
         const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+        const std::uint64_t hbm0 = hbm_now ? hbm_now() : 0;
         for (unsigned c = 0; c < l.pcs.size(); ++c) {
             std::array<std::uint64_t, 5> pcs{};
             std::copy(l.pcs[c].begin(), l.pcs[c].end(), pcs.begin());
@@ -641,6 +662,7 @@ std::string workload_program::run_kernel(driver::trn3_device& d, const loaded_ke
                 return fmt::format("core {}: {} (error {})", c, driver::status_name(st), result.error);
         }
         took += (sc_core::sc_time_stamp() - t0) * double(l.repeat);
+        if (moved && hbm_now) *moved += (hbm_now() - hbm0) * l.repeat;
     }
     return "";
 }
@@ -651,10 +673,11 @@ void workload_program::unload_kernel(driver::trn3_device& d, loaded_kernel& k) {
 }
 
 std::string workload_program::time_kernel(driver::trn3_device& d, const workload::lowered_kernel& k,
-                                          sc_core::sc_time& took) {
+                                          sc_core::sc_time& took, const std::function<std::uint64_t()>& hbm_now,
+                                          std::uint64_t* moved) {
     loaded_kernel code;
     std::string e = load_kernel(d, k, code);
-    if (e.empty()) e = run_kernel(d, code, took);
+    if (e.empty()) e = run_kernel(d, code, took, hbm_now, moved);
     unload_kernel(d, code);
     return e;
 }
@@ -1029,6 +1052,7 @@ void workload_program::report(std::ostream& os) const {
     out["kernel_hbm_bytes"] = hbm;
     for (unsigned q = 0; q < n_ranks; ++q)
         out["per_rank"].push_back({{"rank", q},
+                                   {"chip", fabric_id(q)},
                                    {"compute_us", busy_compute[q] * 1e6},
                                    {"communication_us", busy_comm[q] * 1e6},
                                    {"exposed_communication_us", exposed[q] * 1e6}});

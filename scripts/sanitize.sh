@@ -31,8 +31,10 @@ fast_tests=(
   test_dma_engine test_dma_reduce test_dma_wait test_dma_timing_only
   test_plan test_plan_algorithms test_rings test_level_orders test_topology
   test_srd test_nitro_nic test_libfabric
+  test_workload
 )
-fuzz_targets=(isa_stream isa_decode elf_image units config srd_packet config_space)
+# Every fuzz target fuzz/CMakeLists.txt declares.
+read -ra fuzz_targets <<<"$(sed -n 's/^set(trn3_fuzz_targets \(.*\))$/\1/p' fuzz/CMakeLists.txt)"
 cmake --preset asan >/dev/null
 if [ "$which" = all ]; then
   cmake --build --preset asan -j "$(nproc)"

@@ -16,6 +16,7 @@
 #include "trn3/core/error.h"
 #include "trn3/workload/chakra.h"
 #include "trn3/workload/generators.h"
+#include "trn3/workload/lowering.h"
 
 using namespace trn3;
 using namespace trn3::workload;
@@ -351,4 +352,70 @@ TEST_CASE("bad traces and configurations are one-line errors naming the file, no
     m.experts = 16;
     m.ep = 3;
     error_mentions([&] { moe_layer(m); }, "param workload.moe.ep = 3");
+}
+
+TEST_CASE("a step whose ranks meet in opposite orders is refused before it runs, not left to hang") {
+    // Each rank sends before it receives: both sends wait for a receive that never comes first.
+    graph g;
+    g.ranks.resize(2);
+    for (unsigned r = 0; r < 2; ++r) {
+        node send, recv;
+        send.id = 1;
+        send.name = "send";
+        send.kind = node_kind::send;
+        send.peer = 1 - r;
+        send.bytes = 64;
+        recv.id = 2;
+        recv.name = "recv";
+        recv.kind = node_kind::recv;
+        recv.peer = 1 - r;
+        recv.bytes = 64;
+        recv.deps = {1};
+        g.ranks[r].nodes = {send, recv};
+    }
+    error_mentions([&] { validate(g); }, "node 1 ('send'): waits forever");
+    // Rank 1 receiving first makes it run.
+    std::swap(g.ranks[1].nodes[0].kind, g.ranks[1].nodes[1].kind);
+    std::swap(g.ranks[1].nodes[0].name, g.ranks[1].nodes[1].name);
+    CHECK_NOTHROW(validate(g));
+
+    // Two groups met in opposite orders.
+    graph h;
+    h.ranks.resize(2);
+    h.groups = {{"a", {0, 1}}, {"b", {0, 1}}};
+    for (unsigned r = 0; r < 2; ++r)
+        for (unsigned k = 0; k < 2; ++k) {
+            node c;
+            c.id = k;
+            c.name = std::string("ar") + char('0' + k);
+            c.kind = node_kind::collective;
+            c.bytes = 1024;
+            c.group = (k == r) ? "a" : "b";
+            if (k == 1) c.deps = {0};
+            h.ranks[r].nodes.push_back(c);
+        }
+    error_mentions([&] { validate(h); }, "waits forever");
+}
+
+TEST_CASE("kernels lower onto the cores at the generators' default sizes, and shapes past any model are refused") {
+    // The MoE default's experts' GEMM (4,096 tokens x top-8 arriving) and a dense up projection at tp 1.
+    for (const kernel_spec& k :
+         {kernel_spec{"gemm", 32768, 4096, 7168, 1, "bf16"}, kernel_spec{"gemm", 4096, 57344, 8192, 1, "bf16"},
+          kernel_spec{"gemm", 7168, 4096, 32768, 1, "mxfp8"}, kernel_spec{"attention", 4096, 4096, 128, 64, "bf16"},
+          kernel_spec{"rmsnorm", 32768, 7168, 0, 1, "bf16"}}) {
+        INFO(k.kind << " " << k.m << "x" << k.n << "x" << k.k);
+        const lowered_kernel l = lower(k, 8, 0x3400000000ull, 2ull << 30);
+        CHECK(!l.launches.empty());
+        CHECK(l.launches[0].cores.size() == 8);
+    }
+    graph g;
+    g.ranks.resize(1);
+    node n;
+    n.kernel = {"attention", 1 << 24, 1 << 24, 1 << 15, 1 << 24, "bf16"};
+    g.ranks[0].nodes = {n};
+    error_mentions([&] { validate(g); }, "past 2^60 multiply-adds");
+    n.kernel = {};
+    n.duration_ps = ~0ull;
+    g.ranks[0].nodes = {n};
+    error_mentions([&] { validate(g); }, "over an hour");
 }

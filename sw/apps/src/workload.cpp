@@ -259,7 +259,27 @@ public:
         nodes_.resize(graph_.ranks.size());
         for (std::size_t r = 0; r < graph_.ranks.size(); ++r)
             nodes_[r] = std::vector<node_state>(graph_.ranks[r].nodes.size());
+        dep_index_.resize(graph_.ranks.size());
+        for (std::size_t r = 0; r < graph_.ranks.size(); ++r) {
+            std::map<std::uint64_t, std::size_t> at;
+            const auto& nodes = graph_.ranks[r].nodes;
+            for (std::size_t i = 0; i < nodes.size(); ++i) at[nodes[i].id] = i;
+            dep_index_[r].resize(nodes.size());
+            for (std::size_t i = 0; i < nodes.size(); ++i)
+                for (std::uint64_t d : nodes[i].deps) dep_index_[r][i].push_back(at.at(d));  // validate() checked
+        }
         make_meetings();
+        // Every collective checked now (sizes, the algorithm, fabric channels): the user's error, before the run.
+        for (const meeting& m : meetings_) {
+            member_levels levels;
+            try {
+                static_cast<void>(request_for(m, levels));
+            } catch (const std::invalid_argument& e) {
+                const auto& [r, i] = m.members[0];
+                throw config_error(fmt::format("workload: rank {} node {} ('{}'): {}", r, graph_.ranks[r].nodes[i].id,
+                                               graph_.ranks[r].nodes[i].name, e.what()));
+            }
+        }
         // Every kernel lowered now: a shape the library cannot run is the user's error, before the run.
         // Shapes that pad to the same programs share an entry.
         for (const auto& rank : graph_.ranks)
@@ -441,10 +461,12 @@ private:
     bool wait_deps(unsigned r, std::size_t i, sc_core::sc_time& latest);
     void mark_done(unsigned r, std::size_t i, const sc_core::sc_time& start);
     std::string meet(unsigned h, std::size_t c, unsigned r, std::size_t i);
+    collectives::request request_for(const meeting& m, member_levels& levels) const;
     void plan_meeting(meeting& m);
     void fail(unsigned h, const std::string& why) {
         hosts_[h].failures.push_back(why);
         aborted_ = true;
+        aborted_event_.notify(sc_core::SC_ZERO_TIME);  // wakes every stream and host that waits
     }
     void finish(unsigned) {
         if (++hosts_done_ == sys_.hosts.size()) sys_.stop();
@@ -464,6 +486,7 @@ private:
     std::vector<std::vector<std::size_t>> order_;
     std::vector<std::vector<node_state>> nodes_;
     std::vector<std::vector<std::size_t>> meeting_of_;
+    std::vector<std::vector<std::vector<std::size_t>>> dep_index_;  // [rank][node]: its dependencies' indices
     std::vector<unsigned> chip_of_rank_;  // workload.chips: rank -> fabric id
     std::map<unsigned, unsigned> rank_of_chip_;
     std::deque<meeting> meetings_;  // a meeting holds an event: it never moves
@@ -473,7 +496,7 @@ private:
     std::map<std::string, std::unique_ptr<channel_rings>> rings_;  // by group
     std::size_t hosts_done_ = 0, streams_done_ = 0, streams_ = 0;
     host_barrier barrier_{sys_};
-    sc_core::sc_event streams_finished_;
+    sc_core::sc_event streams_finished_, aborted_event_;
     sc_core::sc_time start_;
     bool aborted_ = false, finished_ = false;
     double calibration_wall_s_ = 0;
@@ -525,7 +548,7 @@ void workload_program::software(unsigned h) {
     if (!barrier(h)) return finish(h);  // every host's streams spawned: streams_ is whole
     const sc_core::sc_time deadline = start + timeout.get();
     while (streams_done_ < streams_ && !aborted_ && sc_core::sc_time_stamp() < deadline)
-        sc_core::wait(deadline - sc_core::sc_time_stamp(), streams_finished_);
+        sc_core::wait(deadline - sc_core::sc_time_stamp(), streams_finished_ | aborted_event_);
     if (streams_done_ < streams_ && h == 0 && !aborted_) {
         // Name what still waits: the first unfinished node of each stuck rank, a few.
         std::string stuck;
@@ -685,13 +708,10 @@ std::string workload_program::time_kernel(driver::trn3_device& d, const workload
 // Waits until node i's dependencies are done; `latest` is the latest of
 // their ends (and the node that ended then becomes its releaser).
 bool workload_program::wait_deps(unsigned r, std::size_t i, sc_core::sc_time& latest) {
-    const auto& ids = graph_.ranks[r].nodes[i].deps;
-    for (std::uint64_t id : ids) {
-        std::size_t j = 0;
-        while (graph_.ranks[r].nodes[j].id != id) ++j;  // validate() checked it exists
+    for (std::size_t j : dep_index_[r][i]) {
         while (!nodes_[r][j].done) {
             if (aborted_) return false;
-            sc_core::wait(nodes_[r][j].finished);
+            sc_core::wait(nodes_[r][j].finished | aborted_event_);
         }
         if (nodes_[r][j].end >= latest) {
             latest = nodes_[r][j].end;
@@ -759,10 +779,17 @@ std::string workload_program::compute_node(unsigned h, std::size_t c, unsigned r
     // The launches ran once each; their repeats are waited.
     const sc_core::sc_time ran = sc_core::sc_time_stamp() - start;
     if (took > ran) sc_core::wait(took - ran);
+    kernel_entry& entry = kernels_.at(as);
+    if (!entry.timed) {  // the report's table: the first chip's first run of it
+        entry.time = took;
+        entry.timed = true;
+    }
     return "";
 }
 
-void workload_program::plan_meeting(meeting& m) {
+// The meeting's collective as a request (all but its rings), every check
+// made: throws std::invalid_argument, one line, for one that cannot run.
+collectives::request workload_program::request_for(const meeting& m, member_levels& levels) const {
     const auto& first = graph_.ranks[m.members[0].first].nodes[m.members[0].second];
     const unsigned n = static_cast<unsigned>(m.members.size());
     std::vector<unsigned> ids;
@@ -794,18 +821,26 @@ void workload_program::plan_meeting(meeting& m) {
     if (bytes > layout.scratch_stride)
         throw std::invalid_argument(fmt::format("{} B is over the 1 GiB buffers", bytes));
     if (q.what == collectives::op::all_to_allv) {
+        // Every rank's input (its row) and output (its column) within the buffers.
         q.splits.assign(std::size_t(n) * n, 0);
+        std::vector<std::uint64_t> column(n, 0);
         for (unsigned a = 0; a < n; ++a) {
             const auto& node = graph_.ranks[m.members[a].first].nodes[m.members[a].second];
-            for (unsigned b = 0; b < n; ++b) q.splits[a * n + b] = (node.splits[b] + element - 1) / element;
+            std::uint64_t row = 0;
+            for (unsigned b = 0; b < n; ++b) {
+                q.splits[a * n + b] = (node.splits[b] + element - 1) / element;
+                row += q.splits[a * n + b] * element;
+                column[b] += q.splits[a * n + b] * element;
+            }
+            if (row > layout.scratch_stride)
+                throw std::invalid_argument(fmt::format("rank {} sends {} B, over the 1 GiB buffers", a, row));
         }
+        for (unsigned b = 0; b < n; ++b)
+            if (column[b] > layout.scratch_stride)
+                throw std::invalid_argument(fmt::format("rank {} receives {} B, over the 1 GiB buffers", b, column[b]));
     }
-    const std::string group =
-        first.kind == node_kind::collective ? first.group : fmt::format("p2p {}", fmt::join(ids, "-"));
-    auto& rings = rings_[group];
-    member_levels levels = levels_of(ids, sys_.level_names, sys_.fabric_levels);
+    levels = levels_of(ids, sys_.level_names, sys_.fabric_levels);
     const unsigned k_channels = static_cast<unsigned>(channels.get());
-    if (!rings) rings = std::make_unique<channel_rings>(sys_.fabric, ids, levels, k_channels, "topology");
     q.how = algorithm.get() == "auto" ? collectives::choose(q.what, n, bytes, k_channels, levels.places)
                                       : collectives::algorithm_named(algorithm.get());
     if (first.kind != node_kind::collective) q.how = collectives::algorithm::chain;  // send: a broadcast of two
@@ -825,6 +860,19 @@ void workload_program::plan_meeting(meeting& m) {
     q.channels = k_channels;
     q.timing_only = true;
     q.segment_bytes = 0;
+    return q;
+}
+
+void workload_program::plan_meeting(meeting& m) {
+    member_levels levels;
+    collectives::request q = request_for(m, levels);
+    const std::vector<unsigned>& ids = q.ranks;
+    const unsigned k_channels = q.channels;
+    const auto& first = graph_.ranks[m.members[0].first].nodes[m.members[0].second];
+    const std::string group =
+        first.kind == node_kind::collective ? first.group : fmt::format("p2p {}", fmt::join(ids, "-"));
+    auto& rings = rings_[group];
+    if (!rings) rings = std::make_unique<channel_rings>(sys_.fabric, ids, levels, k_channels, "topology");
     m.channels = k_channels;
     m.plans.assign(k_channels, {});
     for (unsigned k = 0; k < k_channels; ++k) {
@@ -880,19 +928,24 @@ std::string workload_program::meet(unsigned h, std::size_t c, unsigned r, std::s
     if (++m.arrived == m.members.size()) {
         m.go = true;
         m.all_here.notify(sc_core::SC_ZERO_TIME);
+        m.plans = {};  // every member has loaded its part
     }
     while (!m.go) {
         if (aborted_) return "another chip failed";
-        sc_core::wait(m.all_here);
+        sc_core::wait(m.all_here | aborted_event_);
     }
     if (m.last.first != r || m.last.second != i) {  // released by the last to arrive
         nodes_[r][i].by_rank = int(m.last.first);
         nodes_[r][i].by_node = m.last.second;
     }
     for (unsigned k = 0; k < m.channels; ++k) d.start_device_queue(1 + k);
+    // A failure elsewhere (which may leave this queue waiting for bytes that
+    // never come) ends the wait.
     for (unsigned k = 0; k < m.channels; ++k) {
-        const driver::status st = d.queue_finished(1 + k, ns(timeout.get()), ns(poll.get()));
-        if (st != driver::status::ok) return fmt::format("channel {}: {}", k, driver::status_name(st));
+        const driver::status st =
+            d.queue_finished(1 + k, ns(timeout.get()), ns(poll.get()), [this] { return aborted_; });
+        if (st != driver::status::ok)
+            return aborted_ ? "another chip failed" : fmt::format("channel {}: {}", k, driver::status_name(st));
     }
     return "";
 }
@@ -1136,18 +1189,18 @@ void workload_program::report_energy(std::ostream& os, nlohmann::json& j, double
         parts += fmt::format("{}{} {:.4f}", parts.empty() ? "" : ", ", what, joules);
         j["energy_j"][what] = joules;
     }
-    // A chip's share: its compute, HBM and idle power.
-    double chip_j = 0;
+    const double rank_chips = std::max<double>(1, double(graph_.ranks.size()));  // the ranks' chips
+    // A rank's chip: its share of the compute and HBM energy, and its idle power.
+    double chip_j = p.idle_w_chip * step * rank_chips;
     for (const auto& [what, joules] : e.joules)
-        if (what == "compute" || what == "HBM" || what == "idle chips") chip_j += joules;
-    const double chips = std::max(1u, a.chips);
+        if (what == "compute" || what == "HBM") chip_j += joules;
     os << fmt::format("link utilisation           {}\n", util);
     os << fmt::format("HBM traffic                {:.3f} GB per chip (kernels and collectives)\n",
-                      a.hbm_bytes / chips / 1e9);
+                      a.hbm_bytes / rank_chips / 1e9);
     os << fmt::format("energy per step            {:.4f} J: {}\n", total, parts);
     os << fmt::format("average power              {:.2f} kW for the system, {:.1f} W per chip (its compute, HBM and "
                       "idle); {:.3f} TFLOP/s per kW\n",
-                      total / step / 1e3, chip_j / chips / step, (flops_bf16 + flops_mx) / total / 1e12 * 1e3);
+                      total / step / 1e3, chip_j / rank_chips / step, (flops_bf16 + flops_mx) / total / 1e12 * 1e3);
     // The model's peak: a chip at its bf16 peak with its HBM and links at theirs, everything else at its peak too.
     double links_w = 0, switch_w = 0, retimer_w = 0;
     for (const auto& [name, m] : at_end_.media) {
@@ -1158,8 +1211,9 @@ void workload_program::report_energy(std::ostream& os, nlohmann::json& j, double
         retimer_w += (m.links ? bits * m.retimers / m.links : 0) * p.pj_per_bit_retimer * 1e-12;
     }
     const double chip_peak = peak_tflops_bf16.get() * 1e12 * p.pj_per_flop_bf16 * 1e-12 +
-                             hbm_peak_gbps.get() * 1e9 * p.pj_per_hbm_byte * 1e-12 + p.idle_w_chip + links_w / chips;
-    const double system_peak = chip_peak * chips + switch_w + retimer_w + a.switches * p.idle_w_switch +
+                             hbm_peak_gbps.get() * 1e9 * p.pj_per_hbm_byte * 1e-12 + p.idle_w_chip +
+                             links_w / std::max(1u, a.chips);
+    const double system_peak = chip_peak * a.chips + switch_w + retimer_w + a.switches * p.idle_w_switch +
                                a.retimers * p.idle_w_retimer + a.nics * p.idle_w_nic + a.hosts * p.idle_w_host;
     // The facts sheet's whole-system budgets.
     const double budget_kw = sys_.name == "nl72x2" && a.chips == 144  ? 163
@@ -1171,7 +1225,7 @@ void workload_program::report_energy(std::ostream& os, nlohmann::json& j, double
                       budget_kw > 0 ? fmt::format(" (published budget about {:.0f} kW)", budget_kw) : "");
     j["energy_total_j"] = total;
     j["power_system_w"] = total / step;
-    j["power_chip_w"] = chip_j / chips / step;
+    j["power_chip_w"] = chip_j / rank_chips / step;
     j["peak_power_chip_w"] = chip_peak;
     j["peak_power_system_w"] = system_peak;
 }

@@ -380,17 +380,20 @@ status trn3_device::start_device_queue(unsigned q) {
     return status::ok;
 }
 
-status trn3_device::queue_finished(unsigned q, std::uint64_t timeout_ns, std::uint64_t poll_ns) {
+status trn3_device::queue_finished(unsigned q, std::uint64_t timeout_ns, std::uint64_t poll_ns,
+                                   const std::function<bool()>& give_up) {
     if (!probed_) return status::no_device;
     if (q == 0 || q >= TRN3_DMA_QUEUES) return status::bad_argument;
-    bool failed = false;
+    bool failed = false, gave_up = false;
     const bool done = host_.wait_until(
         [&] {
             failed = TRN3_DMA_STATUS_STATE(rd(TRN3_BAR0_DMA(q) + TRN3_DMA_STATUS)) == TRN3_DMA_STATE_ERROR;
-            return failed || rd(TRN3_BAR0_DMA(q) + TRN3_DMA_HEAD) == device_queue_tail_[q];
+            if (failed || rd(TRN3_BAR0_DMA(q) + TRN3_DMA_HEAD) == device_queue_tail_[q]) return true;
+            gave_up = give_up && give_up();
+            return gave_up;
         },
         timeout_ns, poll_ns);
-    if (done && !failed) return status::ok;
+    if (done && !failed && !gave_up) return status::ok;
     // Stop the queue and drop what is left, so it can run again.
     ++dma_errors_;
     wr(TRN3_BAR0_DMA(q) + TRN3_DMA_CONTROL, 0);

@@ -91,6 +91,64 @@ void check_kernel(unsigned r, const node& n) {
     if (k.m > most || k.n > most || k.k > most || k.batch > most)
         throw config_error(fmt::format("workload: {}: {} shape past {} (m {}, n {}, k {}, batch {})", where(r, n),
                                        k.kind, most, k.m, k.n, k.k, k.batch));
+    // Its FLOPs and bytes must count without wrapping: 2^60 multiply-adds at most.
+    const long double work = (long double)k.batch * k.m * k.n * std::max<std::uint64_t>(k.k, 1);
+    if (work > 0x1p60L)
+        throw config_error(fmt::format("workload: {}: {} of {} x {} x {} x {} is past 2^60 multiply-adds", where(r, n),
+                                       k.kind, k.batch, k.m, k.n, k.k));
+}
+
+// Each rank runs its collectives, sends and receives one at a time in its
+// order, and each (a collective, or a send with its receive) starts once
+// all its members have come to it. Walked as a run would go: a rank left
+// waiting would wait forever (two ranks meeting in opposite orders, a
+// send that waits for its peer's send), an error before the run.
+void check_no_deadlock(const graph& g, const std::vector<std::vector<std::size_t>>& order) {
+    const unsigned ranks = static_cast<unsigned>(g.ranks.size());
+    std::vector<std::vector<std::pair<std::string, std::size_t>>> steps(ranks);  // (meeting, node index)
+    std::map<std::string, std::size_t> members;  // meeting -> how many take part
+    for (unsigned r = 0; r < ranks; ++r) {
+        std::map<std::string, std::size_t> seen;
+        for (std::size_t i : order[r]) {
+            const node& n = g.ranks[r].nodes[i];
+            std::string key;
+            if (n.kind == node_kind::collective) {
+                key = "collective " + n.group;
+                members[key + "#" + std::to_string(seen[key])] = g.members(n.group).size();
+            } else if (n.kind != node_kind::compute) {
+                const bool send = n.kind == node_kind::send;
+                key = fmt::format("p2p {} {} {}", send ? r : n.peer, send ? n.peer : r, n.tag);
+                members[key + "#" + std::to_string(seen[key])] = 2;
+            } else {
+                continue;
+            }
+            steps[r].emplace_back(key + "#" + std::to_string(seen[key]++), i);
+        }
+    }
+    std::vector<std::size_t> head(ranks, 0);
+    std::map<std::string, std::vector<unsigned>> waiting;  // meeting -> ranks at it
+    std::vector<unsigned> ready(ranks);
+    for (unsigned r = 0; r < ranks; ++r) ready[r] = r;
+    while (!ready.empty()) {
+        const unsigned r = ready.back();
+        ready.pop_back();
+        if (head[r] == steps[r].size()) continue;
+        const std::string& key = steps[r][head[r]].first;
+        auto& at = waiting[key];
+        at.push_back(r);
+        if (at.size() < members.at(key)) continue;
+        for (unsigned q : at) {
+            ++head[q];
+            ready.push_back(q);
+        }
+        waiting.erase(key);
+    }
+    for (unsigned r = 0; r < ranks; ++r)
+        if (head[r] < steps[r].size())
+            throw config_error(fmt::format("workload: {}: waits forever: its partners meet in another order (a "
+                                           "collective or send/receive each of them reaches only after one that "
+                                           "needs this rank)",
+                                           where(r, g.ranks[r].nodes[steps[r][head[r]].second])));
 }
 
 }  // namespace
@@ -122,6 +180,14 @@ std::vector<std::vector<std::size_t>> validate(const graph& g) {
         for (std::size_t i = 0; i < nodes.size(); ++i) {
             const node& n = nodes[i];
             check_kernel(r, n);
+            constexpr std::uint64_t hour_ps = 3'600'000'000'000'000ull;
+            if (n.duration_ps > hour_ps)
+                throw config_error(
+                    fmt::format("workload: {}: a duration of {} ps, over an hour", where(r, n), n.duration_ps));
+            for (std::uint64_t split : n.splits)
+                if (split >= (1ull << 32))
+                    throw config_error(
+                        fmt::format("workload: {}: a split of {} B (at most 4 GiB)", where(r, n), split));
             std::set<std::uint64_t> deps(n.deps.begin(), n.deps.end());  // a dep named twice counts once
             for (std::uint64_t d : deps) {
                 const auto it = at.find(d);
@@ -222,7 +288,9 @@ std::vector<std::vector<std::size_t>> validate(const graph& g) {
                 throw config_error(fmt::format("workload: group '{}': rank {} issues {} collectives, rank {} issues {}",
                                                group, m[0], a.size(), m[p], b.size()));
             for (std::size_t k = 0; k < a.size(); ++k) {
-                const bool same = a[k]->op == b[k]->op && a[k]->root == b[k]->root && a[k]->dtype == b[k]->dtype &&
+                const bool rooted = a[k]->op == collective_op::broadcast || a[k]->op == collective_op::reduce;
+                const bool same = a[k]->op == b[k]->op && (!rooted || a[k]->root == b[k]->root) &&
+                                  a[k]->dtype == b[k]->dtype &&
                                   (a[k]->op == collective_op::all_to_allv || a[k]->bytes == b[k]->bytes);
                 if (!same)
                     throw config_error(fmt::format(
@@ -232,6 +300,7 @@ std::vector<std::vector<std::size_t>> validate(const graph& g) {
             }
         }
     }
+    check_no_deadlock(g, order);
     return order;
 }
 

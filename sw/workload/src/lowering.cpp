@@ -18,6 +18,14 @@ namespace {
 std::uint64_t up_to(std::uint64_t v, std::uint64_t multiple) { return (v + multiple - 1) / multiple * multiple; }
 std::uint64_t parts_of(std::uint64_t v, std::uint64_t most) { return (v + most - 1) / most; }
 
+// An operand of a core's program must fit its share of the core's arena.
+void fits(const kernel_spec& k, const char* operand, std::uint64_t bytes, std::uint64_t room) {
+    if (bytes > room)
+        throw config_error(fmt::format("workload: {} {}x{}x{} {}: a core's {} takes {} B, over the {} B its arena "
+                                       "gives it",
+                                       k.kind, k.m, k.n, k.k, k.dtype, operand, bytes, room));
+}
+
 // Tiles t split over `cores` as evenly as whole tiles go: core c's count.
 std::uint64_t share(std::uint64_t tiles, unsigned cores, unsigned c) {
     return tiles * (c + 1) / cores - tiles * c / cores;
@@ -50,12 +58,17 @@ lowered_kernel lower_gemm(const kernel_spec& k, unsigned cores, std::uint64_t ar
                 s.operands = operands;
                 s.mx = mx;
                 const std::uint64_t base = arena + c * stride, third = stride / 4;
+                const std::uint64_t e = isa::dtype_bytes(operands);
+                fits(k, "C (fp32)", std::uint64_t(s.M) * s.N * 4, third);
+                // A or B past its share: more K parts make them smaller.
+                if (std::uint64_t(s.K) * std::max(s.M, s.N) * e > third) throw std::invalid_argument("too deep");
+                if (mx) fits(k, "MX scales", std::uint64_t(s.K) / 32 * std::max(s.M, s.N), third / 2);
                 kernels::gemm_addresses at{base, base + third, base + 2 * third, base + 3 * third,
                                            base + 3 * third + third / 2};
                 l.cores.push_back(kernels::gemm(s, at));
             }
         } catch (const std::invalid_argument&) {
-            continue;  // K too deep for SBUF: more parts
+            continue;  // K too deep for SBUF or the arena: more parts
         }
         out.text =
             fmt::format("gemm {}x{}x{} {} as {} x {} tiles split over {} cores along {}, K in {} part{}", k.m, k.n, k.k,
@@ -73,7 +86,7 @@ lowered_kernel lower_attention(const kernel_spec& k, unsigned cores, std::uint64
     const std::uint64_t keys = std::min<std::uint64_t>(up_to(k.n, 128), 512), dim = std::min<std::uint64_t>(k.k, 128);
     const std::uint64_t blocks = k.batch * parts_of(k.m, 128) * parts_of(k.n, 512) * parts_of(k.k, 128);
     lowered_kernel out;
-    const unsigned used = static_cast<unsigned>(std::min<std::uint64_t>(cores, blocks));
+    const unsigned used = static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(cores, blocks)));
     launch l;
     for (unsigned c = 0; c < used; ++c) {
         const std::uint64_t base = arena + c * stride, q = stride / 4;
@@ -105,6 +118,7 @@ lowered_kernel lower_rows(const kernel_spec& k, unsigned cores, std::uint64_t ar
         const kernels::rows_shape s{static_cast<unsigned>(share(row_tiles, used, c) * 128),
                                     static_cast<unsigned>(cols)};
         const std::uint64_t base = arena + c * stride, q = stride / 4;
+        fits(k, "rows (fp32)", std::uint64_t(s.rows) * s.cols * 4, q);
         if (k.kind == "softmax") l.cores.push_back(kernels::softmax(s, base, base + q));
         else if (k.kind == "rmsnorm") l.cores.push_back(kernels::rmsnorm(s, base, base + q, base + 2 * q, 1e-6f));
         else l.cores.push_back(kernels::swiglu(s, base, base + q, base + 2 * q));
@@ -117,24 +131,10 @@ lowered_kernel lower_rows(const kernel_spec& k, unsigned cores, std::uint64_t ar
     return out;
 }
 
-// Each operand of a core's program must fit a quarter of its arena.
-void check_fits(const kernel_spec& k, unsigned cores, std::uint64_t stride) {
-    const std::uint64_t room = stride / 4, e = 4;  // at most 4 bytes an element (fp32 rows)
-    std::uint64_t largest = 0;
-    if (k.kind == "gemm") largest = std::max({k.m * k.k, k.k * k.n, k.m * k.n / std::min<std::uint64_t>(cores, 1)}) * e;
-    else if (k.kind == "attention") largest = 512 * 128 * e;
-    else largest = (k.m + cores - 1) / cores * 128 / 128 * std::min<std::uint64_t>(k.n, 4096) * e + 128 * 4096 * e;
-    if (largest > room)
-        throw config_error(fmt::format("workload: {} {}x{}x{}: an operand of {} B is over the {} B a core's arena "
-                                       "gives it",
-                                       k.kind, k.m, k.n, k.k, largest, room));
-}
-
 }  // namespace
 
 lowered_kernel lower(const kernel_spec& k, unsigned cores, std::uint64_t arena, std::uint64_t arena_stride) {
     if (cores == 0) throw config_error("workload: a kernel needs at least one core");
-    check_fits(k, cores, arena_stride);
     if (k.kind == "gemm") return lower_gemm(k, cores, arena, arena_stride);
     if (k.kind == "attention") return lower_attention(k, cores, arena, arena_stride);
     if (k.kind == "softmax" || k.kind == "rmsnorm" || k.kind == "elementwise")

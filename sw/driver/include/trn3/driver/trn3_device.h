@@ -22,6 +22,7 @@
 
 #include <array>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 #include <vector>
@@ -121,7 +122,10 @@ public:
     status load_device_queue(unsigned queue, std::uint64_t ring_address,
                              const std::vector<trn3_dma_descriptor>& descriptors);
     status start_device_queue(unsigned queue);
-    status queue_finished(unsigned queue, std::uint64_t timeout_ns, std::uint64_t poll_ns);
+    // give_up (when given) is asked at every look: true stops the queue as a
+    // timeout does (the caller's own reason to stop waiting).
+    status queue_finished(unsigned queue, std::uint64_t timeout_ns, std::uint64_t poll_ns,
+                          const std::function<bool()>& give_up = {});
 
     status launch(unsigned core, const std::array<std::uint64_t, 5>& pcs, unsigned engine_mask);
     status wait_core(unsigned core, std::uint64_t timeout_ns, core_result& result);

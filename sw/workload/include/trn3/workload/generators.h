@@ -56,7 +56,7 @@ struct moe_config {
     std::uint64_t hidden = 7168, expert_ffn = 2048, experts = 256, top_k = 8;
     std::string dtype = "bf16";  // the experts' GEMMs: bf16, fp8, mxfp8, mxfp4
     std::string dispatch_dtype = "bf16";  // the dispatch's tokens (DeepSeek-V3 sends fp8)
-    double skew = 0.5;
+    double skew = 0.1;
     std::uint64_t seed = 1;
     bool backward = true;
 };

@@ -14,7 +14,8 @@
 # in build/fuzz/crash-*. Exit 1 if a target crashed, 2 on bad arguments.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-targets=(isa_stream isa_decode elf_image units config srd_packet config_space chakra_trace)
+# Every target fuzz/CMakeLists.txt declares.
+read -ra targets <<<"$(sed -n 's/^set(trn3_fuzz_targets \(.*\))$/\1/p' fuzz/CMakeLists.txt)"
 which="${1:-all}"
 seconds="${2:-60}"
 case "$seconds" in ''|*[!0-9]*) echo "fuzz: seconds must be a whole number, not '$seconds'" >&2; exit 2 ;; esac

@@ -69,6 +69,15 @@ program gemm(const gemm_shape& s, const gemm_addresses& at) {
     stream& sync = p.on(engine::sync);
     stream& tensor = p.on(engine::tensor);
     stream& vector = p.on(engine::vector);
+    {
+        // Each stream's length, at most (a large GEMM runs to millions of
+        // instructions: growing them costs more than writing them).
+        const std::size_t steps = std::size_t{MT} * NT * KT, per_load = s.mx ? 2 : 1;
+        tensor.reserve(steps * per_load + std::size_t{MT} * NT + std::size_t{NT} * KT * per_load + 1);
+        const std::size_t a_loads = a_resident ? std::size_t{MT} * KT : steps;
+        sync.reserve(a_loads * per_load + std::size_t{NT} * KT * per_load + 1);
+        vector.reserve(std::size_t{MT} * NT * (2 + out_pieces) + 2);
+    }
 
     // B panel nt (K x 512, all its K tiles) stays in SBUF buffer nt % 2 while
     // every M tile passes through; the next panel loads during this one.

@@ -83,6 +83,9 @@ public:
     // assembler); its engine must be this stream's (std::invalid_argument).
     stream& raw(const isa::instruction& i);
 
+    // Room for n instructions in all (a generator that knows its length
+    // saves the copies of a growing stream).
+    void reserve(std::size_t n) { code_.reserve(n); }
     // Index of the next instruction (a branch target).
     std::uint32_t here() const { return static_cast<std::uint32_t>(code_.size()); }
     const std::vector<isa::instruction>& code() const { return code_; }

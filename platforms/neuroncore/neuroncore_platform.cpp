@@ -64,7 +64,9 @@ public:
     param<std::uint64_t> k{this, "k", 512, "gemm: K (multiple of 128)"};
     param<std::uint64_t> rows{this, "rows", 256, "softmax, rmsnorm: rows (multiple of 128)"};
     param<std::uint64_t> cols{this, "cols", 1024, "softmax, rmsnorm: columns (up to 4096)"};
-    param<std::uint64_t> keys{this, "keys", 256, "attention: keys (128, 256, 384 or 512); queries are 128"};
+    param<std::uint64_t> keys{
+        this, "keys", 256,
+        "attention: keys (a multiple of 128; above 512, flash-style blocks of 512); queries are 128"};
     param<std::uint64_t> head_dim{this, "head_dim", 128, "attention: head dimension (up to 128)"};
     param<std::uint64_t> repeats{this, "repeats", 1000, "matmul_stream: back-to-back 128x128x512 matmuls",
                                  range<std::uint64_t>{1, {}}};

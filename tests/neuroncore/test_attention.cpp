@@ -55,7 +55,30 @@ TEST_CASE("attention with 128 keys and head dimension 64 matches fp64 within bf1
 
 TEST_CASE("attention with 512 keys and head dimension 128 accumulates four P^T V chunks") { check_attention(512, 128); }
 
+TEST_CASE("flash attention over 1280 keys (blocks of 512, 512, 256) matches fp64 with an online softmax") {
+    check_attention(1280, 64);
+}
+
+TEST_CASE("flash attention over 2048 keys and head dimension 128 rescales O by four blocks' maxima") {
+    check_attention(2048, 128);
+}
+
+TEST_CASE("flash attention runs one scores matmul per block and one P V matmul per 128 keys") {
+    // Every block runs one scores matmul and one P V matmul per 128 keys:
+    // 1280 keys, 3 blocks, 10 chunks of 128.
+    const program p = attention({1280, 64}, 0, 0x100000, 0x200000, 0x300000);
+    unsigned matmuls = 0, transposes = 0;
+    for (const auto& i : p.on(isa::engine::tensor).code()) {
+        matmuls += i.op == static_cast<std::uint8_t>(isa::opcode::matmul);
+        transposes += i.op == static_cast<std::uint8_t>(isa::opcode::transpose);
+    }
+    CHECK(matmuls == 3 + 10);
+    CHECK(transposes == 10);
+}
+
 TEST_CASE("an attention shape the kernel cannot tile is refused") {
     CHECK_THROWS_AS(attention({200, 64}, 0, 0, 0, 0), std::invalid_argument);
     CHECK_THROWS_AS(attention({128, 256}, 0, 0, 0, 0), std::invalid_argument);
+    CHECK_THROWS_AS(attention({640, 0}, 0, 0, 0, 0), std::invalid_argument);
+    CHECK_THROWS_AS(attention({attention_max_keys + 128, 64}, 0, 0, 0, 0), std::invalid_argument);
 }

@@ -16,6 +16,7 @@ KERNELS = [
     {"neuroncore.kernel": "softmax", "neuroncore.rows": 256, "neuroncore.cols": 1024},
     {"neuroncore.kernel": "rmsnorm", "neuroncore.rows": 384, "neuroncore.cols": 512},
     {"neuroncore.kernel": "attention", "neuroncore.keys": 512, "neuroncore.head_dim": 128},
+    {"neuroncore.kernel": "attention", "neuroncore.keys": 1280, "neuroncore.head_dim": 64},
     {"neuroncore.kernel": "matmul_stream", "neuroncore.repeats": 50},
     {"neuroncore.kernel": "matmul_stream", "neuroncore.repeats": 50, "neuroncore.dtype": "e4m3fn"},
 ]

@@ -419,3 +419,23 @@ TEST_CASE("kernels lower onto the cores at the generators' default sizes, and sh
     g.ranks[0].nodes = {n};
     error_mentions([&] { validate(g); }, "over an hour");
 }
+
+TEST_CASE("attention lowers to one flash-style block per head and 128 queries, over all the keys") {
+    // 64 heads x 4,096 queries x 4,096 keys, head dimension 128: 64 x 32 blocks of 128 x 4,096 keys.
+    const lowered_kernel l =
+        lower(kernel_spec{"attention", 4096, 4096, 128, 64, "bf16"}, 8, 0x3400000000ull, 2ull << 30);
+    REQUIRE(l.launches.size() == 1);
+    CHECK(l.launches[0].cores.size() == 8);
+    CHECK(l.launches[0].repeat == 64 * 32 / 8);
+    CHECK(l.key == "attention 4096x128 x2048 blocks on 8 cores");
+    CHECK(l.text.find("flash, blocks of 512 keys") != std::string::npos);
+    // Each core's program is the flash kernel: 8 scores matmuls and 32 P V matmuls.
+    unsigned matmuls = 0;
+    for (const auto& i : l.launches[0].cores[0].on(isa::engine::tensor).code())
+        matmuls += i.op == static_cast<std::uint8_t>(isa::opcode::matmul);
+    CHECK(matmuls == 8 + 32);
+    // Up to 512 keys, the one-pass kernel; head dimensions past 128 in parts.
+    const lowered_kernel short_keys = lower(kernel_spec{"attention", 128, 300, 256, 2, "bf16"}, 8, 0, 2ull << 30);
+    CHECK(short_keys.key == "attention 384x128 x4 blocks on 4 cores");
+    CHECK(short_keys.text.find("flash") == std::string::npos);
+}

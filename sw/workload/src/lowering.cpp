@@ -83,8 +83,12 @@ lowered_kernel lower_gemm(const kernel_spec& k, unsigned cores, std::uint64_t ar
 }
 
 lowered_kernel lower_attention(const kernel_spec& k, unsigned cores, std::uint64_t arena, std::uint64_t stride) {
-    const std::uint64_t keys = std::min<std::uint64_t>(up_to(k.n, 128), 512), dim = std::min<std::uint64_t>(k.k, 128);
-    const std::uint64_t blocks = k.batch * parts_of(k.m, 128) * parts_of(k.n, 512) * parts_of(k.k, 128);
+    // Each block is one head's 128 queries over all its keys (flash-style past
+    // 512); keys beyond the kernel's reach, and head dimensions past 128, in
+    // parts one after another.
+    const std::uint64_t key_parts = parts_of(k.n, kernels::attention_max_keys);
+    const std::uint64_t keys = up_to(parts_of(k.n, key_parts), 128), dim = std::min<std::uint64_t>(k.k, 128);
+    const std::uint64_t blocks = k.batch * parts_of(k.m, 128) * key_parts * parts_of(k.k, 128);
     lowered_kernel out;
     const unsigned used = static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(cores, blocks)));
     launch l;
@@ -101,9 +105,10 @@ lowered_kernel lower_attention(const kernel_spec& k, unsigned cores, std::uint64
         out.launches.push_back(std::move(rest));
     }
     out.key = fmt::format("attention {}x{} x{} blocks on {} cores", keys, dim, blocks, used);
+    const char* how = keys > kernels::attention_block_keys ? "flash, blocks of 512 keys; " : "";
     out.text =
-        fmt::format("attention {} heads x {} queries x {} keys x {} dims: {} blocks of 128 x {} x {} on {} cores",
-                    k.batch, k.m, k.n, k.k, blocks, keys, dim, used);
+        fmt::format("attention {} heads x {} queries x {} keys x {} dims: {} blocks of 128 x {} x {} ({}on {} cores)",
+                    k.batch, k.m, k.n, k.k, blocks, keys, dim, how, used);
     return out;
 }
 

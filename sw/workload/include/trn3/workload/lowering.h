@@ -9,9 +9,10 @@
 //                has more tiles); a K too deep for two B panels in SBUF runs in
 //                equal parts one after another (each accumulating its share);
 //                batch: repeats
-//   attention    blocks of one head, 128 queries and up to 512 keys (the
-//                attention kernel), spread over the cores: batch x ceil(m/128)
-//                x ceil(n/512) x ceil(k/128) blocks
+//   attention    blocks of one head, 128 queries and all its keys (the
+//                attention kernel: flash-style past 512 keys), spread over the
+//                cores: batch x ceil(m/128) x ceil(k/128) blocks (and x the
+//                parts of a key count past attention_max_keys)
 //   softmax, rmsnorm, elementwise (SwiGLU)
 //                rows split over the cores (128 at a time), columns in parts of
 //                at most 4096

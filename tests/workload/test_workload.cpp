@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <numeric>
 #include <optional>
 
@@ -195,13 +196,21 @@ TEST_CASE("a generated workload written as Chakra files reads back node for node
     }
 }
 
-TEST_CASE("the MoE generator routes every token to top_k experts, unevenly and the same for the same seed") {
+namespace {
+// 8 ranks of 512 tokens, hidden 1,024, 32 experts, top-4.
+moe_config small_moe() {
     moe_config c;
     c.ranks = 8;
     c.tokens = 512;
     c.hidden = 1024;
     c.experts = 32;
     c.top_k = 4;
+    return c;
+}
+}  // namespace
+
+TEST_CASE("the MoE generator routes every token to top_k experts, unevenly and the same for the same seed") {
+    moe_config c = small_moe();
     const graph g = moe_layer(c);
     std::uint64_t smallest = ~0ull, largest = 0, arrived = 0;
     for (unsigned r = 0; r < 8; ++r) {
@@ -438,4 +447,54 @@ TEST_CASE("attention lowers to one flash-style block per head and 128 queries, o
     const lowered_kernel short_keys = lower(kernel_spec{"attention", 128, 300, 256, 2, "bf16"}, 8, 0, 2ull << 30);
     CHECK(short_keys.key == "attention 384x128 x4 blocks on 4 cores");
     CHECK(short_keys.text.find("flash") == std::string::npos);
+}
+
+TEST_CASE("an MX step quantizes every operand computed at run time just before its GEMM") {
+    moe_config c = small_moe();
+    c.dtype = "mxfp8";
+    const graph g = moe_layer(c);
+    const rank_graph& r = g.ranks[0];
+    std::map<std::string, const node*> by_name;
+    for (const node& n : r.nodes) by_name[n.name] = &n;
+    // Forward: the dispatched tokens and the SwiGLU output; backward: each
+    // dgrad's gradient (A), each wgrad's activation and gradient (A and B).
+    // The router stays bf16.
+    std::vector<std::string> quantized;
+    for (const node& n : r.nodes)
+        if (n.kernel.kind == "mx_quantize") quantized.push_back(n.name);
+    CHECK(quantized ==
+          std::vector<std::string>{"experts.gate_up.quantize_a", "experts.down.quantize_a",
+                                   "bwd.experts.down.dgrad.quantize_a", "bwd.experts.down.wgrad.quantize_a",
+                                   "bwd.experts.down.wgrad.quantize_b", "bwd.experts.gate_up.dgrad.quantize_a",
+                                   "bwd.experts.gate_up.wgrad.quantize_a", "bwd.experts.gate_up.wgrad.quantize_b"});
+    const node& up = *by_name.at("experts.gate_up");
+    const node& q = *by_name.at("experts.gate_up.quantize_a");
+    CHECK(up.deps == std::vector<std::uint64_t>{q.id});
+    CHECK(q.deps == std::vector<std::uint64_t>{by_name.at("dispatch")->id});
+    // Tokens x hidden values in blocks of 32 along hidden: bf16 in, a byte and 1/32 of a scale byte out.
+    CHECK(q.kernel.m == up.kernel.m);
+    CHECK(q.kernel.n == 1024);
+    CHECK(q.hbm_bytes == up.kernel.m * 1024 * 3 + up.kernel.m * 32);
+    CHECK(q.flops == 0);
+    // A weight gradient's B operand (the gradient, [rows][hidden]) is blocked along the rows too.
+    const node& wb = *by_name.at("bwd.experts.down.wgrad.quantize_b");
+    CHECK(wb.kernel.m == by_name.at("bwd.experts.down.wgrad")->kernel.n);
+    CHECK(wb.kernel.n == by_name.at("bwd.experts.down.wgrad")->kernel.k);
+    // bf16: no quantize nodes.
+    c.dtype = "bf16";
+    const graph plain = moe_layer(c);
+    for (const node& n : plain.ranks[0].nodes) CHECK(n.kernel.kind != "mx_quantize");
+    // The quantize kernel lowers onto the cores: 1,024 values (2 K tiles of 512) x the rows over 8 cores.
+    const lowered_kernel l =
+        lower(kernel_spec{"mx_quantize", 4096, 1000, 0, 1, "mxfp4"}, 8, 0x3400000000ull, 2ull << 30);
+    REQUIRE(l.launches.size() == 1);
+    CHECK(l.launches[0].cores.size() == 8);
+    CHECK(l.key == "mx_quantize mxfp4 1024x4096 x1 on 8 cores");
+    // A type the quantize kernel does not write is refused.
+    graph bad;
+    bad.ranks.resize(1);
+    node n;
+    n.kernel = {"mx_quantize", 128, 512, 0, 1, "bf16"};
+    bad.ranks[0].nodes = {n};
+    error_mentions([&] { validate(bad); }, "mx_quantize writes mxfp8 or mxfp4, not 'bf16'");
 }

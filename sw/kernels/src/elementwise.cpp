@@ -20,9 +20,10 @@ program swiglu(const rows_shape& s, std::uint64_t g, std::uint64_t u, std::uint6
     stream& vec = p.on(engine::vector);
     for (unsigned t = 0; t < T; ++t) {
         const std::uint64_t rows = std::uint64_t(t) * 128 * row;
-        // Buffer t % 2 is free once tile t - 2 is stored.
-        if (t >= 2) sync.wait(rows_done_semaphore, t - 1);
+        // Buffer t % 2 is free once tile t - 2 is stored: G's load waits (a
+        // wait modifies the last instruction emitted), U's follows it.
         sync.dma(sbuf(f32, 0, 128, g_at(t), C), hbm(f32, g + rows, 128, row, C)).signal(0, 1);
+        if (t >= 2) sync.wait(rows_done_semaphore, t - 1);
         sync.dma(sbuf(f32, 0, 128, u_at(t), C), hbm(f32, u + rows, 128, row, C)).signal(0, 1);
         act.activation(sbuf(f32, 0, 128, g_at(t), C), sbuf(f32, 0, 128, g_at(t), C), isa::function::silu)
             .wait(0, 2 * (t + 1))

@@ -85,17 +85,17 @@ graph dense_step(const dense_config& c) {
                         const std::string n = fmt::format("{}.layer{}", m, p * layers + l);
                         const auto norm1 = b.kernel(n + ".rmsnorm1", k{"rmsnorm", norm_rows, h, 0, 1, "bf16"}, {last});
                         const auto in1 = gather(n + ".attn", norm1);
-                        const auto qkv_mm = b.kernel(n + ".qkv", k{"gemm", tokens, qkv, h, 1, w}, {in1});
+                        const auto qkv_mm = b.gemm(n + ".qkv", k{"gemm", tokens, qkv, h, 1, w}, {in1});
                         const auto attn =
                             b.kernel(n + ".attention", k{"attention", c.seq, c.seq, hd, c.micro_batch * heads, "bf16"},
                                      {qkv_mm});
-                        const auto o = b.kernel(n + ".o", k{"gemm", tokens, h, h / c.tp, 1, w}, {attn});
+                        const auto o = b.gemm(n + ".o", k{"gemm", tokens, h, h / c.tp, 1, w}, {attn});
                         const auto ex1 = exchange(n + ".attn", o);
                         const auto norm2 = b.kernel(n + ".rmsnorm2", k{"rmsnorm", norm_rows, h, 0, 1, "bf16"}, {ex1});
                         const auto in2 = gather(n + ".mlp", norm2);
-                        const auto up = b.kernel(n + ".up", k{"gemm", tokens, 2 * ffn, h, 1, w}, {in2});
+                        const auto up = b.gemm(n + ".up", k{"gemm", tokens, 2 * ffn, h, 1, w}, {in2});
                         const auto act = b.kernel(n + ".swiglu", k{"elementwise", tokens, ffn, 0, 1, "bf16"}, {up});
-                        const auto down = b.kernel(n + ".down", k{"gemm", tokens, h, ffn, 1, w}, {act});
+                        const auto down = b.gemm(n + ".down", k{"gemm", tokens, h, ffn, 1, w}, {act});
                         last = exchange(n + ".mlp", down);
                     }
                     if (p + 1 < c.pp)
@@ -111,24 +111,24 @@ graph dense_step(const dense_config& c) {
                     for (std::uint64_t l = layers; l-- > 0;) {
                         const std::string n = fmt::format("bwd.{}.layer{}", m, p * layers + l);
                         const auto in = gather(n + ".mlp", last);
-                        const auto down_d = b.kernel(n + ".down.dgrad", k{"gemm", tokens, ffn, h, 1, w}, {in});
-                        const auto down_w = b.kernel(n + ".down.wgrad", k{"gemm", ffn, h, tokens, 1, w}, {in});
+                        const auto down_d = b.gemm(n + ".down.dgrad", k{"gemm", tokens, ffn, h, 1, w}, {in});
+                        const auto down_w = b.gemm(n + ".down.wgrad", k{"gemm", ffn, h, tokens, 1, w}, {in}, true);
                         const auto act =
                             b.kernel(n + ".swiglu", k{"elementwise", tokens, 2 * ffn, 0, 1, "bf16"}, {down_d});
-                        const auto up_d = b.kernel(n + ".up.dgrad", k{"gemm", tokens, h, 2 * ffn, 1, w}, {act});
-                        const auto up_w = b.kernel(n + ".up.wgrad", k{"gemm", h, 2 * ffn, tokens, 1, w}, {act});
+                        const auto up_d = b.gemm(n + ".up.dgrad", k{"gemm", tokens, h, 2 * ffn, 1, w}, {act});
+                        const auto up_w = b.gemm(n + ".up.wgrad", k{"gemm", h, 2 * ffn, tokens, 1, w}, {act}, true);
                         const auto ex2 = exchange(n + ".mlp", up_d);
                         const auto norm2 = b.kernel(n + ".rmsnorm2", k{"rmsnorm", norm_rows, h, 0, 1, "bf16"}, {ex2});
                         const auto in1 = gather(n + ".attn", norm2);
-                        const auto o_d = b.kernel(n + ".o.dgrad", k{"gemm", tokens, h / c.tp, h, 1, w}, {in1});
-                        const auto o_w = b.kernel(n + ".o.wgrad", k{"gemm", h / c.tp, h, tokens, 1, w}, {in1});
+                        const auto o_d = b.gemm(n + ".o.dgrad", k{"gemm", tokens, h / c.tp, h, 1, w}, {in1});
+                        const auto o_w = b.gemm(n + ".o.wgrad", k{"gemm", h / c.tp, h, tokens, 1, w}, {in1}, true);
                         // Attention's backward: the scores again and three products (dV, dP, dQ and dK): twice
                         // the forward's work.
                         const auto attn =
                             b.kernel(n + ".attention",
                                      k{"attention", c.seq, c.seq, hd, 2 * c.micro_batch * heads, "bf16"}, {o_d});
-                        const auto qkv_d = b.kernel(n + ".qkv.dgrad", k{"gemm", tokens, h, qkv, 1, w}, {attn});
-                        const auto qkv_w = b.kernel(n + ".qkv.wgrad", k{"gemm", h, qkv, tokens, 1, w}, {attn});
+                        const auto qkv_d = b.gemm(n + ".qkv.dgrad", k{"gemm", tokens, h, qkv, 1, w}, {attn});
+                        const auto qkv_w = b.gemm(n + ".qkv.wgrad", k{"gemm", h, qkv, tokens, 1, w}, {attn}, true);
                         const auto ex1 = exchange(n + ".attn", qkv_d);
                         last = b.kernel(n + ".rmsnorm1", k{"rmsnorm", norm_rows, h, 0, 1, "bf16"}, {ex1});
                         if (c.dp > 1 && mb + 1 == c.micro_batches)

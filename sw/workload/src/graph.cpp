@@ -64,12 +64,14 @@ std::uint64_t kernel_hbm_bytes(const kernel_spec& k) {
     const std::uint64_t bits = dtype_bits(k.dtype), act = 16;  // results are bf16 activations
     if (k.kind == "gemm") return k.batch * ((k.m * k.k + k.k * k.n) * bits + k.m * k.n * act) / 8;
     if (k.kind == "attention") return k.batch * (2 * k.m * k.k + 2 * k.n * k.k) * act / 8;  // Q, O; K, V
+    if (k.kind == "mx_quantize")  // bf16 in; codes and one scale byte per 32 out
+        return k.batch * (k.m * k.n * (act + bits) / 8 + k.m * ((k.n + 31) / 32));
     return 2 * k.batch * k.m * k.n * act / 8;  // read once, write once
 }
 
 namespace {
 
-const std::set<std::string> kernel_kinds{"gemm", "attention", "softmax", "rmsnorm", "elementwise"};
+const std::set<std::string> kernel_kinds{"gemm", "attention", "softmax", "rmsnorm", "elementwise", "mx_quantize"};
 
 std::string where(unsigned r, const node& n) { return fmt::format("rank {} node {} ('{}')", r, n.id, n.name); }
 
@@ -78,11 +80,14 @@ void check_kernel(unsigned r, const node& n) {
     if (!k.timed()) return;
     if (!kernel_kinds.count(k.kind))
         throw config_error(fmt::format("workload: {}: unknown kernel '{}' (gemm, attention, softmax, rmsnorm, "
-                                       "elementwise)",
+                                       "elementwise, mx_quantize)",
                                        where(r, n), k.kind));
     if (dtype_bits(k.dtype) == 0 || k.dtype == "int32" || k.dtype == "fp32")
         throw config_error(
             fmt::format("workload: {}: kernel dtype '{}' (bf16, fp16, fp8, mxfp8, mxfp4)", where(r, n), k.dtype));
+    if (k.kind == "mx_quantize" && k.dtype != "mxfp8" && k.dtype != "mxfp4")
+        throw config_error(
+            fmt::format("workload: {}: mx_quantize writes mxfp8 or mxfp4, not '{}'", where(r, n), k.dtype));
     const bool needs_k = k.kind == "gemm" || k.kind == "attention";
     if (k.m == 0 || k.n == 0 || (needs_k && k.k == 0) || k.batch == 0)
         throw config_error(fmt::format("workload: {}: {} needs a shape (m {}, n {}, k {}, batch {})", where(r, n),

@@ -9,6 +9,7 @@
 #include "trn3/kernels/attention.h"
 #include "trn3/kernels/elementwise.h"
 #include "trn3/kernels/gemm.h"
+#include "trn3/kernels/mx_quantize.h"
 #include "trn3/kernels/norm.h"
 
 namespace trn3::workload {
@@ -136,6 +137,30 @@ lowered_kernel lower_rows(const kernel_spec& k, unsigned cores, std::uint64_t ar
     return out;
 }
 
+lowered_kernel lower_mx_quantize(const kernel_spec& k, unsigned cores, std::uint64_t arena, std::uint64_t stride) {
+    // The kernel quantizes X [K][M] along K: K = the spec's n (blocked), M =
+    // its m rows, split over the cores 128 at a time.
+    const std::uint64_t K = up_to(k.n, 512), col_tiles = parts_of(k.m, 128);
+    const unsigned used = static_cast<unsigned>(std::min<std::uint64_t>(cores, col_tiles));
+    const kernels::dtype codes = k.dtype == "mxfp4" ? kernels::dtype::e2m1 : kernels::dtype::e4m3fn;
+    lowered_kernel out;
+    launch l;
+    l.repeat = k.batch;
+    for (unsigned c = 0; c < used; ++c) {
+        const kernels::mx_quantize_shape s{static_cast<unsigned>(K),
+                                           static_cast<unsigned>(share(col_tiles, used, c) * 128), codes, true};
+        const std::uint64_t base = arena + c * stride, q = stride / 4;
+        fits(k, "values (bf16)", std::uint64_t(s.K) * s.M * 2, q);
+        l.cores.push_back(kernels::mx_quantize(s, base, base + q, base + 2 * q));
+    }
+    out.launches.push_back(std::move(l));
+    out.key = fmt::format("mx_quantize {} {}x{} x{} on {} cores", k.dtype, K, col_tiles * 128, k.batch, used);
+    out.text = fmt::format("mx_quantize {} rows x {} values to {} (blocks of 32 along the values): {} column tiles on "
+                           "{} cores",
+                           k.m, k.n, k.dtype, col_tiles, used);
+    return out;
+}
+
 }  // namespace
 
 lowered_kernel lower(const kernel_spec& k, unsigned cores, std::uint64_t arena, std::uint64_t arena_stride) {
@@ -144,6 +169,7 @@ lowered_kernel lower(const kernel_spec& k, unsigned cores, std::uint64_t arena, 
     if (k.kind == "attention") return lower_attention(k, cores, arena, arena_stride);
     if (k.kind == "softmax" || k.kind == "rmsnorm" || k.kind == "elementwise")
         return lower_rows(k, cores, arena, arena_stride);
+    if (k.kind == "mx_quantize") return lower_mx_quantize(k, cores, arena, arena_stride);
     throw config_error(fmt::format("workload: kernel '{}' has no lowering onto the NeuronCores", k.kind));
 }
 

@@ -89,28 +89,28 @@ graph moe_layer(const moe_config& c) {
         };
         rank_builder b(g.ranks[r]);
         const auto norm = b.kernel("rmsnorm", k{"rmsnorm", t, h, 0, 1, "bf16"}, {});
-        const auto router = b.kernel("router", k{"gemm", t, c.experts, h, 1, "bf16"}, {norm});
+        const auto router = b.gemm("router", k{"gemm", t, c.experts, h, 1, "bf16"}, {norm});
         const auto dispatch = b.all_to_allv("dispatch", splits(counts[r], token_in), group, {router});
         const auto up =
-            b.kernel("experts.gate_up", k{"gemm", std::max<std::uint64_t>(rows, 1), 2 * f, h, 1, c.dtype}, {dispatch});
+            b.gemm("experts.gate_up", k{"gemm", std::max<std::uint64_t>(rows, 1), 2 * f, h, 1, c.dtype}, {dispatch});
         const auto act =
             b.kernel("experts.swiglu", k{"elementwise", std::max<std::uint64_t>(rows, 1), f, 0, 1, "bf16"}, {up});
-        const auto down =
-            b.kernel("experts.down", k{"gemm", std::max<std::uint64_t>(rows, 1), h, f, 1, c.dtype}, {act});
+        const auto down = b.gemm("experts.down", k{"gemm", std::max<std::uint64_t>(rows, 1), h, f, 1, c.dtype}, {act});
         const auto combine = b.all_to_allv("combine", splits(arriving, token_out), group, {down});
         const auto sum = b.kernel("combine.weighted_sum", k{"elementwise", t, h, 0, 1, "bf16"}, {combine});
         if (!c.backward) continue;
         const auto sum_grad = b.kernel("bwd.weighted_sum", k{"elementwise", t, h, 0, 1, "bf16"}, {sum});
         const auto combine_grad = b.all_to_allv("bwd.combine", splits(counts[r], token_out), group, {sum_grad});
         const std::uint64_t rr = std::max<std::uint64_t>(rows, 1);
-        const auto down_dgrad = b.kernel("bwd.experts.down.dgrad", k{"gemm", rr, f, h, 1, c.dtype}, {combine_grad});
-        const auto down_wgrad = b.kernel("bwd.experts.down.wgrad", k{"gemm", f, h, rr, 1, c.dtype}, {combine_grad});
+        const auto down_dgrad = b.gemm("bwd.experts.down.dgrad", k{"gemm", rr, f, h, 1, c.dtype}, {combine_grad});
+        const auto down_wgrad = b.gemm("bwd.experts.down.wgrad", k{"gemm", f, h, rr, 1, c.dtype}, {combine_grad}, true);
         const auto act_grad = b.kernel("bwd.experts.swiglu", k{"elementwise", rr, 2 * f, 0, 1, "bf16"}, {down_dgrad});
-        const auto up_dgrad = b.kernel("bwd.experts.gate_up.dgrad", k{"gemm", rr, h, 2 * f, 1, c.dtype}, {act_grad});
-        const auto up_wgrad = b.kernel("bwd.experts.gate_up.wgrad", k{"gemm", h, 2 * f, rr, 1, c.dtype}, {act_grad});
+        const auto up_dgrad = b.gemm("bwd.experts.gate_up.dgrad", k{"gemm", rr, h, 2 * f, 1, c.dtype}, {act_grad});
+        const auto up_wgrad =
+            b.gemm("bwd.experts.gate_up.wgrad", k{"gemm", h, 2 * f, rr, 1, c.dtype}, {act_grad}, true);
         const auto dispatch_grad = b.all_to_allv("bwd.dispatch", splits(arriving, token_out), group, {up_dgrad});
-        const auto router_dgrad = b.kernel("bwd.router.dgrad", k{"gemm", t, h, c.experts, 1, "bf16"}, {dispatch_grad});
-        b.kernel("bwd.router.wgrad", k{"gemm", h, c.experts, t, 1, "bf16"}, {dispatch_grad});
+        const auto router_dgrad = b.gemm("bwd.router.dgrad", k{"gemm", t, h, c.experts, 1, "bf16"}, {dispatch_grad});
+        b.gemm("bwd.router.wgrad", k{"gemm", h, c.experts, t, 1, "bf16"}, {dispatch_grad}, true);
         b.kernel("bwd.rmsnorm", k{"rmsnorm", t, h, 0, 1, "bf16"}, {router_dgrad});
         if (replicas > 1)  // this rank's experts' weights: gate, up and down, bf16 gradients
             b.collective("bwd.experts.grad_all_reduce", collective_op::all_reduce, (c.experts / ep) * 3 * h * f * 2,

@@ -20,6 +20,20 @@ public:
         n.kernel = std::move(k);
         return n.id;
     }
+    // A GEMM whose MX operands computed at run time are quantized just
+    // before it (weights are held quantized): A always, B too when it is an
+    // activation (a weight gradient's). Other types: the GEMM alone.
+    std::uint64_t gemm(const std::string& name, const kernel_spec& k, std::vector<std::uint64_t> deps,
+                       bool b_is_activation = false) {
+        if (k.dtype == "mxfp8" || k.dtype == "mxfp4") {
+            std::vector<std::uint64_t> quantized{
+                kernel(name + ".quantize_a", {"mx_quantize", k.m, k.k, 0, k.batch, k.dtype}, deps)};
+            if (b_is_activation)
+                quantized.push_back(kernel(name + ".quantize_b", {"mx_quantize", k.n, k.k, 0, k.batch, k.dtype}, deps));
+            deps = std::move(quantized);
+        }
+        return kernel(name, k, std::move(deps));
+    }
     std::uint64_t collective(std::string name, collective_op op, std::uint64_t bytes, std::string group,
                              std::vector<std::uint64_t> deps, std::string dtype = "bf16") {
         node& n = add(std::move(name), node_kind::collective, std::move(deps));

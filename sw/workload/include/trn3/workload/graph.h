@@ -47,6 +47,9 @@ const char* name(node_kind k);
 //   softmax      m rows of n
 //   rmsnorm      m rows of n
 //   elementwise  m x n elements (a gated MLP's activation: silu(g) x u)
+//   mx_quantize  m rows of n values into dtype's MX format (mxfp8, mxfp4),
+//                blocks of 32 along n: an MX GEMM's operand computed at run
+//                time (activations, gradients)
 struct kernel_spec {
     std::string kind;
     std::uint64_t m = 0, n = 0, k = 0, batch = 1;

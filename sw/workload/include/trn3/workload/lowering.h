@@ -13,6 +13,8 @@
 //                attention kernel: flash-style past 512 keys), spread over the
 //                cores: batch x ceil(m/128) x ceil(k/128) blocks (and x the
 //                parts of a key count past attention_max_keys)
+//   mx_quantize  the MX quantize kernel, K = n padded to 512, the m rows split
+//                over the cores 128 at a time (Trainium3's scale rule)
 //   softmax, rmsnorm, elementwise (SwiGLU)
 //                rows split over the cores (128 at a time), columns in parts of
 //                at most 4096

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # The issue's workload figures (docs/performance.md, "Workloads"): a 144-chip
-# MoE layer step (forward and backward) and a dense transformer step on
+# MoE layer step (forward and backward; with the HBM model's dram engine,
+# the default, and its bandwidth engine) and a dense transformer step on
 # nl72x2, kernels timed only: simulated step time, MFU, the kernels' timing
 # before the step, and the whole run's wall time and peak memory, one run
 # each.
@@ -23,5 +24,7 @@ run() {  # label, then the run's params
 echo "| step (nl72x2, 144 chips) | simulated step | MFU | kernels timed before the step | whole run | peak memory |"
 echo "|---|---|---|---|---|---|"
 run "MoE layer, 1,024 tokens per chip, EP 144, bf16" -p workload.moe.tokens=1024
+run "the same, HBM bandwidth engine (\`*.timing_model=bandwidth\`)" -p workload.moe.tokens=1024 \
+  -p '*.timing_model=bandwidth'
 run "dense, tp 8 x pp 2 x dp 9, 2 layers, seq 2,048, 2 micro-batches" -p workload.source=dense -p workload.dense.tp=8 \
   -p workload.dense.pp=2 -p workload.dense.layers=2 -p workload.dense.seq=2048 -p workload.dense.micro_batches=2

@@ -58,12 +58,42 @@ TEST_CASE("MX quantize writes MXFP4 codes with the Trainium3 scale rule byte for
 
 TEST_CASE("MX quantize overlaps loads, quantizing and stores over its tiles") {
     // 8 tiles take less than 8 times one tile's time: the two buffers overlap.
-    test::core_rig r;  // one core, two programs one after the other
+    test::core_rig r;  // one core, two programs one after the other, each from a reset (semaphores at 0)
+    r.core.reset();
     const double t1 = r.run(mx_quantize({512, 512}, 0, 0x1000'0000, 0x2000'0000)).to_seconds();
+    r.core.reset();
     const double t8 = r.run(mx_quantize({4096, 512}, 0, 0x1000'0000, 0x2000'0000)).to_seconds();
+    CHECK(r.core.semaphore(mx_quantize_done_semaphore) == 2 * 8);  // codes and scales stored, per tile
     INFO("one tile " << t1 * 1e6 << " us, eight " << t8 * 1e6 << " us");
     CHECK(t8 < 8 * t1 * 0.8);
     CHECK(t8 > 2 * t1);
+}
+
+TEST_CASE(
+    "MX quantize's waits: a load waits for the quantize two tiles back, a quantize for its load and its buffers") {
+    // K 2,048 x M 512: four tiles of 512 x 512.
+    const program p = mx_quantize({2048, 512}, 0, 0x1000'0000, 0x2000'0000);
+    const auto& sync = p.on(isa::engine::sync).code();
+    const auto& vec = p.on(isa::engine::vector).code();
+    REQUIRE(sync.size() == 4 + 1);
+    std::vector<const isa::instruction*> quantizes, nops;
+    for (const auto& i : vec) {
+        if (i.op == static_cast<std::uint8_t>(isa::opcode::quantize_mx)) quantizes.push_back(&i);
+        if (i.op == static_cast<std::uint8_t>(isa::opcode::nop)) nops.push_back(&i);
+    }
+    REQUIRE(quantizes.size() == 4);
+    REQUIRE(nops.size() == 2 + 1);  // tiles 2 and 3 wait for their output buffers; the end waits for every store
+    for (unsigned t = 0; t < 4; ++t) {
+        INFO("tile " << t);
+        CHECK(sync[t].wait_sem == (t >= 2 ? 1 : isa::no_semaphore));
+        if (t >= 2) CHECK(sync[t].wait_value == t - 1);
+        CHECK(quantizes[t]->wait_sem == 0);
+        CHECK(quantizes[t]->wait_value == t + 1);
+    }
+    CHECK(nops[0]->wait_sem == mx_quantize_done_semaphore);
+    CHECK(nops[0]->wait_value == 2);  // tile 0's codes and scales stored
+    CHECK(nops[1]->wait_value == 4);
+    CHECK(nops[2]->wait_value == 2 * 4);
 }
 
 TEST_CASE("an MX quantize shape or type the kernel cannot run is refused") {

@@ -95,6 +95,7 @@ lowered_kernel lower_attention(const kernel_spec& k, unsigned cores, std::uint64
     launch l;
     for (unsigned c = 0; c < used; ++c) {
         const std::uint64_t base = arena + c * stride, q = stride / 4;
+        fits(k, "K (bf16)", keys * dim * 2, q);
         l.cores.push_back(kernels::attention({static_cast<unsigned>(keys), static_cast<unsigned>(dim)}, base, base + q,
                                              base + 2 * q, base + 3 * q));
     }
@@ -147,10 +148,9 @@ lowered_kernel lower_mx_quantize(const kernel_spec& k, unsigned cores, std::uint
     launch l;
     l.repeat = k.batch;
     for (unsigned c = 0; c < used; ++c) {
-        const kernels::mx_quantize_shape s{static_cast<unsigned>(K),
-                                           static_cast<unsigned>(share(col_tiles, used, c) * 128), codes, true};
-        const std::uint64_t base = arena + c * stride, q = stride / 4;
-        fits(k, "values (bf16)", std::uint64_t(s.K) * s.M * 2, q);
+        const std::uint64_t M = share(col_tiles, used, c) * 128, base = arena + c * stride, q = stride / 4;
+        fits(k, "values (bf16)", K * M * 2, q);  // before the casts: validate() bounds both to 2^24
+        const kernels::mx_quantize_shape s{static_cast<unsigned>(K), static_cast<unsigned>(M), codes, true};
         l.cores.push_back(kernels::mx_quantize(s, base, base + q, base + 2 * q));
     }
     out.launches.push_back(std::move(l));

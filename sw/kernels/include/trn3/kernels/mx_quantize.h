@@ -23,6 +23,7 @@ struct mx_quantize_shape {
 };
 
 program mx_quantize(const mx_quantize_shape& s, std::uint64_t x, std::uint64_t codes, std::uint64_t scales);
+// Counts the stores: two per tile (codes, scales), 2 x tiles at the end.
 constexpr unsigned mx_quantize_done_semaphore = 2;
 
 }  // namespace trn3::kernels

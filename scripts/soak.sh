@@ -53,7 +53,11 @@ if [ "$samples" -ge 4 ]; then
   last=$(tail -1 "$out/rss")
   peak=$(sort -n "$out/rss" | tail -1)
   echo "samples $samples (every 0.5 s): RSS at a quarter $quarter KiB, at the end $last KiB, peak $peak KiB"
-  echo "RSS samples (KiB): $(tr '\n' ' ' <"$out/rss")"
+  if [ "$samples" -le 30 ]; then
+    echo "RSS samples (KiB): $(tr '\n' ' ' <"$out/rss")"
+  else
+    echo "RSS samples (KiB): $(head -12 "$out/rss" | tr '\n' ' ')... $(tail -3 "$out/rss" | tr '\n' ' ')"
+  fi
   if [ "$last" -gt $((quarter + 1024)) ]; then
     echo "soak: resident memory grew by $((last - quarter)) KiB after the first quarter" >&2
     status=1

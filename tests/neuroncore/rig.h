@@ -33,6 +33,13 @@ struct core_rig {
         sc_core::sc_start();  // returns when nothing is left to happen
         return sc_core::sc_time_stamp() - start;
     }
+    // run() on a core reset first: semaphores at 0, as a fresh launch (a
+    // second program on the same core would otherwise start with the first's
+    // counts, its waits met early).
+    sc_core::sc_time run_from_reset(const kernels::program& p) {
+        core.reset();
+        return run(p);
+    }
     std::uint64_t reg(std::uint64_t offset, unsigned bytes = 4) {
         std::uint64_t v = 0;
         host.access(tlm::TLM_READ_COMMAND, offset, &v, bytes);

@@ -58,11 +58,9 @@ TEST_CASE("MX quantize writes MXFP4 codes with the Trainium3 scale rule byte for
 
 TEST_CASE("MX quantize overlaps loads, quantizing and stores over its tiles") {
     // 8 tiles take less than 8 times one tile's time: the two buffers overlap.
-    test::core_rig r;  // one core, two programs one after the other, each from a reset (semaphores at 0)
-    r.core.reset();
-    const double t1 = r.run(mx_quantize({512, 512}, 0, 0x1000'0000, 0x2000'0000)).to_seconds();
-    r.core.reset();
-    const double t8 = r.run(mx_quantize({4096, 512}, 0, 0x1000'0000, 0x2000'0000)).to_seconds();
+    test::core_rig r;  // one core, two programs one after the other
+    const double t1 = r.run_from_reset(mx_quantize({512, 512}, 0, 0x1000'0000, 0x2000'0000)).to_seconds();
+    const double t8 = r.run_from_reset(mx_quantize({4096, 512}, 0, 0x1000'0000, 0x2000'0000)).to_seconds();
     CHECK(r.core.semaphore(mx_quantize_done_semaphore) == 2 * 8);  // codes and scales stored, per tile
     INFO("one tile " << t1 * 1e6 << " us, eight " << t8 * 1e6 << " us");
     CHECK(t8 < 8 * t1 * 0.8);

@@ -172,6 +172,14 @@ public:
     param<double> tdp_w{nullptr, "workload.energy.tdp_w", 700.0,
                         "a chip's published power, set beside the model's peak (W; the facts sheet: about 700)",
                         range<double>{1.0, 1e5}};
+    param<double> budget_kw_nl72x2{nullptr, "workload.energy.budget_kw_nl72x2", 163.0,
+                                   "the published whole-system budget of a full NL72x2 (144 chips), set beside the "
+                                   "model's peak (kW; the facts sheet: about 163)",
+                                   range<double>{1.0, 1e6}};
+    param<double> budget_kw_nl32x2{nullptr, "workload.energy.budget_kw_nl32x2", 67.0,
+                                   "the published whole-system budget of a full NL32x2 (64 chips), set beside the "
+                                   "model's peak (kW; the facts sheet: about 67)",
+                                   range<double>{1.0, 1e6}};
 
     param<sc_core::sc_time> poll{nullptr, "workload.poll", sc_core::sc_time(100, sc_core::SC_NS),
                                  "how often a chip's stream looks whether its DMA queues or cores are done",
@@ -1215,9 +1223,9 @@ void workload_program::report_energy(std::ostream& os, nlohmann::json& j, double
                              links_w / std::max(1u, a.chips);
     const double system_peak = chip_peak * a.chips + switch_w + retimer_w + a.switches * p.idle_w_switch +
                                a.retimers * p.idle_w_retimer + a.nics * p.idle_w_nic + a.hosts * p.idle_w_host;
-    // The facts sheet's whole-system budgets.
-    const double budget_kw = sys_.name == "nl72x2" && a.chips == 144  ? 163
-                             : sys_.name == "nl32x2" && a.chips == 64 ? 67
+    // The published whole-system budgets, for the full SKUs only.
+    const double budget_kw = sys_.name == "nl72x2" && a.chips == 144  ? budget_kw_nl72x2.get()
+                             : sys_.name == "nl32x2" && a.chips == 64 ? budget_kw_nl32x2.get()
                                                                       : 0;
     os << fmt::format("peak power (the model)     {:.1f} W per chip at its bf16 peak with HBM and links at theirs "
                       "(published: about {:.0f} W); {:.2f} kW for the system{}\n",

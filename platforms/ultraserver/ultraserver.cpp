@@ -11,6 +11,7 @@
 #include "trn3/platforms/fabric_binding.h"
 #include "trn3/platforms/firmware_images.h"
 #include "trn3/spec/host.h"
+#include "trn3/topology/cluster.h"
 
 namespace trn3 {
 namespace {
@@ -241,6 +242,15 @@ apps::activity ultraserver::activity_now() const {
             ++out.links;
         }
         a.retimers += out.retimers;
+    }
+    // In a cluster, the NICs' Ethernet links (EFA): two each, one per plane.
+    if (net_.size > 1 && !nics_.empty()) {
+        apps::activity::medium& out = a.media["efa"];
+        for (const auto& n : nics_) {
+            out.bytes += n->network_bytes();
+            out.capacity += 2 * 2 * topology::nic_link_gbps * 1e9 / 8;
+            out.links += 2;
+        }
     }
     for (const auto& c : chips_) {
         std::uint64_t bytes = 0;

@@ -41,18 +41,24 @@ node comm(std::uint64_t id, const std::string& name, node_kind kind, std::uint64
     return n;
 }
 
+// Two reduced nl72x2 (8 chips each: one rack of two trays) on the EFA network.
+const std::string two_ultraservers = "run --platform cluster -p cluster.port_speed=400 -p 'cluster.*.trays=2' "
+                                     "-p 'cluster.*.racks=1' -p 'cluster.*.app=workload' ";
+
 // Runs the trace, returns the JSON report (with every node).
-nlohmann::json run_trace(const graph& g, const std::string& tag, const std::string& extra = "") {
+nlohmann::json run_trace(const graph& g, const std::string& tag, const std::string& extra = "", bool cluster = false) {
     const std::string prefix = temp_path(tag), json = temp_path(tag + ".json");
     write_chakra(g, prefix);
-    // 4 chips in a rack, or 8 over the pair of racks.
-    const std::string platform =
-        g.ranks.size() > 4 ? "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=workload " : reduced;
+    // 4 chips in a rack, or 8 over the pair of racks; or two UltraServers.
+    const std::string platform = cluster ? two_ultraservers
+                                 : g.ranks.size() > 4
+                                     ? "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=workload "
+                                     : reduced;
     const result r = trn3vp(platform + "-p workload.source=chakra -p workload.trace=" + prefix +
                             " -p workload.json_nodes=true -p workload.json=" + json + " " + extra);
     INFO(r.out << r.err);
     REQUIRE(r.code == 0);
-    CHECK_THAT(r.out, Catch::Contains("platform nl32x2: PASSED"));
+    CHECK_THAT(r.out, Catch::Contains(cluster ? "platform cluster: PASSED" : "platform nl32x2: PASSED"));
     const nlohmann::json j = nlohmann::json::parse(slurp(json));
     for (unsigned q = 0; q < g.ranks.size(); ++q) std::remove(chakra_file(prefix, q).c_str());
     std::remove(json.c_str());
@@ -225,4 +231,144 @@ TEST_CASE("workload: the generators on the platform, and bad input is one line a
         CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
     }
     std::remove(chakra_file(prefix, 0).c_str());
+}
+
+TEST_CASE("workload on a cluster: all_reduces across two UltraServers over EFA, pairwise and hierarchical, and the "
+          "step's arithmetic") {
+    // 16 ranks, 8 on each UltraServer: rank r and r + 8 all-reduce 4 MiB
+    // (one member on each: the whole buffer over EFA), then all 16 do
+    // (8 on each: a reduce-scatter over NeuronLink, 512 KiB per chip over
+    // EFA, an all-gather).
+    constexpr std::uint64_t bytes = 4 << 20;
+    graph g;
+    g.name = "across";
+    g.ranks.resize(16);
+    for (unsigned r = 0; r < 16; ++r) {
+        g.ranks[r].nodes = {timed(1, "before", 10, {}), comm(2, "pair", node_kind::collective, bytes, {1}),
+                            timed(3, "mid", 2, {2}), comm(4, "all", node_kind::collective, bytes, {3}),
+                            timed(5, "after", 3, {4})};
+        for (const std::size_t k : {std::size_t(1), std::size_t(3)}) g.ranks[r].nodes[k].op = collective_op::all_reduce;
+        g.ranks[r].nodes[1].group = "pair" + std::to_string(r % 8);
+        g.ranks[r].nodes[3].group = "all";
+        g.groups["pair" + std::to_string(r % 8)].push_back(r);
+        g.groups["all"].push_back(r);
+    }
+    const nlohmann::json j = run_trace(g, "across", "", true);
+    REQUIRE(j["per_rank"].size() == 16);
+    CHECK(j["ultraservers"] == 2);
+    for (unsigned r = 0; r < 16; ++r) CHECK(j["per_rank"][r]["ultraserver"] == r / 8);
+
+    // Pairwise: the whole 4 MiB crosses the network both ways; a chip's
+    // share of its NIC is 200 Gb/s (option 1: one 400 Gb/s NIC per two chips).
+    const double wire_us = double(bytes) / 25e9 * 1e6;  // 167.8 us
+    double pair_us = 0, all_us = 0, last_end = 0;
+    for (unsigned r = 0; r < 16; ++r) {
+        const auto pair = span(j, r, "pair"), partner = span(j, (r + 8) % 16, "pair");
+        CHECK(pair.first == Approx(10));
+        CHECK(std::abs(pair.second - partner.second) < 5);  // done together, on either UltraServer
+        pair_us = std::max(pair_us, pair.second - pair.first);
+        const auto mid = span(j, r, "mid"), all = span(j, r, "all"), after = span(j, r, "after");
+        CHECK(mid.first == Approx(pair.second));
+        CHECK(all.first == Approx(mid.second));
+        CHECK(after.first == Approx(all.second));
+        all_us = std::max(all_us, all.second - all.first);
+        last_end = std::max(last_end, after.second);
+    }
+    CHECK(pair_us > wire_us);
+    CHECK(pair_us < 3 * wire_us);
+    // Hierarchical: an eighth of the bytes over EFA, the rest on NeuronLink.
+    CHECK(all_us < pair_us / 2);
+    CHECK(all_us > wire_us / 8);
+    CHECK(j["step_time_us"].get<double>() == Approx(last_end));
+    // The first UltraServer's NICs carried its 8 chips' EFA bytes both
+    // ways: each sends its 4 MiB (two halves) and its 512 KiB chunk, and
+    // receives as much.
+    CHECK(j["links"]["efa"]["bytes"].get<double>() == 8 * 2 * double(bytes + bytes / 8));
+    CHECK(j["energy_j"]["links efa"].get<double>() == Approx(j["links"]["efa"]["bytes"].get<double>() * 8 * 5e-12));
+    // The critical path ends with an "after" and goes through both all_reduces.
+    std::vector<std::string> path;
+    for (const auto& n : j["critical_path"]) path.push_back(n["node"]);
+    CHECK(path.back() == "after");
+    CHECK(std::count(path.begin(), path.end(), "pair") >= 1);
+    CHECK(std::count(path.begin(), path.end(), "all") >= 1);
+
+    // A step that runs past workload.timeout while chips are in their EFA
+    // rings ends with the hosts' failures, exit 1: no crash, no hang.
+    const std::string prefix = temp_path("across_late");
+    write_chakra(g, prefix);
+    const result late = trn3vp(two_ultraservers + "-p workload.source=chakra -p workload.trace=" + prefix +
+                               " -p workload.timeout=100us");
+    INFO(late.out << late.err);
+    CHECK(late.code == 1);
+    CHECK_THAT(late.out, Catch::Contains("the step did not finish within workload.timeout (100 us)"));
+    CHECK_THAT(late.out, Catch::Contains("platform cluster: FAILED"));
+    for (unsigned r = 0; r < 16; ++r) std::remove(chakra_file(prefix, r).c_str());
+}
+
+TEST_CASE("workload on a cluster: the generators run, and what cannot cross UltraServers is one line and exit 2") {
+    // MoE: experts within each UltraServer by default; their gradients'
+    // all_reduce across the two over EFA.
+    const result moe = trn3vp(two_ultraservers + "-p workload.moe.tokens=128 -p workload.moe.hidden=256 "
+                                                 "-p workload.moe.expert_ffn=128 -p workload.moe.experts=16");
+    INFO(moe.out << moe.err);
+    CHECK(moe.code == 0);
+    CHECK_THAT(moe.out, Catch::Contains("# workload moe_16r_ep8 on cluster.us0 (UltraServer 0 of 2: ranks 0 to 7)"));
+    CHECK_THAT(moe.out, Catch::Contains("UltraServer 1 of 2: ranks 8 to 15"));
+    CHECK_THAT(moe.out, Catch::Contains("bwd.experts.grad_all_reduce"));
+    CHECK_THAT(moe.out, Catch::Contains("platform cluster: PASSED"));
+    // Dense: tensor-parallel 4 inside an UltraServer, data-parallel 4 over
+    // both (two members on each: hierarchical).
+    const result dense =
+        trn3vp(two_ultraservers + "-p workload.source=dense -p workload.dense.tp=4 -p workload.dense.hidden=512 "
+                                  "-p workload.dense.heads=4 -p workload.dense.kv_heads=4 -p workload.dense.ffn=1024 "
+                                  "-p workload.dense.seq=256 -p workload.dense.layers=1");
+    INFO(dense.out << dense.err);
+    CHECK(dense.code == 0);
+    CHECK_THAT(dense.out, Catch::Contains("# workload dense_16r_tp4_pp1_dp4 on cluster.us0"));
+    CHECK_THAT(dense.out, Catch::Contains("platform cluster: PASSED"));
+
+    // A hand-built trace: a send from rank 0 to rank 8, or an all_reduce
+    // with two members on one UltraServer and one on the other.
+    graph p2p;
+    p2p.name = "p2p";
+    p2p.ranks.resize(16);
+    p2p.ranks[0].nodes = {comm(1, "send", node_kind::send, 1 << 20, {})};
+    p2p.ranks[0].nodes[0].peer = 8;
+    p2p.ranks[8].nodes = {comm(1, "recv", node_kind::recv, 1 << 20, {})};
+    p2p.ranks[8].nodes[0].peer = 0;
+    graph uneven;
+    uneven.name = "uneven";
+    uneven.ranks.resize(16);
+    for (const unsigned r : {0u, 1u, 8u}) {
+        uneven.ranks[r].nodes = {comm(1, "grads", node_kind::collective, 1 << 20, {})};
+        uneven.ranks[r].nodes[0].op = collective_op::all_reduce;
+        uneven.ranks[r].nodes[0].group = "g";
+        uneven.groups["g"].push_back(r);
+    }
+    const std::string p2p_prefix = temp_path("p2p_across"), uneven_prefix = temp_path("uneven_across");
+    write_chakra(p2p, p2p_prefix);
+    write_chakra(uneven, uneven_prefix);
+    struct bad {
+        std::string args, words;
+    };
+    for (const bad& b : std::vector<bad>{
+             {"-p workload.moe.ep=16 -p workload.moe.experts=16",
+              "all_to_allv of group 'ep0' spans 2 UltraServers: only all_reduce runs across UltraServers"},
+             {"-p workload.source=chakra -p workload.trace=" + p2p_prefix,
+              "rank 0 node 1 ('send'): a send between ranks on different UltraServers"},
+             {"-p workload.source=chakra -p workload.trace=" + uneven_prefix,
+              "group 'g' has 2 members on UltraServer 0 and 1 on UltraServer 1"},
+             {"-p workload.ranks=18 -p workload.moe.ep=9 -p workload.moe.experts=18",
+              "18 ranks, more than the 16 chips of 2 UltraServers"},
+         }) {
+        const result r = trn3vp(two_ultraservers + b.args);
+        INFO(b.args << "\n" << r.out << r.err);
+        CHECK(r.code == 2);
+        CHECK_THAT(r.err, Catch::Contains(b.words));
+        CHECK(std::count(r.err.begin(), r.err.end(), '\n') == 1);
+    }
+    for (unsigned r = 0; r < 16; ++r) {
+        std::remove(chakra_file(p2p_prefix, r).c_str());
+        std::remove(chakra_file(uneven_prefix, r).c_str());
+    }
 }

@@ -42,6 +42,7 @@ void graviton4::run(const std::string& name, std::function<void()> body) {
 
 void graviton4::access(tlm_utils::simple_initiator_socket<graviton4>& s, tlm::tlm_command cmd, std::uint64_t address,
                        void* data, std::size_t bytes) {
+    software_order_.take();
     access_and_wait(s.operator->(), cmd, address, data, bytes, software_step.get());
 }
 

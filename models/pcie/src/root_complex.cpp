@@ -196,6 +196,7 @@ void root_complex::mmio_transport(tlm::tlm_generic_payload& tx, sc_time& delay) 
     }
     ++mmio_reads_;
     sc_core::wait(delay);
+    reads_order_.take();  // reads that leave at one time go in a fixed order
     delay = sc_core::SC_ZERO_TIME;
     t.type = tlp_type::mem_read;
     requester::result res = round_trip(p, std::move(t), bytes);

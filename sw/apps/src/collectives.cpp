@@ -49,6 +49,7 @@
 
 #include "bring_up.h"
 #include "channel_rings.h"
+#include "cluster_exchange.h"
 #include "collective_data.h"
 #include "communicator.h"
 #include "efa_ring.h"
@@ -633,7 +634,7 @@ private:
             return false;
         if (h == 0) {  // every UltraServer's chips counted
             rows_[i].wrong[in_place] = 0;
-            for (const auto& v : gathered_) rows_[i].wrong[in_place] += v.at(0);
+            for (const auto& v : gathered()) rows_[i].wrong[in_place] += v.at(0);
         }
         return barrier(h) && !aborted_;
     }
@@ -705,7 +706,7 @@ private:
     // at the same phase. Waits until then.
     sc_core::sc_time start_after(unsigned) const {
         std::uint64_t released = 0;
-        for (const auto& v : gathered_) released = std::max(released, v.at(0));
+        for (const auto& v : gathered()) released = std::max(released, v.at(0));
         const std::uint64_t align = ns(start_align.get());
         const std::uint64_t start_ns = (ns(sc_core::sc_time::from_value(released)) / align + 2) * align;
         const sc_core::sc_time start(static_cast<double>(start_ns), sc_core::SC_NS);
@@ -738,7 +739,7 @@ private:
             return false;
         if (h == 0) {
             std::uint64_t last = 0;
-            for (const auto& v : gathered_) last = std::max(last, v.at(0));
+            for (const auto& v : gathered()) last = std::max(last, v.at(0));
             rows_[i].seconds[in_place ? 1 : 0] = (sc_core::sc_time::from_value(last) - start).to_seconds();
             finished_at_ = sc_core::SC_ZERO_TIME;
         }
@@ -771,58 +772,18 @@ private:
         }
     }
 
-    // A barrier of every host of every UltraServer: the UltraServer's hosts
-    // meet (barrier), then its host 0 swaps `values()` (taken then) with
-    // every other UltraServer's host 0 through the launcher's store.
-    // gathered_ holds them by UltraServer, the same on every host, until the
-    // next call. Alone: its own values.
+    // A barrier of every host of every UltraServer that swaps `values()`
+    // (cluster_exchange.h); gathered() holds them by UltraServer.
     bool everywhere(unsigned h, const std::function<std::vector<std::uint64_t>()>& values) {
-        // Read before the barrier: once it releases, host 0 may finish the swap before this host runs again.
-        const std::uint64_t generation = cluster_generation_;
-        if (!barrier(h)) return false;
-        if (sys_.cluster_size == 1) {  // every host takes the values itself, as they stand at the release
-            gathered_ = {values()};
+        std::string why;
+        if (exchange_.everywhere(
+                h, [&] { return barrier(h); }, values, ns(timeout.get()), ns(poll.get()), why))
             return true;
-        }
-        if (h != 0) {
-            // Longer than host 0's own wait on the store, so host 0 is the one that reports a timeout.
-            if (sys_.hosts[h].ops->wait_until([&] { return cluster_generation_ != generation; }, 2 * ns(timeout.get()),
-                                              ns(poll.get())))
-                return true;
-            hosts_[h].failures.push_back("the cluster's barrier did not release in time");
-            aborted_ = true;
-            return false;
-        }
-        const std::vector<std::uint64_t> mine = values();
-        std::vector<std::vector<std::uint64_t>> all(sys_.cluster_size);
-        {
-            out_of_band& store = *sys_.oob;
-            const auto key = [&](unsigned r) { return fmt::format("collectives/{}/{}", generation, r); };
-            std::vector<std::uint8_t> bytes(mine.size() * 8);
-            std::memcpy(bytes.data(), mine.data(), bytes.size());
-            store.put(key(sys_.cluster_rank), bytes);
-            const bool ok = sys_.hosts[h].ops->wait_until(
-                [&] {
-                    for (unsigned r = 0; r < sys_.cluster_size; ++r)
-                        if (!store.has(key(r))) return false;
-                    return true;
-                },
-                ns(timeout.get()), ns(poll.get()));
-            if (!ok) {
-                hosts_[h].failures.push_back("another UltraServer did not reach the cluster's barrier");
-                aborted_ = true;
-                return false;
-            }
-            for (unsigned r = 0; r < sys_.cluster_size; ++r) {
-                const auto& v = *store.find(key(r));
-                all[r].resize(v.size() / 8);
-                std::memcpy(all[r].data(), v.data(), all[r].size() * 8);
-            }
-        }
-        gathered_ = std::move(all);
-        ++cluster_generation_;
-        return true;
+        if (!why.empty()) hosts_[h].failures.push_back(why);
+        aborted_ = true;
+        return false;
     }
+    const std::vector<std::vector<std::uint64_t>>& gathered() const { return exchange_.gathered(); }
 
     // Out of place across UltraServers: where each chip's chunk waits for the
     // EFA step between the reduce-scatter and the all-gather (past the
@@ -854,7 +815,7 @@ private:
         efa_ring::settings set;
         set.rank = sys_.cluster_rank;
         set.size = sys_.cluster_size;
-        set.host = h;
+        set.name = fmt::format("efa_ring/{}", h);
         set.nic_of_chip = hi.nic_of_chip;
         set.buffers = {layout().send, staging()};
         set.buffer_bytes = (max_bytes.get().bytes + 4095) / 4096 * 4096;
@@ -863,16 +824,9 @@ private:
         set.ring = ring_at;
         set.timeout_ns = ns(timeout.get());
         set.poll_ns = ns(poll.get());
-        out_of_band& store = *sys_.oob;
-        efa_ring::exchange x;
-        x.publish = [&store](const std::string& key, const std::vector<std::uint8_t>& v) { store.put(key, v); };
-        x.fetch = [this, &store, &hi](const std::string& key) {
-            hi.ops->wait_until([&] { return store.has(key); }, ns(timeout.get()), ns(poll.get()));
-            const std::vector<std::uint8_t>* v = store.find(key);
-            return v ? *v : std::vector<std::uint8_t>{};
-        };
         try {
-            efa_[h] = std::make_unique<efa_ring>(*hi.ops, chips, set, x);
+            efa_[h] = std::make_unique<efa_ring>(
+                *hi.ops, chips, set, efa_ring::through(*sys_.oob, *hi.ops, ns(timeout.get()), ns(poll.get())));
         } catch (const std::exception& e) {
             me.failures.push_back(std::string("collectives across UltraServers: ") + e.what());
             aborted_ = true;
@@ -914,8 +868,7 @@ private:
     std::tuple<std::size_t, bool, collectives::op> plans_key_{~std::size_t(0), false, collectives::op::all_reduce};
     bool across_ = false;  // a cluster: the communicator spans every UltraServer (EFA between them)
     std::vector<std::unique_ptr<efa_ring>> efa_;  // per host, across UltraServers
-    std::uint64_t cluster_generation_ = 0;
-    std::vector<std::vector<std::uint64_t>> gathered_;  // everywhere(): by UltraServer
+    cluster_exchange exchange_{sys_, "collectives"};
     channel_plans plans_;
 };
 

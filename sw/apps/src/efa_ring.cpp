@@ -88,7 +88,8 @@ struct efa_ring::state {
                 for (std::uint64_t at : areas) {
                     fid_mr* mr = ports[k].rdm->reg(
                         reinterpret_cast<void*>(static_cast<std::uintptr_t>(at)), set.buffer_bytes,
-                        FI_WRITE | FI_READ | FI_REMOTE_WRITE | FI_REMOTE_READ, FI_HMEM_NEURON, static_cast<int>(c));
+                        FI_WRITE | FI_READ | FI_REMOTE_WRITE | FI_REMOTE_READ, FI_HMEM_NEURON,
+                        set.neuron_device_of_chip.empty() ? static_cast<int>(c) : set.neuron_device_of_chip.at(c));
                     regions[c].local.push_back(fi_mr_desc(mr));
                     put_u64(mine, fi_mr_key(mr));
                 }
@@ -97,9 +98,8 @@ struct efa_ring::state {
             const unsigned next = (set.rank + 1) % set.size;
             const std::vector<std::uint8_t> theirs = x.fetch(key(next, k));
             if (theirs.size() != mine.size())
-                throw std::runtime_error(
-                    fmt::format("EFA ring: no address from UltraServer {}'s host {} NIC {} (or a different layout)",
-                                next, set.host, k));
+                throw std::runtime_error(fmt::format(
+                    "EFA ring {}: no address from member {}'s NIC {} (or a different layout)", set.name, next, k));
             ports[k].successor = ports[k].rdm->insert(
                 std::vector<std::uint8_t>(theirs.begin(), theirs.begin() + static_cast<std::ptrdiff_t>(address_bytes)));
             std::size_t at = address_bytes;
@@ -111,7 +111,7 @@ struct efa_ring::state {
         }
     }
 
-    std::string key(unsigned rank, unsigned nic) const { return fmt::format("efa_ring/{}/{}/{}", set.host, rank, nic); }
+    std::string key(unsigned rank, unsigned nic) const { return fmt::format("{}/{}/{}", set.name, rank, nic); }
 
     // Reads what completed on every NIC: writes done, data arrived.
     void poll() {
@@ -193,10 +193,24 @@ efa_ring::efa_ring(driver::host_ops& host, std::vector<driver::trn3_device*> chi
     : s_(std::make_unique<state>(host, std::move(chips), s)) {
     if (s.size < 2 || s.rank >= s.size || s.size > 64) throw std::runtime_error("EFA ring: 2 to 64 UltraServers");
     if (s_->chips.size() > 0xFFFF) throw std::runtime_error("EFA ring: too many chips on a host");
+    if (s.slice_bytes == 0 || s.slice_bytes > descriptor_max_bytes)
+        throw std::runtime_error("EFA ring: a slice of 1 B to 1 GiB");
     s_->open(x);
 }
 
 efa_ring::~efa_ring() = default;
+
+efa_ring::exchange efa_ring::through(out_of_band& store, driver::host_ops& host, std::uint64_t timeout_ns,
+                                     std::uint64_t poll_ns) {
+    exchange x;
+    x.publish = [&store](const std::string& key, const std::vector<std::uint8_t>& v) { store.put(key, v); };
+    x.fetch = [&store, &host, timeout_ns, poll_ns](const std::string& key) {
+        host.wait_until([&] { return store.has(key); }, timeout_ns, poll_ns);
+        const std::vector<std::uint8_t>* v = store.find(key);
+        return v ? *v : std::vector<std::uint8_t>{};
+    };
+    return x;
+}
 
 void efa_ring::all_reduce(const std::vector<part>& parts, unsigned element_bytes, std::uint32_t reduce_flags) {
     state& s = *s_;
@@ -221,22 +235,24 @@ void efa_ring::all_reduce(const std::vector<part>& parts, unsigned element_bytes
         // What this UltraServer sends, and what its predecessor sends it.
         const unsigned out = reducing ? (m + size - s_in_phase) % size : (m + 1 + size - s_in_phase) % size;
         const unsigned in = (out + size - 1) % size;
-        unsigned expected = 0;
         for (std::size_t c = 0; c < parts.size(); ++c) {
             const collectives::chunk p = piece(c, out);
-            if (p.count == 0) continue;
-            // Reducing: into the successor's scratch; gathering: into its buffer.
-            s.write(c, area[c], parts[c].at + p.first, offset_in_area(c) + p.first, reducing ? scratch_area : area[c],
-                    p.count, tag_of(call, step, unsigned(c)), (reduce_flags & TRN3_DESC_TIMING_ONLY) != 0);
+            // Reducing: into the successor's scratch; gathering: into its buffer; a slice at a time.
+            for (std::uint64_t done = 0; done < p.count; done += s.set.slice_bytes) {
+                const std::uint64_t n = std::min(s.set.slice_bytes, p.count - done);
+                s.write(c, area[c], parts[c].at + p.first + done, offset_in_area(c) + p.first + done,
+                        reducing ? scratch_area : area[c], n, tag_of(call, step, unsigned(c)),
+                        (reduce_flags & TRN3_DESC_TIMING_ONLY) != 0);
+            }
         }
-        for (std::size_t c = 0; c < parts.size(); ++c) expected += piece(c, in).count ? 1 : 0;
+        // Every slice of the predecessor's piece landed (SRD delivers in any order).
+        const auto slices = [&](std::uint64_t bytes) { return (bytes + s.set.slice_bytes - 1) / s.set.slice_bytes; };
         s.wait(
             [&] {
                 if (!s.writes_done()) return false;
-                unsigned have = 0;
                 for (std::size_t c = 0; c < parts.size(); ++c)
-                    have += piece(c, in).count && s.arrived.count(tag_of(call, step, unsigned(c))) ? 1 : 0;
-                return have == expected;
+                    if (s.arrived.count(tag_of(call, step, unsigned(c))) < slices(piece(c, in).count)) return false;
+                return true;
             },
             reducing ? "a reduce-scatter step" : "an all-gather step");
         for (std::size_t c = 0; c < parts.size(); ++c) s.arrived.erase(tag_of(call, step, unsigned(c)));

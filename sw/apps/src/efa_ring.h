@@ -19,7 +19,8 @@
 // UltraServer reduces each piece in the ring's order, so the results are
 // the same bytes everywhere and run to run. Remote completion data
 // (32 bits) names the step and the chip, so arrivals in any order are
-// counted right. A step starts once the host's writes of the one before
+// counted right (a piece goes in slices of at most slice_bytes, each
+// with it). A step starts once the host's writes of the one before
 // have completed and its arrivals have landed (and, reducing, been reduced).
 #pragma once
 
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "trn3/apps/host_program.h"
+#include "trn3/apps/out_of_band.h"
 #include "trn3/driver/trn3_device.h"
 
 namespace trn3::apps {
@@ -42,9 +44,15 @@ public:
         std::function<void(const std::string& key, const std::vector<std::uint8_t>& value)> publish;
         std::function<std::vector<std::uint8_t>(const std::string& key)> fetch;  // waits; empty on timeout
     };
+    // The exchange through the launcher's store, host waiting on it (polls
+    // every poll_ns, at most timeout_ns).
+    static exchange through(out_of_band& store, driver::host_ops& host, std::uint64_t timeout_ns,
+                            std::uint64_t poll_ns);
     struct settings {
         unsigned rank = 0, size = 2;  // this UltraServer's place in the ring, and the ring's length
-        unsigned host = 0;  // this host's number (the same host in every UltraServer is its peer)
+        // The ring's name: the same at every member, unique among the
+        // cluster's rings (its keys in the store: <name>/<rank>/<nic>).
+        std::string name = "efa_ring";
         // Device memory every chip registers: the buffers pieces are written
         // to and read from, and the scratch the reduce-scatter lands in.
         std::vector<std::uint64_t> buffers;
@@ -53,10 +61,18 @@ public:
         // For each chip, the NIC that serves it: its domain in fi_getinfo's
         // answer (empty: every chip on the first).
         std::vector<unsigned> nic_of_chip;
+        // For each chip, its FI_HMEM_NEURON device index in the calling
+        // context's binding (empty: the chips are devices 0..n-1 in order).
+        std::vector<int> neuron_device_of_chip;
         // The chip's DMA queue and ring (device memory) for the local reductions.
         unsigned queue = 1;
         std::uint64_t ring = 0;
         std::uint64_t timeout_ns = 100'000'000, poll_ns = 100;
+        // A piece is written in slices of at most this: the NIC writes a
+        // message into HBM in one go, and a larger one would hold the NIC's
+        // PCIe link past the 1 ms completion timeout of its reads behind it
+        // (its receive ring, its completion queue).
+        std::uint64_t slice_bytes = 4 << 20;
     };
     // A chip's part: [at, at + bytes) of one of the registered buffers.
     struct part {
@@ -65,8 +81,7 @@ public:
 
     // Opens an endpoint on each NIC the chips use (the calling context is
     // bound to them: host_info::use_fabric), registers every chip's buffers
-    // and scratch there, and swaps addresses and keys with the peers. The chips are
-    // FI_HMEM_NEURON devices 0..n-1 in this order. Throws
+    // and scratch there, and swaps addresses and keys with the peers. Throws
     // std::runtime_error, one line, naming the call that failed.
     efa_ring(driver::host_ops& host, std::vector<driver::trn3_device*> chips, const settings& s, const exchange& x);
     ~efa_ring();

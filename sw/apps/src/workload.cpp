@@ -30,6 +30,17 @@
 // the two chips, from the sender. Every collective is timed only
 // (TRN3_DESC_TIMING_ONLY): the step's data is not modelled.
 //
+// On a cluster every UltraServer runs its own instance; the ranks go on
+// from one UltraServer to the next (rank r on UltraServer r / c, c the
+// chips workload.chips names). The instances meet through the launcher's
+// store (cluster_exchange.h): one aligned start, and at the end every
+// UltraServer's node times to every UltraServer, so the first one reports
+// the cluster. An all_reduce across UltraServers (as many members on
+// each) is hierarchical: a reduce-scatter here, each member's chunk over
+// EFA with the members at its place on the others (an efa_ring per chip
+// and group, opened before the step), an all-gather here. Nothing else
+// crosses: refused before the run.
+//
 // The report: step time; per chip compute, communication and exposed
 // communication; MFU (the step's matmul FLOPs against every chip's peak for
 // each kernel's type for the step time); the critical path (from the last
@@ -45,6 +56,7 @@
 #include <cstring>
 #include <deque>
 #include <map>
+#include <optional>
 #include <set>
 
 #include <fmt/format.h>
@@ -53,8 +65,10 @@
 
 #include "bring_up.h"
 #include "channel_rings.h"
+#include "cluster_exchange.h"
 #include "collective_data.h"
 #include "communicator.h"
+#include "efa_ring.h"
 #include "host_barrier.h"
 #include "phase_track.h"
 #include "trn3/apps/host_program.h"
@@ -151,6 +165,9 @@ public:
     param<double> e_host{nullptr, "workload.energy.pj_per_bit_host", 5.0,
                          "SerDes energy of a bit over a host or NIC PCIe link, both ends (pJ)",
                          range<double>{0.0, 1000.0}};
+    param<double> e_efa{nullptr, "workload.energy.pj_per_bit_efa", 5.0,
+                        "SerDes energy of a bit over a NIC's Ethernet link to its ToR (EFA), both ends (pJ)",
+                        range<double>{0.0, 1000.0}};
     param<double> e_switch{nullptr, "workload.energy.pj_per_bit_switch", 3.0,
                            "a scale-up switch's core energy per bit it switches (pJ; SerDes with the link)",
                            range<double>{0.0, 1000.0}};
@@ -248,19 +265,20 @@ public:
         if (s.fabric_chips < 2)
             throw config_error("program workload needs at least two chips on a NeuronLink fabric (" + s.name + " has " +
                                std::to_string(s.fabric_chips) + ")");
-        if (s.cluster_size > 1)
-            throw config_error(
-                "program workload runs on one UltraServer (a cluster's EFA steps are not yet part of it)");
-        chip_of_rank_ = parse_members(chips.get(), s.fabric_chips, "workload.chips");
-        graph_ = make_graph(static_cast<unsigned>(chip_of_rank_.size()));
-        if (graph_.ranks.size() > chip_of_rank_.size())
+        chip_list_ = parse_members(chips.get(), s.fabric_chips, "workload.chips");
+        for (unsigned k = 0; k < chip_list_.size(); ++k) place_of_chip_[chip_list_[k]] = k;
+        const std::size_t all_chips = chip_list_.size() * s.cluster_size;
+        graph_ = make_graph(static_cast<unsigned>(all_chips));
+        if (graph_.ranks.size() > all_chips)
             throw config_error(fmt::format("workload: {} ranks, more than the {} chips of {}{}", graph_.ranks.size(),
-                                           chip_of_rank_.size(), s.name,
+                                           all_chips,
+                                           s.cluster_size > 1 ? fmt::format("{} UltraServers", s.cluster_size) : s.name,
                                            chips.get() == "all" ? "" : " workload.chips names"));
-        chip_of_rank_.resize(graph_.ranks.size());
-        for (unsigned r = 0; r < chip_of_rank_.size(); ++r) rank_of_chip_[chip_of_rank_[r]] = r;
+        first_rank_ = std::min<std::size_t>(graph_.ranks.size(), std::size_t(s.cluster_rank) * chip_list_.size());
+        end_rank_ = std::min<std::size_t>(graph_.ranks.size(), first_rank_ + chip_list_.size());
         order_ = workload::validate(graph_);
-        if (!write_trace.get().empty()) workload::write_chakra(graph_, write_trace.get());
+        // (On a cluster every UltraServer has the graph: the first writes it.)
+        if (!write_trace.get().empty() && s.cluster_rank == 0) workload::write_chakra(graph_, write_trace.get());
         if (!json.get().empty()) check_writable(json.get(), "workload JSON file");
         for (std::size_t h = 0; h < s.hosts.size(); ++h)
             tracks_.emplace_back(s.name, fmt::format("host{} software", h));
@@ -277,15 +295,26 @@ public:
                 for (std::uint64_t d : nodes[i].deps) dep_index_[r][i].push_back(at.at(d));  // validate() checked
         }
         make_meetings();
-        // Every collective checked now (sizes, the algorithm, fabric channels): the user's error, before the run.
-        for (const meeting& m : meetings_) {
-            member_levels levels;
+        // Every collective checked now (sizes, the algorithm, fabric channels,
+        // what runs across UltraServers), on every UltraServer it spans (they
+        // are alike): the user's error, before the run.
+        for (meeting& m : meetings_) {
+            const auto& [r, i] = m.members[0];
+            const auto& n = graph_.ranks[r].nodes[i];
+            const std::string where = fmt::format("workload: rank {} node {} ('{}')", r, n.id, n.name);
             try {
-                static_cast<void>(request_for(m, levels));
+                check_across(m);
+                std::set<unsigned> servers;
+                for (const auto& member : m.members) servers.insert(server_of(member.first));
+                for (const unsigned server : servers) {
+                    member_levels levels;
+                    if (m.servers.empty()) static_cast<void>(request_for(m, server, levels));
+                    else if (m.here > 1)  // the reduce-scatter before the EFA ring (the all-gather after: its mirror)
+                        static_cast<void>(request_for(m, server, levels, collectives::op::reduce_scatter));
+                    else static_cast<void>(sizing_of(m, 1));
+                }
             } catch (const std::invalid_argument& e) {
-                const auto& [r, i] = m.members[0];
-                throw config_error(fmt::format("workload: rank {} node {} ('{}'): {}", r, graph_.ranks[r].nodes[i].id,
-                                               graph_.ranks[r].nodes[i].name, e.what()));
+                throw config_error(fmt::format("{}: {}", where, e.what()));
             }
         }
         // Every kernel lowered now: a shape the library cannot run is the user's error, before the run.
@@ -298,9 +327,18 @@ public:
                     lowered_as_[key(n.kernel)] = as;
                     if (!kernels_.count(as)) kernels_.emplace(as, kernel_entry{std::move(lowered), {}, false});
                 }
-        for (std::size_t r = 0; r < graph_.ranks.size(); ++r)
+        for (std::size_t r = first_rank_; r < end_rank_; ++r)
             for (const char* stream : {"kernels", "communication"})
                 chip_tracks_.push_back(timeline::instance().make_track(s.name, fmt::format("rank {} {}", r, stream)));
+    }
+
+    // An EFA endpoint still open here (the run ended before its host
+    // finished: a time limit) is left as it is: closing it talks to the NIC,
+    // which takes simulated time, and the simulation is over.
+    ~workload_program() override {
+        if (!sc_core::sc_get_current_process_handle().valid())
+            for (auto& rings : efa_)
+                for (auto& [key, ring] : rings) static_cast<void>(ring.release());
     }
 
     void run(unsigned h) override { software(h); }
@@ -327,17 +365,42 @@ private:
         // rank or, for communication, the last member to arrive.
         int by_rank = -1;
         std::size_t by_node = 0;
+        sc_core::sc_time arrived;  // communication: when it came to its meeting
     };
-    // The k-th collective of a group (or the k-th send/recv of a pair): its
-    // members' (rank, node) pairs, in group order.
-    struct meeting {
-        std::vector<std::pair<unsigned, std::size_t>> members;
+    // A collective on one UltraServer's fabric among the meeting's members
+    // there: each loads its part of the schedule, the last to arrive
+    // releases them all.
+    struct gathering {
         unsigned arrived = 0;
         bool go = false;
         sc_core::sc_event all_here;
+        // The last to arrive (ties: the later in group order, whatever order
+        // the simulation ran them in), and when.
         std::pair<unsigned, std::size_t> last{0, 0};
+        sc_core::sc_time last_at;
+        std::size_t last_place = 0;
         std::vector<std::map<unsigned, std::vector<trn3_dma_descriptor>>> plans;  // per channel, by fabric id
         unsigned channels = 1;
+    };
+    // The k-th collective of a group (or the k-th send/recv of a pair): its
+    // members' (rank, node) pairs, in group order, on every UltraServer.
+    // Within one UltraServer it is one gathering. An all_reduce across
+    // UltraServers (as many members on each) is hierarchical: a
+    // reduce-scatter among the members on each UltraServer (gathering 0),
+    // each member's chunk all-reduced over EFA with the members at its place
+    // on the other UltraServers (efa_ring.h), an all-gather (gathering 1).
+    struct meeting {
+        std::vector<std::pair<unsigned, std::size_t>> members;
+        std::vector<unsigned> servers;  // across: the UltraServers it spans, in order (empty: one)
+        unsigned here = 0;  // members on each UltraServer it spans
+        std::array<gathering, 2> local;
+    };
+    // A collective's element type and its bytes, rounded to whole elements
+    // (and to `chunks` whole chunks).
+    struct sizing {
+        std::uint32_t type_code = 0;
+        unsigned element = 0;
+        std::uint64_t bytes = 0;
     };
     struct kernel_entry {
         workload::lowered_kernel lowered;
@@ -378,7 +441,10 @@ private:
         }
         workload::moe_config c;
         c.ranks = n;
-        c.ep = static_cast<unsigned>(m_ep.get());
+        // Experts within the scale-up domain: on a cluster, by default, an UltraServer's chips.
+        c.ep = static_cast<unsigned>(m_ep.get()              ? m_ep.get()
+                                     : sys_.cluster_size > 1 ? std::min<std::uint64_t>(n, chip_list_.size())
+                                                             : 0);
         c.tokens = m_tokens.get();
         c.hidden = m_hidden.get();
         c.expert_ffn = m_expert_ffn.get();
@@ -469,23 +535,63 @@ private:
     bool wait_deps(unsigned r, std::size_t i, sc_core::sc_time& latest);
     void mark_done(unsigned r, std::size_t i, const sc_core::sc_time& start);
     std::string meet(unsigned h, std::size_t c, unsigned r, std::size_t i);
-    collectives::request request_for(const meeting& m, member_levels& levels) const;
-    void plan_meeting(meeting& m);
+    std::string gather(unsigned h, std::size_t c, unsigned r, std::size_t i, meeting& m, unsigned phase,
+                       std::optional<collectives::op> as);
+    std::string efa_step(unsigned h, unsigned r, std::size_t i, const meeting& m);
+    // The meeting's members on UltraServer `server`, in group order.
+    std::vector<std::pair<unsigned, std::size_t>> members_on(const meeting& m, unsigned server) const {
+        std::vector<std::pair<unsigned, std::size_t>> v;
+        for (const auto& member : m.members)
+            if (server_of(member.first) == server) v.push_back(member);
+        return v;
+    }
+    void check_across(meeting& m) const;
+    sizing sizing_of(const meeting& m, unsigned chunks) const;
+    // The meeting's collective on UltraServer `server`'s fabric as a request
+    // (all but its rings), every check made: throws std::invalid_argument,
+    // one line, for one that cannot run. `as`: the op of an across
+    // meeting's reduce-scatter or all-gather.
+    collectives::request request_for(const meeting& m, unsigned server, member_levels& levels,
+                                     std::optional<collectives::op> as = {}) const;
+    void plan_gathering(const meeting& m, gathering& g, std::optional<collectives::op> as);
+    void open_efa(unsigned h);
+    bool everywhere(unsigned h, const std::function<std::vector<std::uint64_t>()>& values) {
+        std::string why;
+        if (exchange_.everywhere(
+                h, [&] { return barrier(h); }, values, ns(timeout.get()), ns(poll.get()), why))
+            return true;
+        if (!why.empty()) fail(h, why);  // (a failed barrier has said why)
+        return false;
+    }
+    std::vector<std::uint64_t> local_node_times() const;
+    void take_node_times();
     void fail(unsigned h, const std::string& why) {
         hosts_[h].failures.push_back(why);
         aborted_ = true;
         aborted_event_.notify(sc_core::SC_ZERO_TIME);  // wakes every stream and host that waits
     }
-    void finish(unsigned) {
+    void finish(unsigned h) {
+        // Closed in the host's own context once no stream uses them; a
+        // stream still in one (the step failed elsewhere) keeps it, open,
+        // until the process ends.
+        for (auto& [key, ring] : efa_[h])
+            if (streams_done_ < streams_) static_cast<void>(ring.release());
+        efa_[h].clear();
         if (++hosts_done_ == sys_.hosts.size()) sys_.stop();
     }
     static std::uint64_t ns(const sc_core::sc_time& t) { return static_cast<std::uint64_t>(t.to_seconds() * 1e9); }
-    unsigned fabric_id(unsigned r) const { return chip_of_rank_[r]; }
-    // The rank fabric chip `id` runs, -1 for none.
+    // Rank r runs on UltraServer r / c, on fabric chip workload.chips[r % c]
+    // there (c: the chips workload.chips names).
+    unsigned server_of(unsigned r) const { return static_cast<unsigned>(r / chip_list_.size()); }
+    unsigned fabric_id(unsigned r) const { return chip_list_[r % chip_list_.size()]; }
+    // The rank this UltraServer's fabric chip `id` runs, -1 for none.
     int rank_on(int id) const {
-        const auto it = rank_of_chip_.find(static_cast<unsigned>(id));
-        return id < 0 || it == rank_of_chip_.end() ? -1 : static_cast<int>(it->second);
+        const auto it = place_of_chip_.find(static_cast<unsigned>(id));
+        if (id < 0 || it == place_of_chip_.end()) return -1;
+        const std::size_t r = std::size_t(sys_.cluster_rank) * chip_list_.size() + it->second;
+        return r < graph_.ranks.size() ? static_cast<int>(r) : -1;
     }
+    bool local(unsigned r) const { return r >= first_rank_ && r < end_rank_; }
 
     host_system& sys_;
     std::vector<host_state> hosts_;
@@ -495,8 +601,12 @@ private:
     std::vector<std::vector<node_state>> nodes_;
     std::vector<std::vector<std::size_t>> meeting_of_;
     std::vector<std::vector<std::vector<std::size_t>>> dep_index_;  // [rank][node]: its dependencies' indices
-    std::vector<unsigned> chip_of_rank_;  // workload.chips: rank -> fabric id
-    std::map<unsigned, unsigned> rank_of_chip_;
+    std::vector<unsigned> chip_list_;  // workload.chips: fabric ids, each UltraServer's ranks on them in order
+    std::map<unsigned, unsigned> place_of_chip_;  // a fabric id's place in chip_list_
+    std::size_t first_rank_ = 0, end_rank_ = 0;  // this UltraServer's ranks
+    std::vector<std::map<std::pair<unsigned, std::string>, std::unique_ptr<efa_ring>>> efa_{
+        sys_.hosts.size()};  // per host: by (rank, group), across UltraServers
+    cluster_exchange exchange_{sys_, "workload"};
     std::deque<meeting> meetings_;  // a meeting holds an event: it never moves
     std::map<std::string, kernel_entry> kernels_;  // by lowered_kernel::key
     std::map<std::string, std::string> lowered_as_;  // a node's kernel -> its lowering's key
@@ -510,7 +620,7 @@ private:
     double calibration_wall_s_ = 0;
     activity at_start_, at_end_;  // the platform's counters when the step started and ended
     sc_core::sc_time calibration_sim_;
-    std::vector<timeline::track> chip_tracks_;  // per rank: compute, then communication
+    std::vector<timeline::track> chip_tracks_;  // per rank here: compute, then communication
 };
 
 bool workload_program::barrier(unsigned h) {
@@ -532,13 +642,39 @@ void workload_program::software(unsigned h) {
     }
     if (!barrier(h) || aborted_) return finish(h);
     tracks_[h].mark("every host up");
-    if (h == 0 && compute.get() == "replay") calibrate(h);
+    if (sys_.cluster_size > 1) {
+        open_efa(h);
+        if (!barrier(h) || aborted_) return finish(h);
+        tracks_[h].mark("EFA rings open");
+    }
+    // replay: the first UltraServer's host 0 times the kernels (the
+    // UltraServers are alike), and gives every UltraServer the times.
+    const bool replay = compute.get() == "replay";
+    if (h == 0 && replay && sys_.cluster_rank == 0) calibrate(h);
     if (compute.get() == "every_chip") load_chips_kernels(h);
-    if (!barrier(h) || aborted_) return finish(h);
-    tracks_[h].mark(compute.get() == "replay" ? "kernels timed" : "ready");
-    // Every host starts the step at the same aligned time.
+    // Every host of every UltraServer starts the step at the same aligned
+    // time, after the last of them is ready.
+    const auto ready_and_times = [this, replay] {
+        std::vector<std::uint64_t> v{barrier_.released_at().value()};
+        if (replay && sys_.cluster_rank == 0)
+            for (const auto& [name, k] : kernels_) v.insert(v.end(), {k.time.value(), k.hbm_bytes});
+        return v;
+    };
+    if (!everywhere(h, ready_and_times) || aborted_) return finish(h);
+    if (h == 0 && replay && sys_.cluster_rank > 0) {
+        std::size_t at = 1;
+        for (auto& [name, k] : kernels_) {
+            k.time = sc_core::sc_time::from_value(exchange_.gathered()[0].at(at));
+            k.hbm_bytes = exchange_.gathered()[0].at(at + 1);
+            k.timed = true;
+            at += 2;
+        }
+    }
+    tracks_[h].mark(replay ? "kernels timed" : "ready");
+    std::uint64_t ready = 0;
+    for (const auto& v : exchange_.gathered()) ready = std::max(ready, v.at(0));
     const std::uint64_t align = ns(start_align.get());
-    const sc_core::sc_time start(double((ns(barrier_.released_at()) / align + 2) * align), sc_core::SC_NS);
+    const sc_core::sc_time start(double((ns(sc_core::sc_time::from_value(ready)) / align + 2) * align), sc_core::SC_NS);
     if (h == 0) start_ = start;
     if (sc_core::sc_time_stamp() < start) sc_core::wait(start - sc_core::sc_time_stamp());
     if (h == 0 && sys_.activity_now) at_start_ = sys_.activity_now();
@@ -572,9 +708,64 @@ void workload_program::software(unsigned h) {
                             timeout.get().to_string(), stuck));
     }
     if (h == 0 && sys_.activity_now) at_end_ = sys_.activity_now();
-    if (!barrier(h) || aborted_) return finish(h);
-    if (h == 0) finished_ = true;
+    // Every UltraServer's nodes' times, to every UltraServer (the report's
+    // figures are the cluster's); alone, a barrier. No EFA ring is closed
+    // before every UltraServer is done with it.
+    if (!everywhere(h, [this] { return local_node_times(); }) || aborted_) return finish(h);
+    if (h == 0) {
+        take_node_times();
+        finished_ = true;
+    }
     finish(h);
+}
+
+// This UltraServer's ranks' nodes, in rank and node order: start, end,
+// what released it (rank + 1, 0 for none; node), and its arrival.
+std::vector<std::uint64_t> workload_program::local_node_times() const {
+    std::vector<std::uint64_t> v;
+    if (sys_.cluster_size == 1) return v;
+    for (std::size_t r = first_rank_; r < end_rank_; ++r)
+        for (const node_state& s : nodes_[r])
+            v.insert(v.end(),
+                     {s.start.value(), s.end.value(), std::uint64_t(s.by_rank + 1), s.by_node, s.arrived.value()});
+    return v;
+}
+
+// The other UltraServers' nodes (local_node_times()), and what released each
+// member of a collective across UltraServers: the last member to arrive
+// anywhere (the last in group order of those that arrived last, as on one
+// UltraServer).
+void workload_program::take_node_times() {
+    if (sys_.cluster_size == 1) return;
+    const auto& all = exchange_.gathered();
+    for (unsigned server = 0; server < sys_.cluster_size; ++server) {
+        if (server == sys_.cluster_rank) continue;
+        const std::size_t first = std::min(graph_.ranks.size(), std::size_t(server) * chip_list_.size());
+        const std::size_t end = std::min(graph_.ranks.size(), first + chip_list_.size());
+        std::size_t at = 0;
+        for (std::size_t r = first; r < end; ++r)
+            for (node_state& s : nodes_[r]) {
+                const std::vector<std::uint64_t>& x = all[server];
+                s.start = sc_core::sc_time::from_value(x.at(at));
+                s.end = sc_core::sc_time::from_value(x.at(at + 1));
+                s.by_rank = int(x.at(at + 2)) - 1;
+                s.by_node = x.at(at + 3);
+                s.arrived = sc_core::sc_time::from_value(x.at(at + 4));
+                s.done = true;
+                at += 5;
+            }
+    }
+    for (const meeting& m : meetings_) {
+        if (m.servers.empty()) continue;
+        std::pair<unsigned, std::size_t> last = m.members[0];
+        for (const auto& [r, i] : m.members)
+            if (nodes_[r][i].arrived >= nodes_[last.first][last.second].arrived) last = {r, i};
+        for (const auto& [r, i] : m.members)
+            if (std::make_pair(r, i) != last) {
+                nodes_[r][i].by_rank = int(last.first);
+                nodes_[r][i].by_node = last.second;
+            }
+    }
 }
 
 // every_chip: each of the host's chips gets the programs of its own kernels
@@ -737,7 +928,8 @@ void workload_program::mark_done(unsigned r, std::size_t i, const sc_core::sc_ti
     s.done = true;
     s.finished.notify(sc_core::SC_ZERO_TIME);
     const bool comm = graph_.ranks[r].nodes[i].kind != node_kind::compute;
-    timeline::instance().slice(chip_tracks_.at(2 * r + (comm ? 1 : 0)), graph_.ranks[r].nodes[i].name, s.start, s.end);
+    timeline::instance().slice(chip_tracks_.at(2 * (r - first_rank_) + (comm ? 1 : 0)), graph_.ranks[r].nodes[i].name,
+                               s.start, s.end);
 }
 
 // One of rank r's streams (its compute nodes, or its communication nodes),
@@ -795,24 +987,69 @@ std::string workload_program::compute_node(unsigned h, std::size_t c, unsigned r
     return "";
 }
 
-// The meeting's collective as a request (all but its rings), every check
-// made: throws std::invalid_argument, one line, for one that cannot run.
-collectives::request workload_program::request_for(const meeting& m, member_levels& levels) const {
+// An across meeting's checks (config errors, before the run): an all_reduce
+// (or a barrier) with as many members on every UltraServer it spans; within
+// one UltraServer, nothing to check here.
+void workload_program::check_across(meeting& m) const {
+    std::map<unsigned, unsigned> count;  // members by UltraServer
+    for (const auto& member : m.members) ++count[server_of(member.first)];
+    if (count.size() == 1) return;
     const auto& first = graph_.ranks[m.members[0].first].nodes[m.members[0].second];
-    const unsigned n = static_cast<unsigned>(m.members.size());
-    std::vector<unsigned> ids;
-    for (const auto& [r, i] : m.members) ids.push_back(fabric_id(r));
-    const std::string dtype = first.dtype == "fp8" ? "e4m3" : first.dtype;
-    const dtype_info& t = dtype_of(dtype);
-    const unsigned element = numerics::element_bytes(t.type);
-    collectives::request q;
+    if (first.kind != node_kind::collective)
+        throw std::invalid_argument(fmt::format("a {} between ranks on different UltraServers: only all_reduce runs "
+                                                "across UltraServers (over EFA); keep pipeline stages within one",
+                                                workload::name(first.kind)));
+    if (first.op != collective_op::all_reduce && first.op != collective_op::barrier)
+        throw std::invalid_argument(
+            fmt::format("{} of group '{}' spans {} UltraServers: only all_reduce runs across UltraServers (over EFA); "
+                        "keep the group within an UltraServer{}",
+                        workload::name(first.op), first.group, count.size(),
+                        first.op == collective_op::all_to_allv ? " (workload.moe.ep)" : ""));
+    for (const auto& [server, k] : count)
+        if (k != count.begin()->second)
+            throw std::invalid_argument(fmt::format(
+                "group '{}' has {} members on UltraServer {} and {} on UltraServer {}: an all_reduce across "
+                "UltraServers needs as many on each",
+                first.group, count.begin()->second, count.begin()->first, k, server));
+    for (const auto& [server, k] : count) m.servers.push_back(server);
+    m.here = count.begin()->second;
+}
+
+// The element type and the bytes: a size that is not whole elements is
+// rounded up (the trace's bytes may count a tensor's padding differently);
+// a barrier is one element per member; n-chunk ops to `chunks` chunks.
+workload_program::sizing workload_program::sizing_of(const meeting& m, unsigned chunks) const {
+    const auto& first = graph_.ranks[m.members[0].first].nodes[m.members[0].second];
+    const dtype_info& t = dtype_of(first.dtype == "fp8" ? "e4m3" : first.dtype);
+    sizing z;
+    z.type_code = t.code;
+    z.element = numerics::element_bytes(t.type);
+    const bool collective = first.kind == node_kind::collective;
     std::uint64_t bytes = first.bytes;
+    if (collective && first.op == collective_op::barrier) bytes = std::uint64_t(m.members.size()) * z.element;
+    const bool chunked =
+        collective && (first.op == collective_op::all_gather || first.op == collective_op::reduce_scatter ||
+                       first.op == collective_op::all_to_all || first.op == collective_op::all_reduce ||
+                       first.op == collective_op::barrier);
+    const std::uint64_t whole = chunked ? std::uint64_t(chunks) * z.element : z.element;
+    z.bytes = std::max(whole, (bytes + whole - 1) / whole * whole);
+    if (z.bytes > layout.scratch_stride)
+        throw std::invalid_argument(fmt::format("{} B is over the 1 GiB buffers", z.bytes));
+    return z;
+}
+
+collectives::request workload_program::request_for(const meeting& m, unsigned server, member_levels& levels,
+                                                   std::optional<collectives::op> as) const {
+    const auto& first = graph_.ranks[m.members[0].first].nodes[m.members[0].second];
+    const auto members = members_on(m, server);
+    const unsigned n = static_cast<unsigned>(members.size());
+    std::vector<unsigned> ids;
+    for (const auto& member : members) ids.push_back(fabric_id(member.first));
+    const sizing z = sizing_of(m, n);
+    collectives::request q;
     switch (first.kind == node_kind::collective ? first.op : collective_op::broadcast) {
     case collective_op::all_reduce: q.what = collectives::op::all_reduce; break;
-    case collective_op::barrier:  // a barrier: an all_reduce of one element per rank
-        q.what = collectives::op::all_reduce;
-        bytes = std::uint64_t(n) * element;
-        break;
+    case collective_op::barrier: q.what = collectives::op::all_reduce; break;  // an all_reduce of one element per rank
     case collective_op::reduce: q.what = collectives::op::reduce; break;
     case collective_op::all_gather: q.what = collectives::op::all_gather; break;
     case collective_op::broadcast: q.what = collectives::op::broadcast; break;
@@ -820,25 +1057,18 @@ collectives::request workload_program::request_for(const meeting& m, member_leve
     case collective_op::all_to_allv: q.what = collectives::op::all_to_allv; break;
     case collective_op::reduce_scatter: q.what = collectives::op::reduce_scatter; break;
     }
-    // Whole elements: a size that is not is rounded up (the trace's bytes
-    // may count a tensor's padding differently); n-chunk ops to n chunks.
-    const bool chunked = q.what == collectives::op::all_gather || q.what == collectives::op::reduce_scatter ||
-                         q.what == collectives::op::all_to_all || q.what == collectives::op::all_reduce;
-    const std::uint64_t whole = chunked ? std::uint64_t(n) * element : element;
-    bytes = std::max(whole, (bytes + whole - 1) / whole * whole);
-    if (bytes > layout.scratch_stride)
-        throw std::invalid_argument(fmt::format("{} B is over the 1 GiB buffers", bytes));
+    if (as) q.what = *as;
     if (q.what == collectives::op::all_to_allv) {
         // Every rank's input (its row) and output (its column) within the buffers.
         q.splits.assign(std::size_t(n) * n, 0);
         std::vector<std::uint64_t> column(n, 0);
         for (unsigned a = 0; a < n; ++a) {
-            const auto& node = graph_.ranks[m.members[a].first].nodes[m.members[a].second];
+            const auto& node = graph_.ranks[members[a].first].nodes[members[a].second];
             std::uint64_t row = 0;
             for (unsigned b = 0; b < n; ++b) {
-                q.splits[a * n + b] = (node.splits[b] + element - 1) / element;
-                row += q.splits[a * n + b] * element;
-                column[b] += q.splits[a * n + b] * element;
+                q.splits[a * n + b] = (node.splits[b] + z.element - 1) / z.element;
+                row += q.splits[a * n + b] * z.element;
+                column[b] += q.splits[a * n + b] * z.element;
             }
             if (row > layout.scratch_stride)
                 throw std::invalid_argument(fmt::format("rank {} sends {} B, over the 1 GiB buffers", a, row));
@@ -849,7 +1079,7 @@ collectives::request workload_program::request_for(const meeting& m, member_leve
     }
     levels = levels_of(ids, sys_.level_names, sys_.fabric_levels);
     const unsigned k_channels = static_cast<unsigned>(channels.get());
-    q.how = algorithm.get() == "auto" ? collectives::choose(q.what, n, bytes, k_channels, levels.places)
+    q.how = algorithm.get() == "auto" ? collectives::choose(q.what, n, z.bytes, k_channels, levels.places)
                                       : collectives::algorithm_named(algorithm.get());
     if (first.kind != node_kind::collective) q.how = collectives::algorithm::chain;  // send: a broadcast of two
     collectives::check_supported(q.how, q.what, n);
@@ -858,10 +1088,10 @@ collectives::request workload_program::request_for(const meeting& m, member_leve
         throw std::invalid_argument(fmt::format("{} {} needs {} fabric channels per channel", collectives::name(q.how),
                                                 collectives::name(q.what), q.counters));
     q.ranks = ids;
-    q.bytes = bytes;
-    q.element_bytes = element;
+    q.bytes = z.bytes;
+    q.element_bytes = z.element;
     q.reduce_op = TRN3_REDUCE_SUM;
-    q.reduce_type = t.code;
+    q.reduce_type = z.type_code;
     q.in_place = true;
     q.at = layout;
     q.root = static_cast<unsigned>(first.root);
@@ -871,9 +1101,9 @@ collectives::request workload_program::request_for(const meeting& m, member_leve
     return q;
 }
 
-void workload_program::plan_meeting(meeting& m) {
+void workload_program::plan_gathering(const meeting& m, gathering& g, std::optional<collectives::op> as) {
     member_levels levels;
-    collectives::request q = request_for(m, levels);
+    collectives::request q = request_for(m, sys_.cluster_rank, levels, as);
     const std::vector<unsigned>& ids = q.ranks;
     const unsigned k_channels = q.channels;
     const auto& first = graph_.ranks[m.members[0].first].nodes[m.members[0].second];
@@ -881,8 +1111,8 @@ void workload_program::plan_meeting(meeting& m) {
         first.kind == node_kind::collective ? first.group : fmt::format("p2p {}", fmt::join(ids, "-"));
     auto& rings = rings_[group];
     if (!rings) rings = std::make_unique<channel_rings>(sys_.fabric, ids, levels, k_channels, "topology");
-    m.channels = k_channels;
-    m.plans.assign(k_channels, {});
+    g.channels = k_channels;
+    g.plans.assign(k_channels, {});
     for (unsigned k = 0; k < k_channels; ++k) {
         q.channel = k;
         q.ring = q.how == collectives::algorithm::hierarchical ? ids : rings->ring(k);
@@ -899,18 +1129,33 @@ void workload_program::plan_meeting(meeting& m) {
             if (driver::trn3_device::device_queue_bytes(rank.descriptors.size()) > ring_stride)
                 throw std::invalid_argument(
                     fmt::format("{} descriptors on a channel: more than a ring holds", rank.descriptors.size()));
-            m.plans[k][rank.fabric_id] = std::move(rank.descriptors);
+            g.plans[k][rank.fabric_id] = std::move(rank.descriptors);
         }
     }
 }
 
-// Node i of rank r meets its partners: its part of the schedule loaded, then
-// started with everyone's once the last has come; returns why it failed.
+// Node i of rank r meets its partners: on this UltraServer's fabric, or
+// (across UltraServers) a reduce-scatter here, the EFA ring, an all-gather
+// here; returns why it failed.
 std::string workload_program::meet(unsigned h, std::size_t c, unsigned r, std::size_t i) {
     meeting& m = meetings_[meeting_of_[r][i]];
-    if (m.plans.empty()) {
+    nodes_[r][i].arrived = sc_core::sc_time_stamp();
+    if (m.servers.empty()) return gather(h, c, r, i, m, 0, {});
+    if (m.here > 1)
+        if (std::string e = gather(h, c, r, i, m, 0, collectives::op::reduce_scatter); !e.empty()) return e;
+    if (std::string e = efa_step(h, r, i, m); !e.empty()) return e;
+    return m.here > 1 ? gather(h, c, r, i, m, 1, collectives::op::all_gather) : "";
+}
+
+// One gathering of the meeting on this UltraServer's fabric: node i's part
+// of the schedule loaded, then started with everyone's once the last here
+// has come.
+std::string workload_program::gather(unsigned h, std::size_t c, unsigned r, std::size_t i, meeting& m, unsigned phase,
+                                     std::optional<collectives::op> as) {
+    gathering& g = m.local[phase];
+    if (g.plans.empty()) {
         try {
-            plan_meeting(m);
+            plan_gathering(m, g, as);
         } catch (const std::invalid_argument& e) {
             return e.what();
         }
@@ -919,43 +1164,128 @@ std::string workload_program::meet(unsigned h, std::size_t c, unsigned r, std::s
     const unsigned id = fabric_id(r);
     std::array<std::uint64_t, TRN3_FABRIC_CHANNELS> base{};
     std::array<bool, TRN3_FABRIC_CHANNELS> read{};
-    for (unsigned k = 0; k < m.channels; ++k)
-        for (const auto& desc : m.plans[k].at(id)) {
+    for (unsigned k = 0; k < g.channels; ++k)
+        for (const auto& desc : g.plans[k].at(id)) {
             const unsigned ch = TRN3_DESC_CHANNEL_OF(desc.flags, 1 + k) % TRN3_FABRIC_CHANNELS;
             if (!(desc.flags & TRN3_DESC_WAIT_FABRIC) || read[ch]) continue;
             read[ch] = true;
             if (d.fabric_channel_bytes(ch, base[ch]) != driver::status::ok) return "reading the fabric counters";
         }
-    for (unsigned k = 0; k < m.channels; ++k) {
-        auto descriptors = m.plans[k].at(id);
+    for (unsigned k = 0; k < g.channels; ++k) {
+        auto descriptors = g.plans[k].at(id);
         collectives::offset_waits(descriptors, 1 + k, base);
         if (d.load_device_queue(1 + k, ring_at + k * ring_stride, descriptors) != driver::status::ok)
             return "loading the schedule";
     }
-    m.last = {r, i};
-    if (++m.arrived == m.members.size()) {
-        m.go = true;
-        m.all_here.notify(sc_core::SC_ZERO_TIME);
-        m.plans = {};  // every member has loaded its part
+    const std::size_t place = static_cast<std::size_t>(
+        std::find(m.members.begin(), m.members.end(), std::make_pair(r, i)) - m.members.begin());
+    const sc_core::sc_time now = sc_core::sc_time_stamp();
+    if (g.arrived == 0 || now > g.last_at || (now == g.last_at && place > g.last_place)) {
+        g.last = {r, i};
+        g.last_at = now;
+        g.last_place = place;
     }
-    while (!m.go) {
+    const std::size_t here = m.servers.empty() ? m.members.size() : m.here;
+    if (++g.arrived == here) {
+        g.go = true;
+        g.all_here.notify(sc_core::SC_ZERO_TIME);
+        g.plans = {};  // every member has loaded its part
+    }
+    while (!g.go) {
         if (aborted_) return "another chip failed";
-        sc_core::wait(m.all_here | aborted_event_);
+        sc_core::wait(g.all_here | aborted_event_);
     }
-    if (m.last.first != r || m.last.second != i) {  // released by the last to arrive
-        nodes_[r][i].by_rank = int(m.last.first);
-        nodes_[r][i].by_node = m.last.second;
+    // Released by the last to arrive (across UltraServers: the last
+    // anywhere, once every UltraServer's times are in, take_node_times()).
+    if (m.servers.empty() && (g.last.first != r || g.last.second != i)) {
+        nodes_[r][i].by_rank = int(g.last.first);
+        nodes_[r][i].by_node = g.last.second;
     }
-    for (unsigned k = 0; k < m.channels; ++k) d.start_device_queue(1 + k);
+    for (unsigned k = 0; k < g.channels; ++k) d.start_device_queue(1 + k);
     // A failure elsewhere (which may leave this queue waiting for bytes that
     // never come) ends the wait.
-    for (unsigned k = 0; k < m.channels; ++k) {
+    for (unsigned k = 0; k < g.channels; ++k) {
         const driver::status st =
             d.queue_finished(1 + k, ns(timeout.get()), ns(poll.get()), [this] { return aborted_; });
         if (st != driver::status::ok)
             return aborted_ ? "another chip failed" : fmt::format("channel {}: {}", k, driver::status_name(st));
     }
     return "";
+}
+
+// Across UltraServers: rank r's chunk (after the reduce-scatter here, chunk
+// p of the buffer for the p-th member here; the whole buffer when it is the
+// only one) all-reduced over EFA with the members at its place on the other
+// UltraServers, timed only.
+std::string workload_program::efa_step(unsigned h, unsigned r, std::size_t i, const meeting& m) {
+    const auto& n = graph_.ranks[r].nodes[i];
+    const auto it = efa_[h].find({r, n.group});
+    if (it == efa_[h].end()) return "no EFA ring";
+    const auto here = members_on(m, sys_.cluster_rank);
+    const std::size_t p =
+        static_cast<std::size_t>(std::find(here.begin(), here.end(), std::make_pair(r, i)) - here.begin());
+    try {
+        const sizing z = sizing_of(m, m.here);
+        const std::uint64_t chunk = z.bytes / m.here;
+        it->second->all_reduce({{layout.send + p * chunk, chunk}}, z.element,
+                               TRN3_DESC_REDUCE_WITH(TRN3_REDUCE_SUM, z.type_code) | TRN3_DESC_TIMING_ONLY);
+    } catch (const std::exception& e) {
+        return e.what();
+    }
+    return "";
+}
+
+// The EFA rings of this host's chips: one per chip and group it meets
+// across UltraServers, with the members at its place on the others (every
+// UltraServer opens them in the meetings' order, so no two wait on each
+// other). The chip's NIC carries it; its buffers, and an area past the
+// collectives' for the ring's reduce-scatter to land in, open to the NIC.
+void workload_program::open_efa(unsigned h) {
+    const host_info& hi = sys_.hosts[h];
+    host_state& me = hosts_[h];
+    std::map<unsigned, std::size_t> chip_of_id;  // fabric id -> the host's chip
+    for (std::size_t c = 0; c < hi.chips.size(); ++c) chip_of_id[unsigned(hi.chips[c].fabric_id)] = c;
+    bool bound = false;
+    for (const meeting& m : meetings_) {
+        if (m.servers.empty()) continue;
+        const auto here = members_on(m, sys_.cluster_rank);
+        for (std::size_t p = 0; p < here.size(); ++p) {
+            const auto [r, i] = here[p];
+            const std::string& group = graph_.ranks[r].nodes[i].group;
+            const auto chip = chip_of_id.find(fabric_id(r));
+            if (chip == chip_of_id.end() || efa_[h].count({r, group})) continue;
+            const std::size_t c = chip->second;
+            if (!bound) {
+                if (me.chips.nic_functions.empty() || !hi.use_fabric || !sys_.oob)
+                    return fail(h, "workload across UltraServers: no NIC on the host, or no network");
+                std::vector<std::uint64_t> bar2;
+                for (auto& d : me.chips.devices) bar2.push_back(d->bar2());
+                hi.use_fabric(me.chips.nic_functions, bar2);
+                bound = true;
+            }
+            efa_ring::settings set;
+            set.rank = static_cast<unsigned>(std::find(m.servers.begin(), m.servers.end(), sys_.cluster_rank) -
+                                             m.servers.begin());
+            set.size = static_cast<unsigned>(m.servers.size());
+            set.name = fmt::format("workload/efa/{}/{}", group, p);
+            set.nic_of_chip = {hi.nic_of_chip.empty() ? 0u : hi.nic_of_chip.at(c)};
+            set.neuron_device_of_chip = {static_cast<int>(c)};
+            set.buffers = {layout.send};
+            set.buffer_bytes = layout.scratch_stride;
+            set.scratch = layout.constant + layout.scratch_stride;
+            set.queue = 1;
+            set.ring = ring_at;
+            set.timeout_ns = ns(timeout.get());
+            set.poll_ns = ns(poll.get());
+            try {
+                efa_[h][{r, group}] =
+                    std::make_unique<efa_ring>(*hi.ops, std::vector<driver::trn3_device*>{me.chips.devices[c].get()},
+                                               set, efa_ring::through(*sys_.oob, *hi.ops, set.timeout_ns, set.poll_ns));
+            } catch (const std::exception& e) {
+                return fail(h, fmt::format("rank {}: opening its EFA ring of group '{}': {}", r, group, e.what()));
+            }
+        }
+    }
 }
 
 namespace {
@@ -1000,12 +1330,20 @@ void workload_program::report(std::ostream& os) const {
             collectives += n.kind == node_kind::collective;
             p2p += n.kind == node_kind::send || n.kind == node_kind::recv;
         }
-    os << fmt::format("# workload {} on {}: {} ranks, {} nodes: {} compute ({} distinct kernels, {}), {} collectives, "
-                      "{} sends and receives\n",
-                      graph_.name, sys_.name, n_ranks, nodes, kernels, kernels_.size(), compute.get(), collectives,
-                      p2p);
+    const bool across = sys_.cluster_size > 1;
+    os << fmt::format("# workload {} on {}{}: {} ranks, {} nodes: {} compute ({} distinct kernels, {}), {} "
+                      "collectives, {} sends and receives\n",
+                      graph_.name, sys_.name,
+                      across ? fmt::format(" (UltraServer {} of {}: ranks {} to {})", sys_.cluster_rank,
+                                           sys_.cluster_size, first_rank_, end_rank_ - 1)
+                             : "",
+                      n_ranks, nodes, kernels, kernels_.size(), compute.get(), collectives, p2p);
     if (!finished_) {
         os << "# the step did not finish (see the FAILED lines)\n";
+        return;
+    }
+    if (across && sys_.cluster_rank > 0) {  // one report for the cluster: the first UltraServer's
+        os << "# the step's figures, the cluster's, are in the first UltraServer's report\n";
         return;
     }
     if (compute.get() == "replay" && !kernels_.empty())
@@ -1019,7 +1357,8 @@ void workload_program::report(std::ostream& os) const {
     // Per rank: busy compute and communication, exposed communication.
     sc_core::sc_time end = start_;
     std::vector<double> busy_compute(n_ranks), busy_comm(n_ranks), exposed(n_ranks);
-    double ideal = 0, flops = 0, hbm = 0, flops_bf16 = 0, flops_mx = 0, measured_kernel_hbm = 0;
+    double ideal = 0, flops = 0, hbm = 0, measured_kernel_hbm = 0;
+    double flops_bf16 = 0, flops_mx = 0;  // this UltraServer's ranks' (its energy)
     for (unsigned r = 0; r < n_ranks; ++r) {
         std::vector<std::pair<double, double>> comp, comm;
         for (std::size_t i : order_[r]) {
@@ -1032,8 +1371,8 @@ void workload_program::report(std::ostream& os) const {
             flops += double(n.flops);
             hbm += double(n.hbm_bytes);
             const bool mx = n.kernel.dtype == "mxfp8" || n.kernel.dtype == "mxfp4";
-            (mx ? flops_mx : flops_bf16) += double(n.flops);
-            if (n.kernel.timed() && compute.get() == "replay")
+            if (local(r)) (mx ? flops_mx : flops_bf16) += double(n.flops);
+            if (n.kernel.timed() && compute.get() == "replay" && local(r))
                 measured_kernel_hbm += double(kernels_.at(lowered_as_.at(key(n.kernel))).hbm_bytes);
             ideal += double(n.flops) / ((mx ? peak_tflops_mx.get() : peak_tflops_bf16.get()) * 1e12);
         }
@@ -1106,17 +1445,20 @@ void workload_program::report(std::ostream& os) const {
     out["workload"] = graph_.name;
     out["platform"] = sys_.name;
     out["ranks"] = n_ranks;
+    if (across) out["ultraservers"] = sys_.cluster_size;
     out["compute"] = compute.get();
     out["step_time_us"] = step * 1e6;
     out["mfu"] = mfu;
     out["model_flops"] = flops;
     out["kernel_hbm_bytes"] = hbm;
-    for (unsigned q = 0; q < n_ranks; ++q)
+    for (unsigned q = 0; q < n_ranks; ++q) {
         out["per_rank"].push_back({{"rank", q},
                                    {"chip", fabric_id(q)},
                                    {"compute_us", busy_compute[q] * 1e6},
                                    {"communication_us", busy_comm[q] * 1e6},
                                    {"exposed_communication_us", exposed[q] * 1e6}});
+        if (across) out["per_rank"].back()["ultraserver"] = server_of(q);
+    }
     for (const auto& [name, k] : kernels_)
         out["kernels"].push_back(
             {{"kernel", name}, {"time_us", k.time.to_seconds() * 1e6}, {"lowered", k.lowered.text}});
@@ -1181,7 +1523,8 @@ void workload_program::report_energy(std::ostream& os, nlohmann::json& j, double
                            {"pcb (tray switch)", e_pcb.get()},
                            {"torus", e_torus.get()},
                            {"host", e_host.get()},
-                           {"nic", e_host.get()}};
+                           {"nic", e_host.get()},
+                           {"efa", e_efa.get()}};
     p.pj_per_bit_switch = e_switch.get();
     p.pj_per_bit_retimer = e_retimer.get();
     p.idle_w_chip = idle_chip.get();
@@ -1197,11 +1540,15 @@ void workload_program::report_energy(std::ostream& os, nlohmann::json& j, double
         parts += fmt::format("{}{} {:.4f}", parts.empty() ? "" : ", ", what, joules);
         j["energy_j"][what] = joules;
     }
-    const double rank_chips = std::max<double>(1, double(graph_.ranks.size()));  // the ranks' chips
+    const double rank_chips = std::max<double>(1, double(end_rank_ - first_rank_));  // the ranks' chips here
     // A rank's chip: its share of the compute and HBM energy, and its idle power.
     double chip_j = p.idle_w_chip * step * rank_chips;
     for (const auto& [what, joules] : e.joules)
         if (what == "compute" || what == "HBM") chip_j += joules;
+    if (sys_.cluster_size > 1)
+        os << fmt::format("# links, HBM, energy and power: this UltraServer's ({} ranks; its NICs' EFA links, not "
+                          "the network's switches)\n",
+                          end_rank_ - first_rank_);
     os << fmt::format("link utilisation           {}\n", util);
     os << fmt::format("HBM traffic                {:.3f} GB per chip (kernels and collectives)\n",
                       a.hbm_bytes / rank_chips / 1e9);

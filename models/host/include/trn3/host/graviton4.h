@@ -21,6 +21,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "trn3/core/component.h"
+#include "trn3/core/same_time_order.h"
 #include "trn3/core/stats.h"
 #include "trn3/core/timeline.h"
 #include "trn3/host/ddr5_memory.h"
@@ -67,6 +68,9 @@ private:
     tlm_utils::simple_initiator_socket<graviton4> cpu_ecam{"cpu_ecam"}, cpu_mmio{"cpu_mmio"};
     void access(tlm_utils::simple_initiator_socket<graviton4>& s, tlm::tlm_command cmd, std::uint64_t address,
                 void* data, std::size_t bytes);
+    // Software contexts that access a device at one simulated time go in
+    // the order of their names (a distributed run gives one process's result).
+    same_time_order software_order_{"software_order"};
     std::map<std::uint32_t, std::function<void()>> handlers_;
     sc_core::sc_event interrupt_;
     std::uint64_t interrupts_seen_ = 0;

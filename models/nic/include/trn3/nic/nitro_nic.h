@@ -80,6 +80,9 @@ public:
     // node: the NIC's 48-bit address; its two Ethernet ports get message-port
     // ids first_port_id and first_port_id + 1.
     nitro_nic(const sc_core::sc_module_name& name, std::uint64_t node, std::uint64_t first_port_id);
+    // Data bytes it has sent and received over the network (request data
+    // sent, data written into memory: its links' payload, both ways).
+    std::uint64_t network_bytes() const { return bytes_sent_.value() + bytes_received_.value(); }
 
     std::uint64_t node() const { return node_; }
     // An Ethernet port's link went down (or up): SRD stops using it; PORTS shows it.

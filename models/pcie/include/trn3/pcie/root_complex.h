@@ -39,6 +39,7 @@
 
 #include "trn3/core/component.h"
 #include "trn3/core/payload.h"
+#include "trn3/core/same_time_order.h"
 #include "trn3/core/stats.h"
 #include "trn3/pcie/config_space.h"
 #include "trn3/pcie/link.h"
@@ -96,6 +97,9 @@ private:
     std::vector<port_state> ports_;
     untouched_buffer untouched_;  // what timing-only accesses to host memory point at
     requester requests_;
+    // CPU reads that leave at one simulated time go in the order of their
+    // software contexts' names (core/same_time_order.h).
+    same_time_order reads_order_{"mmio_read_order"};
     counter config_requests_, mmio_reads_, mmio_writes_, dma_reads_, dma_writes_, msi_, unsupported_, crs_retries_,
         timeouts_, reflected_;
 };

@@ -238,14 +238,15 @@ TEST_CASE("workload on a cluster: all_reduces across two UltraServers over EFA, 
     // 16 ranks, 8 on each UltraServer: rank r and r + 8 all-reduce 4 MiB
     // (one member on each: the whole buffer over EFA), then all 16 do
     // (8 on each: a reduce-scatter over NeuronLink, 512 KiB per chip over
-    // EFA, an all-gather).
+    // EFA, an all-gather). Rank 9, on the second UltraServer, comes to the
+    // second late: it releases everyone's.
     constexpr std::uint64_t bytes = 4 << 20;
     graph g;
     g.name = "across";
     g.ranks.resize(16);
     for (unsigned r = 0; r < 16; ++r) {
         g.ranks[r].nodes = {timed(1, "before", 10, {}), comm(2, "pair", node_kind::collective, bytes, {1}),
-                            timed(3, "mid", 2, {2}), comm(4, "all", node_kind::collective, bytes, {3}),
+                            timed(3, "mid", r == 9 ? 30 : 2, {2}), comm(4, "all", node_kind::collective, bytes, {3}),
                             timed(5, "after", 3, {4})};
         for (const std::size_t k : {std::size_t(1), std::size_t(3)}) g.ranks[r].nodes[k].op = collective_op::all_reduce;
         g.ranks[r].nodes[1].group = "pair" + std::to_string(r % 8);
@@ -261,7 +262,7 @@ TEST_CASE("workload on a cluster: all_reduces across two UltraServers over EFA, 
     // Pairwise: the whole 4 MiB crosses the network both ways; a chip's
     // share of its NIC is 200 Gb/s (option 1: one 400 Gb/s NIC per two chips).
     const double wire_us = double(bytes) / 25e9 * 1e6;  // 167.8 us
-    double pair_us = 0, all_us = 0, last_end = 0;
+    double pair_us = 0, all_start = 0, all_end = 0, last_end = 0;
     for (unsigned r = 0; r < 16; ++r) {
         const auto pair = span(j, r, "pair"), partner = span(j, (r + 8) % 16, "pair");
         CHECK(pair.first == Approx(10));
@@ -271,12 +272,16 @@ TEST_CASE("workload on a cluster: all_reduces across two UltraServers over EFA, 
         CHECK(mid.first == Approx(pair.second));
         CHECK(all.first == Approx(mid.second));
         CHECK(after.first == Approx(all.second));
-        all_us = std::max(all_us, all.second - all.first);
+        all_start = std::max(all_start, all.first);
+        all_end = std::max(all_end, all.second);
         last_end = std::max(last_end, after.second);
     }
     CHECK(pair_us > wire_us);
     CHECK(pair_us < 3 * wire_us);
-    // Hierarchical: an eighth of the bytes over EFA, the rest on NeuronLink.
+    // Hierarchical: an eighth of the bytes over EFA, the rest on NeuronLink
+    // (from the last arrival, rank 9's).
+    CHECK(all_start == Approx(span(j, 9, "mid").second));
+    const double all_us = all_end - all_start;
     CHECK(all_us < pair_us / 2);
     CHECK(all_us > wire_us / 8);
     CHECK(j["step_time_us"].get<double>() == Approx(last_end));
@@ -285,12 +290,18 @@ TEST_CASE("workload on a cluster: all_reduces across two UltraServers over EFA, 
     // receives as much.
     CHECK(j["links"]["efa"]["bytes"].get<double>() == 8 * 2 * double(bytes + bytes / 8));
     CHECK(j["energy_j"]["links efa"].get<double>() == Approx(j["links"]["efa"]["bytes"].get<double>() * 8 * 5e-12));
-    // The critical path ends with an "after" and goes through both all_reduces.
+    // The critical path ends with an "after" and goes through both
+    // all_reduces and rank 9's late "mid", on the other UltraServer.
     std::vector<std::string> path;
-    for (const auto& n : j["critical_path"]) path.push_back(n["node"]);
+    bool through_nine = false;
+    for (const auto& n : j["critical_path"]) {
+        path.push_back(n["node"]);
+        through_nine |= n["rank"] == 9 && n["node"] == "mid";
+    }
     CHECK(path.back() == "after");
     CHECK(std::count(path.begin(), path.end(), "pair") >= 1);
     CHECK(std::count(path.begin(), path.end(), "all") >= 1);
+    CHECK(through_nine);
 
     // A step that runs past workload.timeout while chips are in their EFA
     // rings ends with the hosts' failures, exit 1: no crash, no hang.

@@ -5,6 +5,7 @@
 #include <rdma/fi_errno.h>
 #include <rdma/fi_rma.h>
 
+#include <algorithm>
 #include <cstring>
 #include <set>
 #include <stdexcept>
@@ -63,13 +64,18 @@ struct efa_ring::state {
     state(driver::host_ops& h, std::vector<driver::trn3_device*> c, const settings& s)
         : host(h), chips(std::move(c)), set(s) {}
 
+    // An endpoint on each NIC a chip uses, in NIC order: port k is the k-th
+    // of them (its peers' k-th too: their chips are alike, or one each).
     void open(const exchange& x) {
         regions.assign(chips.size(), {});
-        unsigned nics = 1;
-        for (std::size_t c = 0; c < chips.size(); ++c) {
-            regions[c].port = set.nic_of_chip.empty() ? 0 : set.nic_of_chip.at(c);
-            nics = std::max(nics, regions[c].port + 1);
-        }
+        const auto nic_of = [&](std::size_t c) { return set.nic_of_chip.empty() ? 0u : set.nic_of_chip.at(c); };
+        std::set<unsigned> used;
+        for (std::size_t c = 0; c < chips.size(); ++c) used.insert(nic_of(c));
+        const std::vector<unsigned> nic_of_port(used.begin(), used.end());
+        for (std::size_t c = 0; c < chips.size(); ++c)
+            regions[c].port = static_cast<unsigned>(std::find(nic_of_port.begin(), nic_of_port.end(), nic_of(c)) -
+                                                    nic_of_port.begin());
+        const unsigned nics = static_cast<unsigned>(nic_of_port.size());
         ports.resize(nics);
         std::vector<std::uint64_t> areas = set.buffers;
         areas.push_back(set.scratch);
@@ -78,7 +84,7 @@ struct efa_ring::state {
             w.caps = FI_RMA | FI_HMEM;
             w.mr_mode = FI_MR_LOCAL | FI_MR_ALLOCATED | FI_MR_PROV_KEY | FI_MR_HMEM;
             w.cq_format = FI_CQ_FORMAT_DATA;
-            w.domain = k;
+            w.domain = nic_of_port[k];
             ports[k].rdm = std::make_unique<rdm_endpoint>(w);
             // Its address, then every key of the chips it carries, in chip order.
             std::vector<std::uint8_t> mine = ports[k].rdm->name();
@@ -99,7 +105,7 @@ struct efa_ring::state {
             const std::vector<std::uint8_t> theirs = x.fetch(key(next, k));
             if (theirs.size() != mine.size())
                 throw std::runtime_error(fmt::format(
-                    "EFA ring {}: no address from member {}'s NIC {} (or a different layout)", set.name, next, k));
+                    "EFA ring {}: no address from member {}'s port {} (or a different layout)", set.name, next, k));
             ports[k].successor = ports[k].rdm->insert(
                 std::vector<std::uint8_t>(theirs.begin(), theirs.begin() + static_cast<std::ptrdiff_t>(address_bytes)));
             std::size_t at = address_bytes;
@@ -143,6 +149,7 @@ struct efa_ring::state {
         const std::uint64_t deadline = host.now_ns() + set.timeout_ns;
         while (!done()) {
             if (host.now_ns() > deadline) throw std::runtime_error(fmt::format("EFA ring: {} timed out", what));
+            if (set.abandon && set.abandon()) throw std::runtime_error(fmt::format("EFA ring: {} abandoned", what));
             poll();
         }
     }

@@ -68,6 +68,8 @@ public:
         unsigned queue = 1;
         std::uint64_t ring = 0;
         std::uint64_t timeout_ns = 100'000'000, poll_ns = 100;
+        // Checked while waiting: true ends the call (a failure elsewhere).
+        std::function<bool()> abandon;
         // A piece is written in slices of at most this: the NIC writes a
         // message into HBM in one go, and a larger one would hold the NIC's
         // PCIe link past the 1 ms completion timeout of its reads behind it

@@ -309,8 +309,9 @@ public:
                 for (const unsigned server : servers) {
                     member_levels levels;
                     if (m.servers.empty()) static_cast<void>(request_for(m, server, levels));
-                    else if (m.here > 1)  // the reduce-scatter before the EFA ring (the all-gather after: its mirror)
-                        static_cast<void>(request_for(m, server, levels, collectives::op::reduce_scatter));
+                    else if (m.here > 1)  // the reduce-scatter before the EFA ring, the all-gather after
+                        for (const auto o : {collectives::op::reduce_scatter, collectives::op::all_gather})
+                            static_cast<void>(request_for(m, server, levels, o));
                     else static_cast<void>(sizing_of(m, 1));
                 }
             } catch (const std::invalid_argument& e) {
@@ -565,6 +566,18 @@ private:
     }
     std::vector<std::uint64_t> local_node_times() const;
     void take_node_times();
+    // After an everywhere() whose values start with each UltraServer's
+    // aborted word: false (and this host fails) when another has failed.
+    bool others_fine(unsigned h) {
+        const auto& all = exchange_.gathered();
+        for (unsigned server = 0; server < all.size(); ++server)
+            if (server != sys_.cluster_rank && all[server].at(0)) {
+                if (h == 0) fail(h, fmt::format("UltraServer {} failed (its report says why)", server));
+                aborted_ = true;
+                return false;
+            }
+        return true;
+    }
     void fail(unsigned h, const std::string& why) {
         hosts_[h].failures.push_back(why);
         aborted_ = true;
@@ -655,14 +668,14 @@ void workload_program::software(unsigned h) {
     // Every host of every UltraServer starts the step at the same aligned
     // time, after the last of them is ready.
     const auto ready_and_times = [this, replay] {
-        std::vector<std::uint64_t> v{barrier_.released_at().value()};
+        std::vector<std::uint64_t> v{aborted_ ? 1u : 0u, barrier_.released_at().value()};
         if (replay && sys_.cluster_rank == 0)
             for (const auto& [name, k] : kernels_) v.insert(v.end(), {k.time.value(), k.hbm_bytes});
         return v;
     };
-    if (!everywhere(h, ready_and_times) || aborted_) return finish(h);
+    if (!everywhere(h, ready_and_times) || aborted_ || !others_fine(h)) return finish(h);
     if (h == 0 && replay && sys_.cluster_rank > 0) {
-        std::size_t at = 1;
+        std::size_t at = 2;
         for (auto& [name, k] : kernels_) {
             k.time = sc_core::sc_time::from_value(exchange_.gathered()[0].at(at));
             k.hbm_bytes = exchange_.gathered()[0].at(at + 1);
@@ -672,7 +685,7 @@ void workload_program::software(unsigned h) {
     }
     tracks_[h].mark(replay ? "kernels timed" : "ready");
     std::uint64_t ready = 0;
-    for (const auto& v : exchange_.gathered()) ready = std::max(ready, v.at(0));
+    for (const auto& v : exchange_.gathered()) ready = std::max(ready, v.at(1));
     const std::uint64_t align = ns(start_align.get());
     const sc_core::sc_time start(double((ns(sc_core::sc_time::from_value(ready)) / align + 2) * align), sc_core::SC_NS);
     if (h == 0) start_ = start;
@@ -711,18 +724,29 @@ void workload_program::software(unsigned h) {
     // Every UltraServer's nodes' times, to every UltraServer (the report's
     // figures are the cluster's); alone, a barrier. No EFA ring is closed
     // before every UltraServer is done with it.
-    if (!everywhere(h, [this] { return local_node_times(); }) || aborted_) return finish(h);
+    if (!everywhere(h, [this] { return local_node_times(); }) || aborted_ || !others_fine(h)) return finish(h);
     if (h == 0) {
         take_node_times();
         finished_ = true;
     }
+    if (sys_.cluster_size > 1) {
+        // Every host closes its rings and ends at one aligned time after the
+        // last UltraServer's hosts met: when each left the store's wait
+        // (polls) does not move the end of the run.
+        std::uint64_t met = 0;
+        for (const auto& v : exchange_.gathered()) met = std::max(met, v.at(1));
+        const sc_core::sc_time end_at(double((ns(sc_core::sc_time::from_value(met)) / align + 2) * align),
+                                      sc_core::SC_NS);
+        if (sc_core::sc_time_stamp() < end_at) sc_core::wait(end_at - sc_core::sc_time_stamp());
+    }
     finish(h);
 }
 
-// This UltraServer's ranks' nodes, in rank and node order: start, end,
-// what released it (rank + 1, 0 for none; node), and its arrival.
+// Whether this UltraServer failed, when its hosts met, then its ranks'
+// nodes, in rank and node order: start, end, what released it (rank + 1,
+// 0 for none; node), and its arrival.
 std::vector<std::uint64_t> workload_program::local_node_times() const {
-    std::vector<std::uint64_t> v;
+    std::vector<std::uint64_t> v{aborted_ ? 1u : 0u, barrier_.released_at().value()};
     if (sys_.cluster_size == 1) return v;
     for (std::size_t r = first_rank_; r < end_rank_; ++r)
         for (const node_state& s : nodes_[r])
@@ -742,7 +766,7 @@ void workload_program::take_node_times() {
         if (server == sys_.cluster_rank) continue;
         const std::size_t first = std::min(graph_.ranks.size(), std::size_t(server) * chip_list_.size());
         const std::size_t end = std::min(graph_.ranks.size(), first + chip_list_.size());
-        std::size_t at = 0;
+        std::size_t at = 2;  // (after the aborted word and the hosts' meeting)
         for (std::size_t r = first; r < end; ++r)
             for (node_state& s : nodes_[r]) {
                 const std::vector<std::uint64_t>& x = all[server];
@@ -1094,6 +1118,9 @@ collectives::request workload_program::request_for(const meeting& m, unsigned se
     q.reduce_type = z.type_code;
     q.in_place = true;
     q.at = layout;
+    // Across UltraServers both phases work in place in `send` (the
+    // reduce-scatter's chunks, reduced over EFA, are the all-gather's input).
+    if (as == collectives::op::all_gather) q.at.recv = q.at.send;
     q.root = static_cast<unsigned>(first.root);
     q.channels = k_channels;
     q.timing_only = true;
@@ -1277,6 +1304,7 @@ void workload_program::open_efa(unsigned h) {
             set.ring = ring_at;
             set.timeout_ns = ns(timeout.get());
             set.poll_ns = ns(poll.get());
+            set.abandon = [this] { return aborted_; };
             try {
                 efa_[h][{r, group}] =
                     std::make_unique<efa_ring>(*hi.ops, std::vector<driver::trn3_device*>{me.chips.devices[c].get()},
@@ -1334,9 +1362,11 @@ void workload_program::report(std::ostream& os) const {
     os << fmt::format("# workload {} on {}{}: {} ranks, {} nodes: {} compute ({} distinct kernels, {}), {} "
                       "collectives, {} sends and receives\n",
                       graph_.name, sys_.name,
-                      across ? fmt::format(" (UltraServer {} of {}: ranks {} to {})", sys_.cluster_rank,
-                                           sys_.cluster_size, first_rank_, end_rank_ - 1)
-                             : "",
+                      !across ? ""
+                      : end_rank_ > first_rank_
+                          ? fmt::format(" (UltraServer {} of {}: ranks {} to {})", sys_.cluster_rank, sys_.cluster_size,
+                                        first_rank_, end_rank_ - 1)
+                          : fmt::format(" (UltraServer {} of {}: no ranks)", sys_.cluster_rank, sys_.cluster_size),
                       n_ranks, nodes, kernels, kernels_.size(), compute.get(), collectives, p2p);
     if (!finished_) {
         os << "# the step did not finish (see the FAILED lines)\n";

@@ -7,7 +7,9 @@
 # instructions), elf_image (firmware ELF files), units (param values with
 # units), config (config files: JSON objects of param values), srd_packet
 # (the scale-out network's frames as the NIC receives them), config_space (a
-# PCIe function's configuration space under any config requests). Installs
+# PCIe function's configuration space under any config requests),
+# chakra_trace (Chakra execution traces), driver_mailbox (the driver's
+# parsing of the firmware's mailbox answers). Installs
 # clang-19 and libfuzzer-19-dev when missing, builds build/fuzz, runs each target from a working corpus seeded with
 # fuzz/corpus/<target> (new inputs stay in build/fuzz/corpus), and prints
 # each target's executions, coverage and crashes; a crash's input is left
@@ -38,7 +40,7 @@ for t in "${targets[@]}"; do
   # lines, ten encoded instructions, a firmware ELF, a config file, a param value.
   case "$t" in
     isa_stream) max_len=4096 ;; isa_decode) max_len=1920 ;; elf_image) max_len=65536 ;; config) max_len=2048 ;;
-    srd_packet) max_len=9000 ;;
+    srd_packet) max_len=9000 ;; driver_mailbox) max_len=2048 ;;
     *) max_len=256 ;;
   esac
   set +e

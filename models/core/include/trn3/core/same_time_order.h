@@ -12,8 +12,8 @@
 // straight through: a single software context costs nothing.
 #pragma once
 
+#include <deque>
 #include <set>
-#include <string>
 #include <vector>
 
 #include <systemc>
@@ -32,11 +32,14 @@ private:
     void release();
 
     struct waiting {
-        std::string process;
+        const char* process;  // its name (the kernel keeps it)
         sc_core::sc_event* go;
     };
     std::set<const sc_core::sc_process_b*> seen_;  // (counted up to two)
     std::vector<waiting> waiting_;
+    // Events to wait on, made once and reused: none is made per access.
+    std::deque<sc_core::sc_event> events_;
+    std::vector<sc_core::sc_event*> free_;
     sc_core::sc_event due_;
 };
 

@@ -22,8 +22,9 @@ void ultraserver::program_routes() {
     fabric_id_.assign(topo_.nodes.size(), -1);
     for (std::size_t k = 0; k < chips.size(); ++k) fabric_id_[std::size_t(chips[k])] = int(k);
     chip_routes_.assign(topo_.nodes.size(), {});
-    next_hops_ = std::make_shared<std::vector<std::vector<std::vector<int>>>>(
-        topo_.nodes.size(), std::vector<std::vector<int>>(chips.size()));
+    // In place: the hosts' fabric paths read it (a hot-swap reprograms).
+    if (!next_hops_) next_hops_ = std::make_shared<std::vector<std::vector<std::vector<int>>>>();
+    next_hops_->assign(topo_.nodes.size(), std::vector<std::vector<int>>(chips.size()));
     for (std::size_t n = 0; n < topo_.nodes.size(); ++n) {
         const auto kind = topo_.nodes[n].kind;
         if (kind == node_kind::host) continue;
@@ -46,20 +47,20 @@ void ultraserver::program_routes() {
 }
 
 // Directed link 2e is edge e from its a to its b, 2e + 1 back; a flow's
-// path follows the next hops each node picks (TRN3_ROUTE_PICK).
-std::shared_ptr<const collectives::fabric_paths> ultraserver::fabric_paths() const {
-    auto f = std::make_shared<collectives::fabric_paths>();
+// path follows the next hops each node picks (TRN3_ROUTE_PICK). A standby
+// edge has no capacity and no route crosses it, until a hot-swap makes it
+// active (set_fabric_capacities again).
+std::shared_ptr<const collectives::fabric_paths> ultraserver::fabric_paths() {
+    if (paths_) return paths_;
+    paths_ = std::make_shared<collectives::fabric_paths>();
+    set_fabric_capacities();
     auto directed = std::make_shared<std::map<std::pair<int, int>, unsigned>>();  // (from, to) -> link
     for (std::size_t e = 0; e < topo_.edges.size(); ++e) {
         const topology::edge& ed = topo_.edges[e];
-        const double bytes_per_s = (ed.lanes - std::min(ed.lanes, ed.spare_lanes)) * ed.lane_bytes_per_s;
-        f->capacity.push_back(bytes_per_s);
-        f->capacity.push_back(bytes_per_s);
-        if (ed.standby()) continue;
         directed->emplace(std::make_pair(ed.a, ed.b), unsigned(2 * e));
         directed->emplace(std::make_pair(ed.b, ed.a), unsigned(2 * e + 1));
     }
-    f->links = [hops = next_hops_, chips = topo_.chips(), directed](unsigned s, unsigned d, unsigned c) {
+    paths_->links = [hops = next_hops_, chips = topo_.chips(), directed](unsigned s, unsigned d, unsigned c) {
         std::vector<unsigned> path;
         if (s >= chips.size() || d >= chips.size()) return path;
         for (int at = chips[s]; at != chips[d];) {
@@ -71,7 +72,16 @@ std::shared_ptr<const collectives::fabric_paths> ultraserver::fabric_paths() con
         }
         return path;
     };
-    return f;
+    return paths_;
+}
+
+void ultraserver::set_fabric_capacities() {
+    paths_->capacity.clear();
+    for (const topology::edge& ed : topo_.edges) {
+        const double bytes_per_s = (ed.lanes - std::min(ed.lanes, ed.spare_lanes)) * ed.lane_bytes_per_s;
+        paths_->capacity.push_back(bytes_per_s);
+        paths_->capacity.push_back(bytes_per_s);
+    }
 }
 
 // The first chip's backplane links, in port order.

@@ -15,6 +15,7 @@ void ultraserver::report(std::ostream& os) const {
     os << fmt::format("elaboration: {} chips, {} hosts, {} switches, {} links in {:.2f} s of wall time\n",
                       chips_.size(), hosts_.size(), switches_.size(), links_.size(), elaboration_s_);
     program().report(os);
+    report_hot_swap(os);
     if (!first_chip_backplane().empty()) {
         // The first chip's backplane: what its active links carry after
         // training, and how much of its spare capacity (lanes standing in for

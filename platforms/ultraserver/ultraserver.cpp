@@ -61,6 +61,7 @@ ultraserver::ultraserver(const sc_core::sc_module_name& name, const std::string&
     inject_faults();
     program_routes();
     start_hosts();
+    prepare_hot_swap();
     if (fail_at.get() > sc_core::SC_ZERO_TIME)
         sc_core::sc_spawn(
             [this] {

@@ -87,6 +87,25 @@ public:
         "lanes that fail on the first chip's backplane links from power-on: its spare lanes first "
         "(standby links, then each link's spares), then active lanes link by link (at most its backplane lanes)"};
 
+    // The hot-swap of a switch tray while the system runs (hot_swap.cpp).
+    param<std::string> hot_swap_tray{
+        this, "hot_swap_tray", "",
+        "NL32x2 Gen1: the switch tray taken out while the system runs, rR.stN (rack R, tray N: switches 2N and 2N+1 of "
+        "both planes; with switch_trays=5, st4 holds the standby switches that take the traffic over); empty: none"};
+    param<sc_core::sc_time> hot_swap_at{this, "hot_swap_at", sc_core::SC_ZERO_TIME,
+                                        "when the tray's attention button is pressed (or, surprise, it is pulled)"};
+    param<sc_core::sc_time> hot_swap_reprogram_time{
+        this, "hot_swap_reprogram_time", sc_core::sc_time(10, sc_core::SC_US),
+        "the fabric manager's time to compute the new routes and write them into every switch and chip over the "
+        "management network"};
+    param<sc_core::sc_time> hot_swap_drain_timeout{
+        this, "hot_swap_drain_timeout", sc_core::sc_time(100, sc_core::SC_US),
+        "how long the fabric manager waits for the tray's links to carry nothing before it powers the tray off "
+        "anyway (what is still on them is stranded, and reported)"};
+    param<bool> hot_swap_surprise{this, "hot_swap_surprise", false,
+                                  "the tray is pulled without warning: its links go down at hot_swap_at, before the "
+                                  "routes change, and what was on them is stranded"};
+
     param<sc_core::sc_time> fail_at{
         this, "fail_at", sc_core::SC_ZERO_TIME,
         "a test of how a run ends: a model error in this UltraServer at this simulated time (0: never)"};
@@ -110,9 +129,27 @@ private:
     void program_routes();
     // What the hosts' runtime knows of the fabric: its directed links and
     // each flow's path (for the collectives' ring search).
-    std::shared_ptr<const collectives::fabric_paths> fabric_paths() const;
+    // Made once; a hot-swap rewrites it in place (the hosts hold it).
+    std::shared_ptr<const collectives::fabric_paths> fabric_paths();
+    void set_fabric_capacities();
+    std::shared_ptr<collectives::fabric_paths> paths_;
     void inject_faults();
     std::vector<pcie::link*> first_chip_backplane() const;
+    // The hot-swap (hot_swap.cpp): which edges leave and join the routes, the
+    // fabric manager's thread, and what it did (for the report).
+    void prepare_hot_swap();
+    void hot_swap();
+    void reprogram_routes();
+    void report_hot_swap(std::ostream& os) const;
+    struct hot_swap_record {
+        std::string tray;
+        std::vector<std::size_t> leaving, joining;  // edge indices
+        std::vector<std::uint64_t> joining_bytes_before;
+        unsigned switches = 0;
+        sc_core::sc_time pressed, rerouted, off;
+        bool done = false, drained = false;
+    };
+    hot_swap_record hot_swap_;
 
     topology::topology topo_;
     delivery_queue queue_{"queue"};

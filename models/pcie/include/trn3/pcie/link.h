@@ -190,6 +190,9 @@ public:
     std::uint64_t replayed() const { return replayed_.value(); }
     std::uint64_t held_by_receiver() const { return backpressure_.value(); }  // flow control: times the sender was held
     std::uint64_t passed() const { return passed_.value(); }  // strict arbitration: TLPs sent ahead of lower classes
+    // TLPs on the wire or waiting in the replay buffer, both ways (a fabric
+    // manager drains a link to 0 before it powers it off).
+    std::uint64_t unsettled() const { return in_flight_[0] + in_flight_[1] + held_[0].size() + held_[1].size(); }
     retimer& retimer_at(unsigned i) { return *retimers_[i]; }
     // Fails lanes now (a fault injected by a test or a platform); a link in
     // L0 retrains.

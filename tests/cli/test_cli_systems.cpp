@@ -402,3 +402,49 @@ TEST_CASE("the torus SKUs boot the same way: nl16-torus2d with every pair of chi
     CHECK_THAT(r.out, Catch::Contains("fabric: 240 of 240 chip-to-chip writes over NeuronLink verified (all pairs)"));
     CHECK_THAT(r.out, Catch::Contains("links torus              32 up of 32, 0 degraded, 0 failed (32 Gen6 x36)"));
 }
+
+TEST_CASE("firmware hangs during operation: the driver notices, resets the MCU, probes again, the work runs again") {
+    const std::string base = "run --platform trn3-dev -p trn3dev.app=firmware_recovery ";
+    const std::string clean = "faults noticed: 0 by a mailbox timeout, 0 by a restarted firmware; 0 recoveries";
+    const result healthy = trn3vp(base);
+    INFO(healthy.out << healthy.err);
+    CHECK(healthy.code == 0);
+    CHECK_THAT(healthy.out, Catch::Contains("8 of 8 items exact on 1 chip(s), 65536 B each; " + clean));
+
+    // The campaign: the firmware hangs at 20 moments spread over the items
+    // (3 ms apart); each time a mailbox call times out, the driver resets
+    // the MCU from the host and the item runs again: every item exact.
+    for (unsigned k = 0; k < 20; ++k) {
+        const unsigned hang_us = 3000 + 1511 * k;  // 3.0 to 31.7 ms
+        const result r = trn3vp(base +
+                                "-p firmware_recovery.items=12 -p firmware_recovery.gap=3ms "
+                                "-p trn3dev.chip0.mcu0.hang_at=" +
+                                std::to_string(hang_us) + "us");
+        INFO(hang_us << " us\n" << r.out << r.err);
+        CHECK(r.code == 0);
+        CHECK_THAT(r.out, Catch::Contains("12 of 12 items exact on 1 chip(s), 65536 B each; faults noticed: 1 by a "
+                                          "mailbox timeout, 0 by a restarted firmware; 1 recoveries, 1 items run "
+                                          "again"));
+        CHECK_THAT(r.out, Catch::Contains("MCU reset, probed, firmware"));
+    }
+
+    // With 30 ms between items the watchdog resets the MCU first (20 ms after
+    // its last kick): the next item finds the firmware's uptime behind the
+    // host's clock, and the driver recovers the chip all the same.
+    const result watchdog = trn3vp(base + "-p firmware_recovery.items=4 -p firmware_recovery.gap=30ms "
+                                          "-p trn3dev.chip0.mcu0.hang_at=5ms");
+    INFO(watchdog.out << watchdog.err);
+    CHECK(watchdog.code == 0);
+    CHECK_THAT(watchdog.err, Catch::Contains("watchdog reset"));
+    CHECK_THAT(watchdog.out, Catch::Contains("item 1: the firmware restarted (uptime 9989 us where 30209 us was due)"));
+    CHECK_THAT(watchdog.out, Catch::Contains("4 of 4 items exact on 1 chip(s), 65536 B each; faults noticed: 0 by a "
+                                             "mailbox timeout, 1 by a restarted firmware; 1 recoveries"));
+
+    // No recovery allowed: the run fails and says where.
+    const result given_up = trn3vp(base + "-p firmware_recovery.max_recoveries=0 -p trn3dev.chip0.mcu0.hang_at=5ms");
+    INFO(given_up.out << given_up.err);
+    CHECK(given_up.code == 1);
+    CHECK_THAT(given_up.out,
+               Catch::Contains("FAILED: host 0: chip 0 item 3: a mailbox call timed out, after 0 recoveries: gave up"));
+    CHECK_THAT(given_up.out, Catch::Contains("platform trn3-dev: FAILED"));
+}

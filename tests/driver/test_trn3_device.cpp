@@ -477,7 +477,8 @@ TEST_CASE("counters() dumps the function's identity and link, the chip's state a
               "neuron/err_status: 0x0\n" + d + "neuron/lnc: 1\n" + d + "neuron/dma_descriptors: 1\n" + d +
               "neuron/dma_bytes: 5000\n" + d + "neuron/dma_errors: 0\n" + d + "neuron/iommu_faults: 0\n" + d +
               "neuron/kernels: 0\n" + d + "neuron/kernel_errors: 0\n" + d + "neuron/core_resets: 0\n" + d +
-              "neuron/interrupts: mailbox 0 notify 0 dma 1 error 0\n" + d + "neuron/device_memory_used: 8192\n");
+              "neuron/firmware_recoveries: 0\n" + d + "neuron/interrupts: mailbox 0 notify 0 dma 1 error 0\n" + d +
+              "neuron/device_memory_used: 8192\n");
 }
 
 TEST_CASE("device_copy moves bytes between device addresses with one descriptor") {

@@ -38,6 +38,10 @@ chip_control::chip_control(const sc_core::sc_module_name& name,
             }
     });
     err_status_.on_write([this](reg&, std::uint64_t) { update_irq(); });
+    mcu_reset_.on_write([this](reg& r, std::uint64_t) {
+        if (r.value() == TRN3_MCU_RESET_KEY && reset_mcu) reset_mcu();
+        r.set(0);
+    });
     fabric_id_.on_write([](reg& r, std::uint64_t) { r.set(r.value() & (TRN3_FABRIC_ID_MASK | TRN3_FABRIC_ENABLE)); });
     err_enable_.on_write([this](reg&, std::uint64_t) { update_irq(); });
     core_state_.on_read([this](reg& r) {

@@ -75,6 +75,10 @@ trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images
 
     // Interrupts.
     control->boot_status = [this] { return mcu0.boot_status(); };
+    control->reset_mcu = [this] {
+        mcu0.mailbox0.reset();
+        mcu0.reset();
+    };
     control->raise_msix = [this](unsigned v) { ep.raise_msix(v); };
     dma0.raise_msix = [this](unsigned v) { ep.raise_msix(v); };
     dma0.queue_error = [this](unsigned q) { control->report_error(TRN3_ERR_DMA(q)); };

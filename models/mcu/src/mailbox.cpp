@@ -45,3 +45,13 @@ unsigned mailbox::host_debug(tlm::tlm_generic_payload& tx) {
 }
 
 }  // namespace trn3::mcu
+
+namespace trn3::mcu {
+
+void mailbox::reset() {
+    regs.reset();
+    mcu_irq.set(false);
+    host_irq.set(false);
+}
+
+}  // namespace trn3::mcu

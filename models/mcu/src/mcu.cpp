@@ -36,6 +36,8 @@ mcu::mcu(const sc_core::sc_module_name& name, const images& defaults)
             range<std::uint64_t>{1, {}}),
       gdb_port(this, "gdb_port", 0, "TCP port on localhost for a GDB remote stub (0: none)",
                range<std::uint64_t>{0, 65535}),
+      hang_at(this, "hang_at", sc_core::SC_ZERO_TIME,
+              "a fault campaign's: the firmware hangs at this time until a reset (0: never)"),
       uart0("uart"), timer0("timer"), intc0("intc"), sysctl0("sysctl"), mailbox0("mailbox"),
       watchdog0("watchdog", timer0),
       hash0("hash",
@@ -197,6 +199,17 @@ void mcu::run() {
         const sc_core::sc_time deadline = timer0.deadline();
         if (deadline > now && deadline != sc_core::sc_max_time())
             budget = std::min<std::uint64_t>(budget, static_cast<std::uint64_t>((deadline - now) / period) + 1);
+        if (!hung_once_ && hang_at.get() > sc_core::SC_ZERO_TIME) {
+            if (now >= hang_at.get()) {
+                log().warn("the firmware hangs (hang_at) at pc {:#x}", hart_.pc());
+                hung_once_ = true;
+                state_ = state::hung;
+                wait(local_);
+                local_ = sc_core::SC_ZERO_TIME;
+                continue;
+            }
+            budget = std::min<std::uint64_t>(budget, static_cast<std::uint64_t>((hang_at.get() - now) / period) + 1);
+        }
         const std::uint64_t before = hart_.instret(), traps_before = hart_.traps(),
                             exceptions_before = hart_.exceptions();
         batch_start_ = before + traps_before;

@@ -151,6 +151,20 @@ status trn3_device::handshake(firmware_info& info) {
     return st.boot_status == TRN3_BOOT_RUNNING ? status::ok : status::firmware_timeout;
 }
 
+status trn3_device::recover(firmware_info& info, std::uint64_t boot_timeout_ns) {
+    if (!probed_) return status::no_device;
+    ++recoveries_;
+    host_.log(fmt::format("trn3 {}: the firmware is not answering: MCU reset, probe, boot, handshake", bdf_name(bdf_)));
+    wr(TRN3_CHIP_MCU_RESET, TRN3_MCU_RESET_KEY);
+    mailbox_answered_ = false;
+    const std::uint32_t ids = host_.config().read(bdf_, 0, 4);
+    if (ids != (std::uint32_t(TRN3_PCI_DEVICE_TRN3) << 16 | TRN3_PCI_VENDOR_AMAZON) ||
+        rd(TRN3_CHIP_ID) != TRN3_CHIP_ID_VALUE)
+        return status::no_device;
+    if (status s = wait_boot(boot_timeout_ns); s != status::ok) return s;
+    return handshake(info);
+}
+
 template <typename T>
 status trn3_device::query(std::uint16_t command, const std::uint32_t* arg, T& out) {
     if (!probed_) return status::no_device;
@@ -466,6 +480,7 @@ std::string trn3_device::counters() {
     line("neuron/kernels", std::to_string(kernels_));
     line("neuron/kernel_errors", std::to_string(kernel_errors_));
     line("neuron/core_resets", std::to_string(resets_));
+    line("neuron/firmware_recoveries", std::to_string(recoveries_));
     line("neuron/interrupts",
          fmt::format("mailbox {} notify {} dma {} error {}", irq_mailbox_, irq_notify_, irq_dma_, irq_error_));
     std::uint64_t used = 0;

@@ -77,6 +77,9 @@
 #define TRN3_FABRIC_ID_MASK 0xFFu
 #define TRN3_FABRIC_ENABLE 0x80000000u /* the chip sends, accepts and forwards fabric writes; program ROUTE first */
 #define TRN3_CHIP_FABRIC_RX_BYTES 0x30u /* RO 8: bytes of fabric writes that landed in this chip's memory */
+#define TRN3_CHIP_MCU_RESET \
+    0x3Cu /* WO: TRN3_MCU_RESET_KEY warm-resets the MCU and its mailbox: the boot ROM checks the firmware again */
+#define TRN3_MCU_RESET_KEY 0x4D435552u /* "MCUR" */
 #define TRN3_CHIP_FABRIC_DROPPED 0x38u /* RO 4: fabric TLPs this chip dropped (fabric off, or no route): ERR_FABRIC */
 /* RO 8: bytes of fabric writes of channel c (the sending queue's number, or its descriptor's ON_CHANNEL) that landed */
 #define TRN3_CHIP_FABRIC_RX_CHANNEL(c) (0x800u + 8u * (c))

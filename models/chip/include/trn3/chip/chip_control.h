@@ -37,6 +37,7 @@ public:
     irq_line error_irq;  // (ERR_STATUS & ERR_ENABLE) != 0
 
     std::function<std::uint32_t()> boot_status;  // the MCU's
+    std::function<void()> reset_mcu;  // MCU_RESET with its key: the MCU's warm reset
     std::function<void(unsigned vector)> raise_msix;  // the endpoint's
 
     chip_control(const sc_core::sc_module_name& name, std::array<neuroncore::neuroncore*, TRN3_DEV_CORES> cores);
@@ -63,6 +64,11 @@ public:
     std::uint32_t route(unsigned dest) const {
         return dest < routes_.size() ? static_cast<std::uint32_t>(routes_[dest]->value()) : TRN3_ROUTE_NONE;
     }
+    // The fabric manager's write of TRN3_CHIP_ROUTE(dest) over the management
+    // network (a hot-swap's new routes), not through the host.
+    void set_route(unsigned dest, std::uint32_t ports) {
+        if (dest < routes_.size()) routes_[dest]->set(ports);
+    }
 
 private:
     void launch(unsigned core, unsigned engine_mask);
@@ -88,6 +94,13 @@ private:
     reg core_state_{
         regs, "core_state", TRN3_CHIP_CORE_STATE, 4, 0, access::ro, "2 bits per core: idle, running, error"};
     reg launch_{regs, "launch", TRN3_CHIP_LAUNCH, 4, 0, access::wo, "bits 4:0 engine mask, bits 11:8 core"};
+    reg mcu_reset_{regs,
+                   "mcu_reset",
+                   TRN3_CHIP_MCU_RESET,
+                   4,
+                   0,
+                   access::wo,
+                   "TRN3_MCU_RESET_KEY: warm-reset the MCU and its mailbox"};
     reg fw_event_{regs, "fw_event", TRN3_CHIP_FW_EVENT, 4, 0, access::wo, "firmware: 1 reports an event to the host"};
     reg nl_ports_{regs, "nl_ports", TRN3_CHIP_NL_PORTS, 4, 0, access::ro, "bit p: NeuronLink port p has a link"};
     reg fabric_id_{regs, "fabric_id", TRN3_CHIP_FABRIC_ID, 4, 0, access::rw, "bits 7:0 fabric id, bit 31 enable"};

@@ -23,6 +23,9 @@ public:
     explicit mailbox(const sc_core::sc_module_name& name);
 
     std::uint64_t requests() const { return requests_; }
+    // Both doorbells and the buffers cleared, both interrupts low (a reset
+    // of the MCU from the host: nothing of an old request survives).
+    void reset() override;
 
 private:
     enum class side { mcu, host };

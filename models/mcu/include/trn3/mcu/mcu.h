@@ -17,6 +17,11 @@
 //          batch        largest number of instructions run between checks
 //          gdb_port     TCP port on localhost for a GDB remote stub (0: none);
 //                       the MCU then waits for GDB before its first instruction
+//          hang_at      a fault campaign's: the firmware hangs at this time
+//                       (0: never); the hart stops retiring instructions, as a
+//                       lock-up with interrupts off would, until a reset (the
+//                       watchdog's, two timeouts after its last kick, or the
+//                       host's through the chip's MCU_RESET); once per run
 // Platforms give the defaults of the first three (the build's images).
 #pragma once
 
@@ -52,6 +57,7 @@ public:
     param<std::string> fuse_digest;
     param<std::uint64_t> batch;
     param<std::uint64_t> gdb_port;  // 0: no debugger
+    param<sc_core::sc_time> hang_at;  // 0: never
 
     uart uart0;
     timer timer0;
@@ -66,7 +72,7 @@ public:
     };
     explicit mcu(const sc_core::sc_module_name& name, const images& defaults = {});
 
-    enum class state { running, passed, failed };
+    enum class state { running, passed, failed, hung };
     state status() const { return state_; }
     // tohost's value once written (1 pass; (n << 1) | 1: failed test n).
     std::uint32_t tohost() const { return sysctl0.tohost(); }
@@ -107,6 +113,7 @@ private:
     std::uint64_t batch_start_ = 0;  // instret + traps when the batch started
     state state_ = state::running;
     bool reset_pending_ = false;  // the watchdog asked for a reset
+    bool hung_once_ = false;  // hang_at has struck
     bool reset_while_waiting_ = false;  // reset() since the run loop last looked
     sc_core::sc_event stopped_, restart_;
     sc_core::sc_time stopped_at_;

@@ -80,6 +80,15 @@ public:
     status probe(const pci_function& function);
     status wait_boot(std::uint64_t timeout_ns);
     status handshake(firmware_info& info);
+    // The firmware stopped answering (a mailbox call gave firmware_timeout)
+    // or restarted behind the driver's back (its uptime went back): reset
+    // the MCU from the host (MCU_RESET: the mailbox is cleared, the boot ROM
+    // checks the image again and starts it), probe the chip again (config
+    // space and BAR0 still name it; the DMA rings, interrupts and device
+    // memory stay, an MCU reset leaves them), wait for the boot and shake
+    // hands. The caller runs its interrupted work again.
+    status recover(firmware_info& info, std::uint64_t boot_timeout_ns);
+    std::uint64_t recoveries() const { return recoveries_; }
     status reset_core(unsigned core);
     // Through the firmware (mailbox): telemetry, a NeuronLink port's state,
     // an HBM stack's ECC counters, a core reset done by the firmware.
@@ -174,7 +183,7 @@ private:
     std::map<std::uint64_t, std::uint64_t> used_;
     // counters
     std::uint64_t dma_descriptors_ = 0, dma_bytes_ = 0, dma_errors_ = 0, kernels_ = 0, kernel_errors_ = 0, resets_ = 0,
-                  iommu_faults_ = 0;
+                  recoveries_ = 0, iommu_faults_ = 0;
 };
 
 }  // namespace trn3::driver

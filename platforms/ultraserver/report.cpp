@@ -23,6 +23,7 @@ void ultraserver::report(std::ostream& os) const {
         double gbps = 0, full = 0;
         unsigned failed = 0, spare_used = 0, spare_total = 0;
         for (const pcie::link* l : first_chip_backplane()) {
+            if (removed_.count(l)) continue;  // a switch tray taken out (hot_swap.cpp)
             const auto active = static_cast<unsigned>(l->lanes.get());
             const bool standby = standby_.count(l) != 0;
             failed += static_cast<unsigned>(l->failed().size());

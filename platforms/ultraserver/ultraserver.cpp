@@ -238,6 +238,7 @@ apps::activity ultraserver::activity_now() const {
         for (const pcie::link* l : links) {
             if (standby_.count(l)) continue;
             out.bytes += l->payload_bytes();
+            if (removed_.count(l)) continue;  // what it carried counts, its capacity is gone
             out.capacity += 2 * l->raw_bytes_per_second();
             out.retimers += m == medium::backplane ? 1 : m == medium::cross_rack ? 2 : 0;
             ++out.links;

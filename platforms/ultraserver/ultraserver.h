@@ -100,8 +100,9 @@ public:
         "management network"};
     param<sc_core::sc_time> hot_swap_drain_timeout{
         this, "hot_swap_drain_timeout", sc_core::sc_time(100, sc_core::SC_US),
-        "how long the fabric manager waits for the tray's links to carry nothing before it powers the tray off "
-        "anyway (what is still on them is stranded, and reported)"};
+        "how long the fabric manager, with the chips' fabric sources held, waits for the tray's links to carry "
+        "nothing before it moves the routes and powers the tray off anyway (what is still on them is stranded, "
+        "and reported)"};
     param<bool> hot_swap_surprise{this, "hot_swap_surprise", false,
                                   "the tray is pulled without warning: its links go down at hot_swap_at, before the "
                                   "routes change, and what was on them is stranded"};
@@ -146,10 +147,11 @@ private:
         std::vector<std::size_t> leaving, joining;  // edge indices
         std::vector<std::uint64_t> joining_bytes_before;
         unsigned switches = 0;
-        sc_core::sc_time pressed, rerouted, off;
+        sc_core::sc_time pressed, held, rerouted, off;  // held: the chips' fabric sources held from then
         bool done = false, drained = false;
     };
     hot_swap_record hot_swap_;
+    std::set<const pcie::link*> removed_;  // links of a tray taken out: their bytes count, their capacity not
 
     topology::topology topo_;
     delivery_queue queue_{"queue"};

@@ -370,45 +370,68 @@ TEST_CASE("a backplane link that loses lanes during a collective: the collective
 TEST_CASE("switch-tray hot-swap during a collective on nl32x2: the fifth tray takes the traffic, exact") {
     // 8 channels of rings: plane 0's flows pick among its 8 active switches, so
     // tray 1 (switches 2 and 3 of both planes) carries some. Its attention
-    // button is pressed 26 us into the 8 MiB out-of-place all_reduce.
+    // button is pressed 15 us into the 8 MiB out-of-place all_reduce; one of
+    // its cables is 5 us long, so what is on it takes a while to land.
     const std::string base = "run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.app=collectives "
-                             "-p collectives.algorithm=ring -p collectives.channels=8 -p collectives.min_bytes=4M "
+                             "-p collectives.algorithm=ring -p collectives.channels=8 -p collectives.min_bytes=8M "
                              "-p collectives.max_bytes=8M -p collectives.check_max_bytes=8M -p collectives.timeout=1ms "
-                             "-p nl32x2.hot_swap_tray=r0.st1 -p nl32x2.hot_swap_at=3770us ";
+                             "-p nl32x2.r0_t0_c0__r0_p0_sw3.phy_latency=5us "
+                             "-p nl32x2.hot_swap_tray=r0.st1 -p nl32x2.hot_swap_at=1780us ";
     const result r = trn3vp(base + "-p nl32x2.switch_trays=5");
     INFO(r.out << r.err);
     CHECK(r.code == 0);
     const auto rows = table_rows(r.out);
-    REQUIRE(rows.size() == 2);
-    for (const auto& row : rows) {
-        CHECK(column_of(row, 9) == 0);  // out of place: every element exact
-        CHECK(column_of(row, 13) == 0);  // in place
-    }
-    // The fabric manager moved the flows to the fifth tray's standby cables
-    // (11 MiB crossed them), the tray's links emptied before it lost power.
+    REQUIRE(rows.size() == 1);
+    CHECK(column_of(rows[0], 9) == 0);  // out of place: every element exact
+    CHECK(column_of(rows[0], 13) == 0);  // in place, after the swap
+    CHECK(column_of(rows[0], 10) == Approx(72.21));  // at full speed: the fifth tray stands in
+    // The sources are held until the tray's links are empty (1.3 us: the long
+    // cable), the routes move onto the fifth tray's standby cables (11.5 MiB
+    // crossed them), the tray loses power.
     CHECK_THAT(r.out, Catch::Contains("hot-swap: switch tray r0.st1 (4 switches, 8 links) attention button at "
-                                      "3770.000 us; routes reprogrammed at 3780.000 us, 8 standby links joined and "
-                                      "carried 11534336 B since; drained and powered off at 3780.000 us, 0 TLPs "
-                                      "stranded"));
+                                      "1780.000 us; sources held at 1790.000 us, drained at 1791.300 us: routes "
+                                      "reprogrammed, 8 standby links joined and carried 12058624 B since; powered "
+                                      "off, 0 TLPs stranded"));
     CHECK_THAT(r.out, Catch::Contains("links backplane          72 up of 80, 0 degraded, 8 failed"));
+    CHECK_THAT(r.out, Catch::Contains("chip r0.t0.c0 backplane: 512 of 512 GB/s per direction"));
     CHECK_THAT(r.out, Catch::Contains("platform nl32x2: PASSED"));
 
     // Four switch trays: nothing stands by, the chips keep 6 of their 8
-    // switches; still exact.
+    // switches; still exact, the in-place run after the swap slower.
     const result four = trn3vp(base + "-p nl32x2.switch_trays=4");
     INFO(four.out << four.err);
     CHECK(four.code == 0);
-    for (const auto& row : table_rows(four.out)) CHECK(column_of(row, 9) == 0);
+    const auto four_rows = table_rows(four.out);
+    REQUIRE(four_rows.size() == 1);
+    CHECK(column_of(four_rows[0], 9) == 0);
+    CHECK(column_of(four_rows[0], 13) == 0);
+    CHECK(column_of(four_rows[0], 10) == Approx(85.40));
     CHECK_THAT(four.out, Catch::Contains("0 standby links joined and carried 0 B since"));
     CHECK_THAT(four.out, Catch::Contains("links backplane          56 up of 64, 0 degraded, 8 failed"));
+
+    // The fifth tray itself: only standby cables leave.
+    const result fifth = trn3vp(base + "-p nl32x2.switch_trays=5 -p nl32x2.hot_swap_tray=r0.st4");
+    INFO(fifth.out << fifth.err);
+    CHECK(fifth.code == 0);
+    CHECK_THAT(fifth.out, Catch::Contains("switch tray r0.st4 (4 switches, 8 links)"));
+    CHECK_THAT(fifth.out, Catch::Contains("0 standby links joined"));
+
+    // Pressed before the hosts have put their chips on the fabric (they
+    // program the boot's routes): the fabric manager waits for them first.
+    const result early = trn3vp(base + "-p nl32x2.switch_trays=5 -p nl32x2.hot_swap_at=100us");
+    INFO(early.out << early.err);
+    CHECK(early.code == 0);
+    CHECK_THAT(early.out, Catch::Contains("attention button at 100.000 us; sources held at 270.000 us, drained at "
+                                          "270.000 us: routes reprogrammed, 8 standby links joined and carried "
+                                          "14680064 B since"));
 
     // Pulled without warning: what was on its cables is stranded, the
     // collective that waits for it times out, never with wrong data.
     const result pulled = trn3vp(base + "-p nl32x2.switch_trays=5 -p nl32x2.hot_swap_surprise=true");
     INFO(pulled.out << pulled.err);
     CHECK(pulled.code == 1);
-    CHECK_THAT(pulled.out, Catch::Contains("pulled at 3770.000 us; routes reprogrammed at 3780.000 us"));
-    CHECK_THAT(pulled.out, Catch::Contains("links down at 3770.000 us, 8 TLPs stranded"));
+    CHECK_THAT(pulled.out, Catch::Contains("pulled at 1780.000 us: links down; routes reprogrammed at 1790.000 us"));
+    CHECK_THAT(pulled.out, Catch::Contains("8 TLPs stranded"));
     CHECK_THAT(pulled.out, Catch::Contains("8388608 B out of place: chip r0.t0.c0 channel 0: timed out"));
     CHECK_THAT(pulled.out, Catch::Contains("# Out of bounds values : the sweep did not finish"));
 
@@ -419,8 +442,11 @@ TEST_CASE("switch-tray hot-swap during a collective on nl32x2: the fifth tray ta
         "each rack has 4 switch trays (st0-st3)");
     expect_user_error("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.hot_swap_tray=r0.st1",
                       "nl32x2.hot_swap_at must be set");
-    expect_user_error("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.hot_swap_tray=tray1 -p nl32x2.hot_swap_at=1us",
-                      "not rR.stN (e.g. r0.st1)");
+    for (const char* bad : {"tray1", "r0.st-1", "r+0.st1", "r0.st1x"})
+        expect_user_error(std::string("run --platform nl32x2 -p nl32x2.trays=2 -p nl32x2.hot_swap_at=1us "
+                                      "-p nl32x2.hot_swap_tray=") +
+                              bad,
+                          "not rR.stN (e.g. r0.st1)");
 }
 
 TEST_CASE("collectives: channel_bytes runs small sizes on fewer channels, exact, and much sooner") {

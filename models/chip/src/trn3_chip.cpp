@@ -77,7 +77,7 @@ trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images
     control->boot_status = [this] { return mcu0.boot_status(); };
     control->reset_mcu = [this] {
         mcu0.mailbox0.reset();
-        mcu0.reset();
+        mcu0.request_reset();
     };
     control->raise_msix = [this](unsigned v) { ep.raise_msix(v); };
     dma0.raise_msix = [this](unsigned v) { ep.raise_msix(v); };
@@ -124,7 +124,16 @@ void trn3_chip::attach_neuronlink(unsigned port, pcie::link& l) {
     });
 }
 
+void trn3_chip::hold_fabric(bool on) {
+    fabric_held_ = on;
+    if (!on) fabric_released_.notify(sc_core::SC_ZERO_TIME);
+}
+
 void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time& delay) {
+    // Held by the fabric manager: a thread waits (b_transport's callers are
+    // the DMA queues' and engines' threads), keeping its time ahead of now.
+    while (fabric_held_ && sc_core::sc_get_current_process_handle().proc_kind() == sc_core::SC_THREAD_PROC_)
+        sc_core::wait(fabric_released_);
     // The noc passes the offset from TRN3_FABRIC_ADDR(0, 0).
     const std::uint64_t address = tx.get_address() + TRN3_FABRIC_ADDR(0, 0);
     const unsigned dest = TRN3_FABRIC_ID(address);

@@ -67,6 +67,12 @@ public:
     // the chip at the `a` end (its firmware trains the link).
     void attach_neuronlink_far_end(unsigned port, pcie::link& l);
 
+    // Holds the fabric accesses this chip's initiators start (their threads
+    // wait) while `on`: a fabric manager quiesces the sources before it moves
+    // routes, so that no flow's new path overtakes its old one. Forwarding
+    // for other chips goes on.
+    void hold_fabric(bool on);
+
     // NeuronLink TLPs this chip forwarded for other chips (a typed handle for reports).
     const counter& fabric_forwarded() const { return fabric_forwarded_; }
 
@@ -122,6 +128,8 @@ private:
     counter fabric_unroutable_{this, "fabric_unroutable",
                                "NeuronLink writes refused or dropped (off the fabric, no route)"};
     std::vector<std::uint8_t> timing_buffer_;  // what timing-only deliveries point at (never read)
+    bool fabric_held_ = false;
+    sc_core::sc_event fabric_released_;
     unsigned link_irqs_high_ = 0;
     unsigned hbm_irqs_high_ = 0;
     timeline::track mailbox_track_;

@@ -428,7 +428,9 @@ TEST_CASE("fixed-choice params are enum params: checked, and list-params prints 
     REQUIRE(row != std::string::npos);
     const std::string line = list.out.substr(row, list.out.find('\n', row) - row);
     CHECK_THAT(line, Catch::Contains(" enum ") && Catch::EndsWith("{gen5, gen6, ualink}"));
-    CHECK_THAT(list.out, Catch::Contains("{boot, chip_checks, collectives, mailbox_checks, pcie_checks, workload}"));
+    CHECK_THAT(
+        list.out,
+        Catch::Contains("{boot, chip_checks, collectives, firmware_recovery, mailbox_checks, pcie_checks, workload}"));
     const result pattern = trn3vp("run --platform bringup -p bringup.tg0.pattern=zigzag");
     CHECK(pattern.code == 2);
     CHECK_THAT(pattern.err, Catch::Contains("must be one of sequential, random"));

@@ -436,7 +436,7 @@ TEST_CASE("firmware hangs during operation: the driver notices, resets the MCU, 
     INFO(watchdog.out << watchdog.err);
     CHECK(watchdog.code == 0);
     CHECK_THAT(watchdog.err, Catch::Contains("watchdog reset"));
-    CHECK_THAT(watchdog.out, Catch::Contains("item 1: the firmware restarted (uptime 9989 us where 30209 us was due)"));
+    CHECK_THAT(watchdog.out, Catch::Contains("item 1: the firmware restarted (uptime "));
     CHECK_THAT(watchdog.out, Catch::Contains("4 of 4 items exact on 1 chip(s), 65536 B each; faults noticed: 0 by a "
                                              "mailbox timeout, 1 by a restarted firmware; 1 recoveries"));
 

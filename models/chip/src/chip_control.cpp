@@ -38,6 +38,8 @@ chip_control::chip_control(const sc_core::sc_module_name& name,
             }
     });
     err_status_.on_write([this](reg&, std::uint64_t) { update_irq(); });
+    // The MCU's own store to it (through its chip window) resets it too, once
+    // its current batch ends (mcu::request_reset).
     mcu_reset_.on_write([this](reg& r, std::uint64_t) {
         if (r.value() == TRN3_MCU_RESET_KEY && reset_mcu) reset_mcu();
         r.set(0);

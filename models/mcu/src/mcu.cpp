@@ -166,7 +166,18 @@ void mcu::update_interrupts() {
     hart_.set_pending(irq_external, intc0.meip());
 }
 
+void mcu::request_reset() {
+    watchdog0.stop();
+    if (sc_core::sc_get_current_process_handle() == run_process_) {
+        reset_pending_ = true;  // the hart's own store: applied when its batch ends
+        restart_.notify(sc_core::SC_ZERO_TIME);
+        return;
+    }
+    reset();
+}
+
 void mcu::run() {
+    run_process_ = sc_core::sc_get_current_process_handle();
     const sc_core::sc_time period = clock_period();
     if (gdb_) {
         // On stderr whatever the log level: until GDB connects the run waits, and must not look hung.
@@ -178,7 +189,7 @@ void mcu::run() {
     }
     for (;;) {
         reset_while_waiting_ = false;
-        if (reset_pending_) {  // the watchdog's warm reset
+        if (reset_pending_) {  // the watchdog's warm reset, or the firmware's own MCU_RESET
             reset_pending_ = false;
             hart_.reset(entry_);
             sysctl0.reset();
@@ -260,7 +271,7 @@ void mcu::run() {
             local_ = sc_core::SC_ZERO_TIME;
             // A reset during that wait: the hart starts again at its entry (not
             // waiting for an interrupt that, with interrupts off, never comes).
-            if (reset_while_waiting_) continue;
+            if (reset_while_waiting_ || reset_pending_) continue;
             update_interrupts();
             if (!hart_.interrupt_waiting()) {
                 const sc_core::sc_time d = timer0.deadline(), t = sc_core::sc_time_stamp();

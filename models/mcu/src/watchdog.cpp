@@ -21,6 +21,13 @@ void watchdog::restart() {
     changed_.notify(sc_core::SC_ZERO_TIME);
 }
 
+void watchdog::stop() {
+    ctrl_.set(0);
+    status_.set(0);
+    warning.set(false);
+    changed_.notify(sc_core::SC_ZERO_TIME);
+}
+
 void watchdog::run() {
     for (;;) {
         if (!(ctrl_.value() & TRN3_MCU_WDT_CTRL_ENABLE) || timeout_.value() == 0) {

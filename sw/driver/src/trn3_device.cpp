@@ -156,7 +156,6 @@ status trn3_device::recover(firmware_info& info, std::uint64_t boot_timeout_ns) 
     ++recoveries_;
     host_.log(fmt::format("trn3 {}: the firmware is not answering: MCU reset, probe, boot, handshake", bdf_name(bdf_)));
     wr(TRN3_CHIP_MCU_RESET, TRN3_MCU_RESET_KEY);
-    mailbox_answered_ = false;
     const std::uint32_t ids = host_.config().read(bdf_, 0, 4);
     if (ids != (std::uint32_t(TRN3_PCI_DEVICE_TRN3) << 16 | TRN3_PCI_VENDOR_AMAZON) ||
         rd(TRN3_CHIP_ID) != TRN3_CHIP_ID_VALUE)

@@ -92,6 +92,11 @@ public:
     const sc_core::sc_event& stopped() const { return stopped_; }
     const sc_core::sc_time& stopped_at() const { return stopped_at_; }
     void reset() override;
+    // A warm reset asked for from outside the hart (the chip's MCU_RESET):
+    // the watchdog stops, and the hart restarts at its entry; asked for by the
+    // firmware itself (its own store to MCU_RESET), when the current batch of
+    // instructions ends, never in the middle of one.
+    void request_reset();
     void end_of_elaboration() override;
 
 private:
@@ -114,6 +119,7 @@ private:
     state state_ = state::running;
     bool reset_pending_ = false;  // the watchdog asked for a reset
     bool hung_once_ = false;  // hang_at has struck
+    sc_core::sc_process_handle run_process_;  // the hart's thread
     bool reset_while_waiting_ = false;  // reset() since the run loop last looked
     sc_core::sc_event stopped_, restart_;
     sc_core::sc_time stopped_at_;

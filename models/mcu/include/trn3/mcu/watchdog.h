@@ -21,6 +21,9 @@ public:
     watchdog(const sc_core::sc_module_name& name, const timer& timebase);
 
     std::uint32_t resets() const { return static_cast<std::uint32_t>(resets_.value()); }
+    // What a warm reset of the MCU from outside does to it: off, no warning
+    // (software enables it again); RESETS keeps its count.
+    void stop();
 
 private:
     void run();

@@ -70,8 +70,16 @@ void check_writable(const std::string& path, const std::string& what) {
 }
 
 std::string quoted_excerpt(const std::string& value, std::size_t max) {
-    if (value.size() <= max) return value;
-    return value.substr(0, max) + fmt::format("... ({} characters)", value.size());
+    // Control characters written out: a message stays one line.
+    std::string text;
+    for (std::size_t i = 0; i < value.size() && i < max; ++i) {
+        const auto c = static_cast<unsigned char>(value[i]);
+        if (c == '\n') text += "\\n";
+        else if (c < 0x20 || c == 0x7f) text += fmt::format("\\x{:02x}", c);
+        else text += value[i];
+    }
+    if (value.size() > max) text += fmt::format("... ({} characters)", value.size());
+    return text;
 }
 
 }  // namespace trn3

@@ -12,10 +12,10 @@
 #include <fnmatch.h>
 #include <unistd.h>
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
 #include <nlohmann/json.hpp>
 
+#include "command_line.h"
 #include "sweep.h"
 #include "trn3/core/component.h"
 #include "trn3/core/log.h"
@@ -33,24 +33,6 @@
 namespace trn3 {
 namespace {
 
-constexpr int exit_ok = 0;
-constexpr int exit_workload_failed = 1;
-constexpr int exit_user_error = 2;
-
-struct options {
-    std::string platform = "bringup";
-    bool platform_given = false;  // --platform on the command line (else a dumped config's, else bringup)
-    std::string filter;  // list-params: a glob over names
-    std::string format = "text";  // list-params: text or json
-    std::vector<std::string> params;
-    std::string config;
-    std::string dump_config;
-    std::string log_level = "warn";
-    std::vector<std::string> trace;
-    std::string stats;
-    std::string timeline_file;
-};
-
 // This program's path, for the processes a sweep starts.
 std::string self_exe() {
     char buf[4096];
@@ -65,18 +47,6 @@ std::string rank_prefix() {
     return r.single() ? "" : fmt::format("rank {} of {}: ", r.rank(), r.size());
 }
 
-// Options shared by the subcommands that build a platform.
-void add_platform_options(CLI::App& cmd, options& o) {
-    cmd.add_option("--platform", o.platform, "platform to build (see list-platforms)")->capture_default_str();
-    cmd.add_option("-p,--param", o.params, "set a param: -p bringup.dram.read_latency=120ns (repeatable)");
-    cmd.add_option("--config", o.config, "JSON file of param values (applied before -p)");
-    cmd.add_option("--dump-config", o.dump_config,
-                   "write the resolved params as JSON; feeding it back reproduces the run");
-    cmd.add_option("--log-level", o.log_level, "global log level: trace, debug, info, warn, error, critical, off")
-        ->capture_default_str();
-    cmd.add_option("--trace", o.trace, "trace transactions of a module or socket (its hierarchical name), or 'all'");
-}
-
 // Applies config file, -p values and --trace, then builds the platform.
 std::unique_ptr<platform> build(options& o, std::unique_ptr<simulation>& sim) {
     set_global_log_level(o.log_level);
@@ -85,11 +55,7 @@ std::unique_ptr<platform> build(options& o, std::unique_ptr<simulation>& sim) {
         const std::string from_config = reg.load_config_file(o.config);
         if (!o.platform_given && !from_config.empty()) o.platform = from_config;
     }
-    for (const std::string& kv : o.params) {
-        auto eq = kv.find('=');
-        if (eq == std::string::npos || eq == 0) throw config_error("-p '" + kv + "': expected key=value");
-        reg.set_pending_text(kv.substr(0, eq), kv.substr(eq + 1), "command line");
-    }
+    for (const auto& [key, value] : o.params) reg.set_pending_text(key, value, "command line");
     for (const std::string& t : o.trace) {
         if (t == "all") component::set_trace_default(true);
         else reg.set_pending_text(o.platform + "." + t + ".trace", "true", "--trace");
@@ -279,83 +245,17 @@ int cmd_topology(const std::string& sku, const std::vector<std::string>& params,
 }  // namespace
 
 int cli_main(int argc, char** argv) {
-    CLI::App app{"trn3vp: a SystemC/TLM-2.0 virtual platform of the AWS Trn3 UltraServer", "trn3vp"};
-    app.require_subcommand(1);
-    app.set_version_flag("--version", "trn3vp " TRN3_VERSION);
-    options o;
-    CLI::App* run = app.add_subcommand("run", "build a platform and run its workload");
-    add_platform_options(*run, o);
-    run->add_option("--stats", o.stats, "write every counter and histogram as JSON to this file");
-    run->add_option("--timeline", o.timeline_file,
-                    "write a Perfetto / chrome://tracing timeline (trace-event JSON) of the run to this file");
-    CLI::App* list_platforms = app.add_subcommand("list-platforms", "list the platforms that can be built");
-    CLI::App* list_params =
-        app.add_subcommand("list-params", "list every param of a platform with default, unit and description");
-    add_platform_options(*list_params, o);
-    list_params->add_option("--format", o.format, "text (a table) or json (for scripts)")
-        ->check(CLI::IsMember({"text", "json"}))
-        ->capture_default_str();
-    list_params->add_option("--filter", o.filter,
-                            "only the params whose names match this glob, e.g. 'nl72x2.r0_t0_c0.nc0.*'");
-    CLI::App* topo = app.add_subcommand(
-        "topology",
-        "print an UltraServer's topology (counts, lanes, hop counts, published examples) or a cluster's network");
-    std::string topo_sku = "nl72x2", topo_format = "text";
-    std::vector<std::string> topo_params;
-    topo->add_option("--platform", topo_sku, "nl32x2, nl72x2, nl16-torus2d, nl32x2-torus3d or cluster")
-        ->capture_default_str();
-    topo->add_option("-p,--param", topo_params,
-                     "switch_gen=1|2|3, racks, trays, switch_trays=4|5, nic_option=1|2, "
-                     "switch_model=scorpio-x|pex90144; cluster: ultraserver=nl32x2|nl72x2, ultraservers, "
-                     "switch_capacity=12.8|25.6|51.2 (Tb/s), port_speed=100|200|400 (Gb/s), nic_option=1|2");
-    topo->add_option("--format", topo_format, "text, json or dot (Graphviz)")
-        ->check(CLI::IsMember({"text", "json", "dot"}))
-        ->capture_default_str();
-    CLI::App* sweep = app.add_subcommand(
-        "sweep", "run every point of a sweep file (a grid or list of param sets), each its own simulation, in -j "
-                 "local processes or shared among MPI ranks; gather a CSV, a JSON and a plot (docs/sweeps.md)");
-    sweep_options so;
-    sweep->add_option("file", so.file, "the sweep file (JSON)")->required();
-    sweep->add_option("-j,--jobs", so.jobs, "simulations at once (on each rank)")->capture_default_str();
-    sweep->add_option("--out", so.out_dir, "directory for the points' outputs, sweep.csv, sweep.json, sweep.svg")
-        ->capture_default_str();
-    sweep->add_flag("--dry-run", so.dry_run, "list the points and stop");
-
-    // A first word that is neither an option nor a command gets its own answer
-    // (CLI11 would only say that a subcommand is required).
-    if (argc > 1 && argv[1][0] != '-') {
-        bool known = false;
-        std::string names;
-        for (const CLI::App* c : app.get_subcommands({})) {
-            known = known || c->get_name() == argv[1];
-            names += (names.empty() ? "" : ", ") + c->get_name();
-        }
-        if (!known) {
-            std::cerr << "trn3vp: error: unknown command '" << quoted_excerpt(argv[1]) << "' (" << names
-                      << "; see trn3vp --help)\n";
-            return exit_user_error;
-        }
-    }
+    command_line cl = parse_command_line(argc, argv, std::cout, std::cerr);
+    if (cl.what == command_line::command::none) return cl.exit_code;
+    options& o = cl.o;
     try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForVersion& e) {
-        return app.exit(e);
-    } catch (const CLI::CallForHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::CallForAllHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::ParseError& e) {
-        std::cerr << "trn3vp: error: " << e.what() << " (see trn3vp --help)\n";
-        return exit_user_error;
-    }
-
-    try {
-        if (*list_platforms) return cmd_list_platforms();
-        o.platform_given = (*run && run->count("--platform")) || (*list_params && list_params->count("--platform"));
-        if (*list_params) return cmd_list_params(o);
-        if (*topo) return cmd_topology(topo_sku, topo_params, topo_format);
-        if (*sweep) return run_sweep(so, self_exe());
-        return cmd_run(o);
+        switch (cl.what) {
+        case command_line::command::list_platforms: return cmd_list_platforms();
+        case command_line::command::list_params: return cmd_list_params(o);
+        case command_line::command::topology: return cmd_topology(cl.topo_sku, cl.topo_params, cl.topo_format);
+        case command_line::command::sweep: return run_sweep(cl.sweep, self_exe());
+        default: return cmd_run(o);
+        }
     } catch (const config_error& e) {
         // One write: the ranks of a distributed run share the terminal.
         std::cerr << "trn3vp: " + rank_prefix() + "error: " + e.what() + "\n" << std::flush;

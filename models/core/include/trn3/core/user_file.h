@@ -25,7 +25,8 @@ void write_user_file(const std::string& path, const std::string& what, const voi
 // is writable); checks before a long run instead of losing its result after.
 void check_writable(const std::string& path, const std::string& what);
 
-// A value as error messages quote it: at most `max` characters, then "...".
+// A value as error messages quote it: at most `max` characters, then "...";
+// control characters written out (\\n, \\xNN), so the message stays one line.
 std::string quoted_excerpt(const std::string& value, std::size_t max = 64);
 
 }  // namespace trn3

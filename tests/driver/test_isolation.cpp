@@ -252,3 +252,48 @@ TEST_CASE("isolation: 100,000 random mailbox requests from the host: the firmwar
     CHECK(st.routing_id == routing_id);
     CHECK(st.boot_status == TRN3_BOOT_RUNNING);
 }
+
+TEST_CASE("isolation: a request left in the mailbox of a hung firmware is not served by the firmware after MCU_RESET") {
+    // The firmware hangs at 1 ms; a request rung after that is never answered.
+    param_registry::instance().set_pending_text("chip0.mcu0.hang_at", "1ms", "test");
+    test::chip_rig r;
+    r.boot();
+    sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
+    trn3_mbox_request stale{};
+    stale.command = TRN3_MBOX_CMD_STATUS;
+    stale.tag = 0xDEAD;
+    REQUIRE(r.bar0.access(tlm::TLM_WRITE_COMMAND, TRN3_BAR0_MAILBOX + TRN3_MBOX_REQUEST, &stale, sizeof stale) ==
+            tlm::TLM_OK_RESPONSE);
+    r.wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_H2M_DOORBELL, TRN3_MBOX_DOORBELL_RING);
+    sc_core::sc_start(sc_core::sc_time(2, sc_core::SC_MS));
+    CHECK((r.rd(TRN3_BAR0_MAILBOX + TRN3_MBOX_M2H_DOORBELL) & TRN3_MBOX_DOORBELL_PENDING) == 0);  // hung
+
+    // The host resets the MCU: the mailbox is cleared with it, so the new
+    // firmware finds no request, and the old tag never comes back.
+    r.wr(TRN3_CHIP_MCU_RESET, TRN3_MCU_RESET_KEY);
+    CHECK(r.rd(TRN3_CHIP_BOOT_STATUS) != TRN3_BOOT_RUNNING);
+    CHECK((r.rd(TRN3_BAR0_MAILBOX + TRN3_MBOX_H2M_DOORBELL) & TRN3_MBOX_DOORBELL_PENDING) == 0);
+    r.boot();
+    sc_core::sc_start(sc_core::sc_time(100, sc_core::SC_US));
+    CHECK((r.rd(TRN3_BAR0_MAILBOX + TRN3_MBOX_M2H_DOORBELL) & TRN3_MBOX_DOORBELL_PENDING) == 0);
+
+    // A new request is answered, with its own tag.
+    trn3_mbox_request fresh{};
+    fresh.command = TRN3_MBOX_CMD_VERSION;
+    fresh.tag = 0xBEEF;
+    REQUIRE(r.bar0.access(tlm::TLM_WRITE_COMMAND, TRN3_BAR0_MAILBOX + TRN3_MBOX_REQUEST, &fresh, sizeof fresh) ==
+            tlm::TLM_OK_RESPONSE);
+    r.wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_H2M_DOORBELL, TRN3_MBOX_DOORBELL_RING);
+    bool answered = false;
+    for (int i = 0; i < 1000 && !answered; ++i) {
+        sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_US));
+        answered = (r.rd(TRN3_BAR0_MAILBOX + TRN3_MBOX_M2H_DOORBELL) & TRN3_MBOX_DOORBELL_PENDING) != 0;
+    }
+    REQUIRE(answered);
+    trn3_mbox_response rs{};
+    REQUIRE(r.bar0.access(tlm::TLM_READ_COMMAND, TRN3_BAR0_MAILBOX + TRN3_MBOX_RESPONSE, &rs, sizeof rs) ==
+            tlm::TLM_OK_RESPONSE);
+    CHECK(rs.tag == 0xBEEF);
+    CHECK(rs.status == TRN3_MBOX_STATUS_OK);
+    CHECK(r.chip.mcu0.watchdog0.resets() == 0);  // the host's reset, not the watchdog's
+}

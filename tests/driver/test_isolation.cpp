@@ -257,14 +257,17 @@ TEST_CASE("isolation: a request left in the mailbox of a hung firmware is not se
     // The firmware hangs at 1 ms; a request rung after that is never answered.
     param_registry::instance().set_pending_text("chip0.mcu0.hang_at", "1ms", "test");
     test::chip_rig r;
+    auto ring = [&](std::uint16_t command, std::uint32_t tag) {
+        trn3_mbox_request rq{};
+        rq.command = command;
+        rq.tag = tag;
+        REQUIRE(r.bar0.access(tlm::TLM_WRITE_COMMAND, TRN3_BAR0_MAILBOX + TRN3_MBOX_REQUEST, &rq, sizeof rq) ==
+                tlm::TLM_OK_RESPONSE);
+        r.wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_H2M_DOORBELL, TRN3_MBOX_DOORBELL_RING);
+    };
     r.boot();
     sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
-    trn3_mbox_request stale{};
-    stale.command = TRN3_MBOX_CMD_STATUS;
-    stale.tag = 0xDEAD;
-    REQUIRE(r.bar0.access(tlm::TLM_WRITE_COMMAND, TRN3_BAR0_MAILBOX + TRN3_MBOX_REQUEST, &stale, sizeof stale) ==
-            tlm::TLM_OK_RESPONSE);
-    r.wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_H2M_DOORBELL, TRN3_MBOX_DOORBELL_RING);
+    ring(TRN3_MBOX_CMD_STATUS, 0xDEAD);
     sc_core::sc_start(sc_core::sc_time(2, sc_core::SC_MS));
     CHECK((r.rd(TRN3_BAR0_MAILBOX + TRN3_MBOX_M2H_DOORBELL) & TRN3_MBOX_DOORBELL_PENDING) == 0);  // hung
 
@@ -278,12 +281,7 @@ TEST_CASE("isolation: a request left in the mailbox of a hung firmware is not se
     CHECK((r.rd(TRN3_BAR0_MAILBOX + TRN3_MBOX_M2H_DOORBELL) & TRN3_MBOX_DOORBELL_PENDING) == 0);
 
     // A new request is answered, with its own tag.
-    trn3_mbox_request fresh{};
-    fresh.command = TRN3_MBOX_CMD_VERSION;
-    fresh.tag = 0xBEEF;
-    REQUIRE(r.bar0.access(tlm::TLM_WRITE_COMMAND, TRN3_BAR0_MAILBOX + TRN3_MBOX_REQUEST, &fresh, sizeof fresh) ==
-            tlm::TLM_OK_RESPONSE);
-    r.wr(TRN3_BAR0_MAILBOX + TRN3_MBOX_H2M_DOORBELL, TRN3_MBOX_DOORBELL_RING);
+    ring(TRN3_MBOX_CMD_VERSION, 0xBEEF);
     bool answered = false;
     for (int i = 0; i < 1000 && !answered; ++i) {
         sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_US));

@@ -1,9 +1,11 @@
 #include "trn3/spec/isa.h"
 
+#include <cctype>
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <map>
 #include <set>
 #include <sstream>
@@ -110,12 +112,53 @@ std::string ap_text(const access_pattern& ap) {
     throw std::invalid_argument(what + " in '" + text + "'");
 }
 
+// A whole number, decimal or 0x hex. strtoull alone would take "-1" as
+// 2^64 - 1 and " 5" as 5.
 std::uint64_t number(const std::string& s, const std::string& context) {
     if (s.empty()) bad("missing number", context);
+    if (!std::isdigit(static_cast<unsigned char>(s[0]))) bad("bad number '" + s + "'", context);
     char* end = nullptr;
     errno = 0;
     const unsigned long long v = std::strtoull(s.c_str(), &end, 0);
     if (*end != '\0' || errno) bad("bad number '" + s + "'", context);
+    return v;
+}
+
+// A number for an encoding field of type T: refused if it does not fit,
+// never wrapped (s767 would have been s255, the encoding's "none").
+template <typename T>
+T field_value(const std::string& s, const char* what, const std::string& context) {
+    const std::uint64_t v = number(s, context);
+    if (v > std::numeric_limits<T>::max())
+        bad(fmt::format("{} {} does not fit its {}-bit field", what, v, 8 * sizeof(T)), context);
+    return static_cast<T>(v);
+}
+
+// A register or semaphore index: 0xff in the encoding means none, so it
+// cannot be written as a number.
+std::uint8_t index_field(const std::string& s, const char* what, const std::string& context) {
+    static_assert(no_reg == 0xff && no_semaphore == 0xff, "one 'none' for both");
+    const auto v = field_value<std::uint8_t>(s, what, context);
+    if (v == 0xff) bad(fmt::format("{} 255 is the encoding's 'none'", what), context);
+    return v;
+}
+
+// A signed step: decimal or 0x hex, within 32 bits.
+std::int32_t step_field(const std::string& s, const std::string& context) {
+    const bool negative = !s.empty() && s[0] == '-';
+    const std::uint64_t magnitude = number(negative ? s.substr(1) : s, context);
+    const std::uint64_t limit = negative ? std::uint64_t{1} << 31 : (std::uint64_t{1} << 31) - 1;
+    if (magnitude > limit) bad("step " + s + " does not fit its 32-bit field", context);
+    return static_cast<std::int32_t>(negative ? -static_cast<std::int64_t>(magnitude)
+                                              : static_cast<std::int64_t>(magnitude));
+}
+
+// A float as the disassembler writes it (or any strtof form), nothing after.
+float float_field(const std::string& s, const std::string& context) {
+    if (s.empty()) bad("missing number", context);
+    char* end = nullptr;
+    const float v = std::strtof(s.c_str(), &end);
+    if (*end != '\0' || std::isspace(static_cast<unsigned char>(s[0]))) bad("bad number '" + s + "'", context);
     return v;
 }
 
@@ -138,12 +181,12 @@ access_pattern parse_ap(const std::string& text) {
     ap.dtype = static_cast<std::uint8_t>(dt);
     if (t.empty() || t[0] != 'p') bad("expected p<start>x<partitions>", text);
     t = t.substr(1);
-    ap.start_partition = static_cast<std::uint8_t>(number(take('x'), text));
-    ap.partitions = static_cast<std::uint8_t>(number(take('@'), text));
+    ap.start_partition = field_value<std::uint8_t>(take('x'), "start partition", text);
+    ap.partitions = field_value<std::uint8_t>(take('@'), "partitions", text);
     std::string addr = take('{');
     auto plus = addr.find("+r");
     if (plus != std::string::npos) {
-        ap.base_reg = static_cast<std::uint8_t>(number(addr.substr(plus + 2), text));
+        ap.base_reg = index_field(addr.substr(plus + 2), "register", text);
         addr = addr.substr(0, plus);
     }
     ap.address = number(addr, text);
@@ -154,13 +197,13 @@ access_pattern parse_ap(const std::string& text) {
         if (ap.dims == max_free_dims) bad("more than four free dimensions", text);
         auto x = d.find('x');
         if (x == std::string::npos) bad("expected step x num", text);
-        ap.step[ap.dims] = static_cast<std::int32_t>(std::strtol(d.substr(0, x).c_str(), nullptr, 0));
-        ap.num[ap.dims] = static_cast<std::uint16_t>(number(d.substr(x + 1), text));
+        ap.step[ap.dims] = step_field(d.substr(0, x), text);
+        ap.num[ap.dims] = field_value<std::uint16_t>(d.substr(x + 1), "count", text);
         ++ap.dims;
     }
     if (!t.empty()) {
         if (t.rfind("/s", 0) != 0) bad("unexpected '" + t + "'", text);
-        ap.partition_stride = static_cast<std::uint32_t>(number(t.substr(2), text));
+        ap.partition_stride = field_value<std::uint32_t>(t.substr(2), "partition stride", text);
     }
     return ap;
 }
@@ -209,7 +252,7 @@ instruction assemble(const std::string& line) {
         auto eq = field.find('=');
         if (eq == std::string::npos) bad("expected key=value, got '" + field + "'", line);
         const std::string key = field.substr(0, eq), value = field.substr(eq + 1);
-        if (key == "flags") i.flags = static_cast<std::uint8_t>(number(value, line));
+        if (key == "flags") i.flags = field_value<std::uint8_t>(value, "flags", line);
         else if (key == "alu") {
             const int a = index_of(alu_names, value);
             if (a < 0) bad("unknown alu '" + value + "'", line);
@@ -220,29 +263,29 @@ instruction assemble(const std::string& line) {
             i.function = static_cast<std::uint8_t>(f);
         } else if (key == "reg") {
             if (value.size() < 2 || value[0] != 'r') bad("expected r<n>", line);
-            i.reg_a = static_cast<std::uint8_t>(number(value.substr(1), line));
+            i.reg_a = index_field(value.substr(1), "register", line);
         } else if (key == "wait") {
             auto ge = value.find(">=");
             if (value[0] != 's' || ge == std::string::npos) bad("expected s<n>>=<value>", line);
-            i.wait_sem = static_cast<std::uint8_t>(number(value.substr(1, ge - 1), line));
-            i.wait_value = static_cast<std::uint32_t>(number(value.substr(ge + 2), line));
+            i.wait_sem = index_field(value.substr(1, ge - 1), "semaphore", line);
+            i.wait_value = field_value<std::uint32_t>(value.substr(ge + 2), "wait value", line);
         } else if (key == "signal") {
             auto p = value.find('+');
             if (value[0] != 's' || p == std::string::npos) bad("expected s<n>+<add>", line);
-            i.signal_sem = static_cast<std::uint8_t>(number(value.substr(1, p - 1), line));
-            i.signal_add = static_cast<std::uint32_t>(number(value.substr(p + 1), line));
+            i.signal_sem = index_field(value.substr(1, p - 1), "semaphore", line);
+            i.signal_add = field_value<std::uint32_t>(value.substr(p + 1), "signal add", line);
         } else if (key == "dst") i.dst = parse_ap(value);
         else if (key == "src0") i.src0 = parse_ap(value);
         else if (key == "src1") i.src1 = parse_ap(value);
-        else if (key == "scalar") i.scalar = std::strtof(value.c_str(), nullptr);
-        else if (key == "scalar2") i.scalar2 = std::strtof(value.c_str(), nullptr);
-        else if (key == "imm") i.imm = static_cast<std::uint32_t>(number(value, line));
-        else if (key == "target") i.target = static_cast<std::uint32_t>(number(value, line));
+        else if (key == "scalar") i.scalar = float_field(value, line);
+        else if (key == "scalar2") i.scalar2 = float_field(value, line);
+        else if (key == "imm") i.imm = field_value<std::uint32_t>(value, "imm", line);
+        else if (key == "target") i.target = field_value<std::uint32_t>(value, "target", line);
         else if (key == "sparse") {
             const int v = index_of(sparsity_names, value);
             if (v < 0) bad("unknown sparsity '" + value + "' (dense, 4:8, 4:16)", line);
             i.sparsity = static_cast<std::uint8_t>(v);
-        } else if (key == "meta") i.meta = static_cast<std::uint32_t>(number(value, line));
+        } else if (key == "meta") i.meta = field_value<std::uint32_t>(value, "meta", line);
         else bad("unknown field '" + key + "'", line);
     }
     return i;

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <limits>
 #include <random>
 
 #include "trn3/kernels/builder.h"
@@ -102,6 +103,40 @@ TEST_CASE("malformed text is refused with the reason") {
     CHECK_THROWS_WITH(isa::assemble("matmul nowhere"), Catch::Contains("unknown engine"));
     CHECK_THROWS_WITH(isa::assemble("matmul tensor dst=dram:fp32:p0x1@0x0{1x1}"), Catch::Contains("unknown space"));
     CHECK_THROWS_WITH(isa::assemble("matmul tensor colour=red"), Catch::Contains("unknown field 'colour'"));
+}
+
+TEST_CASE("a number that does not fit its field is refused, never wrapped") {
+    // Found by fuzz/targets/isa_stream.cpp: s767 was taken as s255, the
+    // encoding's "no semaphore", so the signal was lost on the way back.
+    CHECK_THROWS_WITH(isa::assemble("sem_increment gpsimd signal=s767+3"),
+                      Catch::Contains("semaphore 767 does not fit its 8-bit field"));
+    CHECK_THROWS_WITH(isa::assemble("sem_increment gpsimd signal=s255+3"), Catch::Contains("semaphore 255 is"));
+    CHECK_THROWS_WITH(isa::assemble("nop sync wait=s255>=1"), Catch::Contains("semaphore 255 is"));
+    CHECK_THROWS_WITH(isa::assemble("set_reg vector reg=r256"), Catch::Contains("register 256 does not fit"));
+    CHECK_THROWS_WITH(isa::assemble("set_reg vector reg=r3 imm=4294967296"),
+                      Catch::Contains("imm 4294967296 does not fit its 32-bit field"));
+    CHECK_THROWS_WITH(isa::assemble("set_reg vector reg=r3 imm=-1"), Catch::Contains("bad number '-1'"));
+    CHECK_THROWS_WITH(isa::assemble("memset vector dst=sbuf:fp32:p0x256@0x0{1x1}"),
+                      Catch::Contains("partitions 256 does not fit"));
+    CHECK_THROWS_WITH(isa::assemble("memset vector dst=sbuf:fp32:p0x1@0x0{1x65536}"),
+                      Catch::Contains("count 65536 does not fit"));
+    CHECK_THROWS_WITH(isa::assemble("memset vector dst=sbuf:fp32:p0x1@0x0{2147483648x1}"),
+                      Catch::Contains("step 2147483648 does not fit"));
+    CHECK_THROWS_WITH(isa::assemble("memset vector dst=sbuf:fp32:p0x1@0x0{fourx1}"),
+                      Catch::Contains("bad number 'four'"));
+    CHECK_THROWS_WITH(isa::assemble("memset vector dst=sbuf:fp32:p0x1@0x0{1x1} scalar=7.5x"),
+                      Catch::Contains("bad number '7.5x'"));
+    // The edges of each field still assemble.
+    const isa::instruction i = isa::assemble("memset vector dst=sbuf:fp32:p0x255@0x0+r254{-2147483648x65535} "
+                                             "scalar=-1e-45 signal=s254+4294967295 imm=4294967295");
+    CHECK(i.dst.partitions == 255);
+    CHECK(i.dst.base_reg == 254);
+    CHECK(i.dst.step[0] == std::numeric_limits<std::int32_t>::min());
+    CHECK(i.dst.num[0] == 65535);
+    CHECK(i.signal_sem == 254);
+    CHECK(i.signal_add == 4294967295u);
+    CHECK(i.imm == 4294967295u);
+    CHECK(same(isa::assemble(isa::disassemble(i)), i));
 }
 
 TEST_CASE("a stream assembles from text with labels and comments, and disassembles back") {

@@ -113,7 +113,7 @@ std::string ap_text(const access_pattern& ap) {
 }
 
 // A whole number, decimal or 0x hex. strtoull alone would take "-1" as
-// 2^64 - 1 and " 5" as 5.
+// 2^64 - 1 (fields never hold spaces: they are split on them).
 std::uint64_t number(const std::string& s, const std::string& context) {
     if (s.empty()) bad("missing number", context);
     if (!std::isdigit(static_cast<unsigned char>(s[0]))) bad("bad number '" + s + "'", context);
@@ -158,7 +158,7 @@ float float_field(const std::string& s, const std::string& context) {
     if (s.empty()) bad("missing number", context);
     char* end = nullptr;
     const float v = std::strtof(s.c_str(), &end);
-    if (*end != '\0' || std::isspace(static_cast<unsigned char>(s[0]))) bad("bad number '" + s + "'", context);
+    if (*end != '\0') bad("bad number '" + s + "'", context);
     return v;
 }
 

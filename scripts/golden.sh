@@ -4,19 +4,24 @@
 # compares the run's report and its stats JSON with the recorded ones, byte
 # for byte. Exit 0 when every run matches, 1 with a diff otherwise.
 #
-#   scripts/golden.sh [--update] [--build DIR] [name...]
+#   scripts/golden.sh [--update] [--noise N] [--build DIR] [name...]
 #
 # --update records the current behaviour (after a change that is meant to
-# alter it: say why in the commit). Names pick runs; default: all of them.
+# alter it: say why in the commit). --noise N runs each with N unrelated
+# timed events in the kernel (sim.heap_noise, core/heap_noise.h), which
+# changes the order the kernel runs same-time processes in: the recorded
+# reports must still match byte for byte. Names pick runs; default: all.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=build/release
 update=0
+noise=0
 names=()
 while [ $# -gt 0 ]; do
   case "$1" in
     --update) update=1 ;;
     --build) build="$2"; shift ;;
+    --noise) noise="$2"; shift ;;
     *) names+=("$1") ;;
   esac
   shift
@@ -36,7 +41,7 @@ while read -r name args; do
   if [ ${#names[@]} -gt 0 ] && ! printf '%s\n' "${names[@]}" | grep -qx "$name"; then continue; fi
   ran=$((ran + 1))
   # shellcheck disable=SC2086
-  "$bin" run $args -p sim.progress=0 --stats "$tmp/$name.stats.json" >"$tmp/$name.raw" 2>/dev/null || true
+  "$bin" run $args -p sim.progress=0 -p sim.heap_noise="$noise" --stats "$tmp/$name.stats.json" >"$tmp/$name.raw" 2>/dev/null || true
   mask <"$tmp/$name.raw" >"$tmp/$name.out"
   if [ "$update" = 1 ]; then
     cp "$tmp/$name.out" "$dir/$name.out"
@@ -54,5 +59,7 @@ while read -r name args; do
 done <"$dir/runs.txt"
 [ "$ran" -gt 0 ] || { echo "golden: no run matched ${names[*]}" >&2; exit 2; }
 [ "$update" = 1 ] && exit 0
-if [ "$failed" = 0 ]; then echo "golden: $ran runs match"; fi
+with=""
+[ "$noise" = 0 ] || with=" with $noise events of heap noise"
+if [ "$failed" = 0 ]; then echo "golden: $ran runs match$with"; fi
 exit "$failed"

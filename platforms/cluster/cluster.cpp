@@ -115,7 +115,10 @@ cluster::cluster(const sc_core::sc_module_name& name) : platform(name) {
         servers_.push_back(std::make_unique<ultraserver>(fmt::format("us{}", k).c_str(), ultraserver_sku.get(), net));
         if (!local(k)) continue;
         ++local_servers_;
-        servers_.back()->set_stop([this] { ++servers_done_; });  // the run ends at the next window boundary
+        // The run ends at the next window boundary; its time is when the last one finished.
+        servers_.back()->set_stop([this] {
+            if (++servers_done_ == local_servers_) finished_at_ = sc_core::sc_time_stamp();
+        });
     }
     topology::cluster_params p;
     p.ultraserver = ultraserver_sku.get();

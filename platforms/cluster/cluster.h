@@ -85,7 +85,7 @@ public:
     bool passed() const override;
     void report(std::ostream& os) const override;
     window_sync* windows() override { return sync_.get(); }
-    bool finished() const override { return servers_done_ == local_servers_; }
+    std::optional<sc_core::sc_time> finished_at() const override { return finished_at_; }
 
 private:
     void build_network();
@@ -114,6 +114,7 @@ private:
     std::unique_ptr<window_sync> sync_;
     std::shared_ptr<apps::out_of_band> oob_;
     unsigned servers_done_ = 0, local_servers_ = 0;
+    std::optional<sc_core::sc_time> finished_at_;  // when the last of this rank's UltraServers finished
 };
 
 }  // namespace trn3

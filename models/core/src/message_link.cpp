@@ -22,7 +22,8 @@ bool delivery_queue::later::operator()(const key& x, const key& y) const {
     return x.seq > y.seq;
 }
 
-delivery_queue::delivery_queue(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
+delivery_queue::delivery_queue(const sc_core::sc_module_name& name)
+    : sc_core::sc_module(name), end_(this->name(), [this] { go_.notify(); }) {
     SC_HAS_PROCESS(delivery_queue);
     SC_THREAD(run);
 }
@@ -57,6 +58,8 @@ void delivery_queue::run() {
             wait(sc_core::sc_time::from_value(next - now), wake_);
             continue;
         }
+        end_.request();
+        wait(go_);
         // Everything due now, in key order. A handler may send; with a
         // non-zero latency its message is due later, never in this batch.
         while (!queue_.empty() && queue_.top().delivered <= now) {

@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 #include <tlm>
 
+#include "trn3/core/heap_noise.h"
 #include "trn3/core/protocol_checker.h"
 #include "trn3/core/ranks.h"
 #include "trn3/core/stats.h"
@@ -82,23 +83,30 @@ simulation::simulation()
       protocol_checks(nullptr, "sim.protocol_checks", protocol_checks_enabled(),
                       "insert a TLM protocol checker between every connected socket pair"),
       progress_seconds(nullptr, "sim.progress", 5.0, "print a progress line every this many wall seconds; 0 = never",
-                       range<double>{0.0, {}}) {
+                       range<double>{0.0, {}}),
+      heap_noise_events(nullptr, "sim.heap_noise", 0,
+                        "unrelated timed events kept pending while the platform runs: a check that results do not "
+                        "depend on the kernel's order of same-time events (they must not change)",
+                        range<std::uint64_t>{0, 1000}) {
     tlm::tlm_global_quantum::instance().set(quantum.get());
     // sc_stop() is how platforms end a run: not worth a line of output.
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
     set_protocol_checks(protocol_checks.get());
 }
 
-run_summary simulation::run(window_sync* windows, const std::function<bool()>& finished) {
+run_summary simulation::run(window_sync* windows, const std::function<std::optional<sc_core::sc_time>()>& finished_at) {
     const double every = progress_seconds.get();
     if (!windows && every > 0 && !sc_core::sc_is_running() && sc_core::sc_get_status() == sc_core::SC_ELABORATION)
         new progress_reporter("progress", every);
+    if (heap_noise_events.get() > 0 && sc_core::sc_get_status() == sc_core::SC_ELABORATION)
+        new heap_noise("heap_noise", heap_noise_events.get());
     const std::uint64_t tx_before = transaction_count();
+    run_summary s;
     auto start = std::chrono::steady_clock::now();
     if (windows) {
         auto last = start;
         const bool leader = process_ranks().leader();
-        windows->run(finished, duration.get(), [&] {
+        s.simulated = windows->run(finished_at, duration.get(), [&] {
             const auto now = std::chrono::steady_clock::now();
             if (!leader || every <= 0 || std::chrono::duration<double>(now - last).count() < every) return;
             last = now;
@@ -112,7 +120,6 @@ run_summary simulation::run(window_sync* windows, const std::function<bool()>& f
     } else {
         sc_core::sc_start(duration.get());
     }
-    run_summary s;
     s.wall_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     if (windows && !process_ranks().single()) {
         // The cost of the window protocol, per rank (standard error: wall-clock figures, not the run's results).
@@ -129,7 +136,7 @@ run_summary simulation::run(window_sync* windows, const std::function<bool()>& f
             std::cerr << line << "\n";
         }
     }
-    s.simulated = sc_core::sc_time_stamp();
+    if (!windows) s.simulated = sc_core::sc_time_stamp();
     s.transactions = transaction_count() - tx_before;
     return s;
 }

@@ -119,6 +119,7 @@ std::vector<window_sync::status> window_sync::boundary(const status& mine) {
         w.put<std::uint8_t>(mine.done);
         w.put<std::uint8_t>(mine.failed);
         w.put(mine.next_ps);
+        w.put(mine.done_ps);
         w.put(mine.last_wait_ns);
         w.put<std::uint64_t>(outbox_[r].size());
         for (const message& m : outbox_[r]) put_message(w, m);
@@ -132,6 +133,7 @@ std::vector<window_sync::status> window_sync::boundary(const status& mine) {
         all[r].done = rd.get<std::uint8_t>() != 0;
         all[r].failed = rd.get<std::uint8_t>() != 0;
         all[r].next_ps = rd.get<std::uint64_t>();
+        all[r].done_ps = rd.get<std::uint64_t>();
         all[r].last_wait_ns = rd.get<std::uint64_t>();
         const auto count = rd.get<std::uint64_t>();
         for (std::uint64_t i = 0; i < count; ++i) {
@@ -162,8 +164,8 @@ std::vector<window_sync::status> window_sync::boundary(const status& mine) {
     return all;
 }
 
-void window_sync::run(const std::function<bool()>& done, const sc_core::sc_time& limit,
-                      const std::function<void()>& at_boundary) {
+sc_core::sc_time window_sync::run(const std::function<std::optional<sc_core::sc_time>()>& finished_at,
+                                  const sc_core::sc_time& limit, const std::function<void()>& at_boundary) {
     const bool limited = limit != sc_core::SC_ZERO_TIME;
     sc_core::sc_time now = sc_core::sc_time_stamp();
     sc_core::sc_time end = now + window_;
@@ -181,7 +183,9 @@ void window_sync::run(const std::function<bool()>& done, const sc_core::sc_time&
         status mine;
         mine.failed = static_cast<bool>(error);
         mine.last_wait_ns = last_wait_ns_;
-        mine.done = mine.failed || sc_core::sc_get_status() == sc_core::SC_STOPPED || done();
+        const std::optional<sc_core::sc_time> finished = mine.failed ? std::nullopt : finished_at();
+        mine.done = mine.failed || sc_core::sc_get_status() == sc_core::SC_STOPPED || finished;
+        mine.done_ps = (finished ? *finished : now).value();
         mine.next_ps = !mine.failed && sc_core::sc_pending_activity()
                            ? (now + sc_core::sc_time_to_pending_activity()).value()
                            : none;
@@ -191,11 +195,15 @@ void window_sync::run(const std::function<bool()>& done, const sc_core::sc_time&
         if (error) std::rethrow_exception(error);
         for (unsigned r = 0; r < all.size(); ++r)
             if (all[r].failed) throw std::runtime_error(fmt::format("rank {} failed (it says why)", r));
-        if (std::all_of(all.begin(), all.end(), [](const status& s) { return s.done; })) return;
-        if (limited && now >= limit) return;
+        if (std::all_of(all.begin(), all.end(), [](const status& s) { return s.done; })) {
+            std::uint64_t last = 0;
+            for (const status& s : all) last = std::max(last, s.done_ps);
+            return sc_core::sc_time::from_value(last);
+        }
+        if (limited && now >= limit) return now;
         std::uint64_t next = none;
         for (const status& s : all) next = std::min(next, s.next_ps);
-        if (next == none) return;  // nothing left to do on any rank
+        if (next == none) return now;  // nothing left to do on any rank
         end = std::max(now, sc_core::sc_time::from_value(next)) + window_;
         if (limited) end = std::min(end, limit);
     }

@@ -32,7 +32,8 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name, unsigned default_eng
               range<std::uint64_t>{1, TRN3_DMA_QUEUES}),
       descriptors_(this, "descriptors", "descriptors completed"), bytes_(this, "bytes", "bytes moved"),
       errors_(this, "errors", "queues stopped on an error"),
-      reduced_bytes_(this, "reduced_bytes", "bytes reduced into their destination (TRN3_DESC_REDUCE)") {
+      reduced_bytes_(this, "reduced_bytes", "bytes reduced into their destination (TRN3_DESC_REDUCE)"),
+      dispatch_(this->name(), [this] { dispatch(); }) {
     for (unsigned q = 0; q < TRN3_DMA_QUEUES; ++q) {
         const std::uint64_t b = std::uint64_t(TRN3_DMA_QUEUE_BLOCK_SIZE) * q;
         auto add = [&](const char* leaf, std::uint64_t off, unsigned width, trn3::access a, const char* d) {
@@ -66,14 +67,12 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name, unsigned default_eng
         });
         qu.track = timeline::instance().track_of(*this, fmt::format(".q{}", q));
     }
+    engines_.resize(engines.get());
     for (std::uint64_t e = 0; e < engines.get(); ++e)
-        sc_core::sc_spawn([this] { run(); }, fmt::format("engine{}", e).c_str());
+        sc_core::sc_spawn([this, e] { run(engines_[e]); }, fmt::format("engine{}", e).c_str());
 }
 
-void dma_engine::ring() {
-    ++doorbells_;  // an engine busy when it rings looks again before it sleeps
-    doorbell_.notify(sc_core::SC_ZERO_TIME);
-}
+void dma_engine::ring() { dispatch_.request(); }
 
 void dma_engine::fabric_progress() {
     // Only a queue held by a wait cares (the engines look at every queue when woken).
@@ -81,25 +80,43 @@ void dma_engine::fabric_progress() {
         if (qu.waiting) return ring();
 }
 
-void dma_engine::run() {
-    for (;;) {
-        const std::uint64_t seen = doorbells_;
-        bool any = false;
+bool dma_engine::ready(unsigned q) const {
+    const queue& qu = queues_[q];
+    const std::uint32_t head = static_cast<std::uint32_t>(qu.head->value());
+    if (qu.busy || !(qu.control->value() & TRN3_DMA_CONTROL_ENABLE) ||
+        TRN3_DMA_STATUS_STATE(qu.status->value()) == TRN3_DMA_STATE_ERROR || qu.ring_size->value() == 0 ||
+        head == static_cast<std::uint32_t>(qu.tail->value()))
+        return false;
+    return !(qu.waiting && qu.waiting_at == head && fabric_rx_bytes && fabric_rx_bytes(qu.waiting_on) < qu.waiting_for);
+}
+
+void dma_engine::dispatch() {
+    // Idle engines in their order, each to the next ready queue after the
+    // last one given out (round robin).
+    for (engine& e : engines_) {
+        if (e.queue >= 0) continue;
         for (unsigned i = 0; i < TRN3_DMA_QUEUES; ++i) {
             const unsigned q = (next_ + i) % TRN3_DMA_QUEUES;
-            if (queues_[q].busy) continue;
+            if (!ready(q)) continue;
             queues_[q].busy = true;
             ++busy_queues_;
-            const bool served = serve(q);
-            queues_[q].busy = false;
-            --busy_queues_;
-            if (served) {
-                any = true;
-                next_ = (q + 1) % TRN3_DMA_QUEUES;
-                break;
-            }
+            e.queue = static_cast<int>(q);
+            e.go.notify();
+            next_ = (q + 1) % TRN3_DMA_QUEUES;
+            break;
         }
-        if (!any && seen == doorbells_) wait(doorbell_);
+    }
+}
+
+void dma_engine::run(engine& e) {
+    for (;;) {
+        wait(e.go);
+        const unsigned q = static_cast<unsigned>(e.queue);
+        serve(q);
+        queues_[q].busy = false;
+        --busy_queues_;
+        e.queue = -1;
+        dispatch_.request();  // this engine is free; the queue may have more
     }
 }
 

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "trn3/core/end_of_instant.h"
 #include "trn3/core/log.h"
 #include "trn3/core/payload.h"
 
@@ -44,6 +45,12 @@ void graviton4::access(tlm_utils::simple_initiator_socket<graviton4>& s, tlm::tl
                        void* data, std::size_t bytes) {
     software_order_.take();
     access_and_wait(s.operator->(), cmd, address, data, bytes, software_step.get());
+    end_of_instant::wait();
+}
+
+void graviton4::sleep(const sc_core::sc_time& t) {
+    sc_core::wait(t);
+    end_of_instant::wait();
 }
 
 std::uint32_t graviton4::config_read(std::uint16_t bdf, std::uint16_t offset, unsigned bytes) {
@@ -83,6 +90,9 @@ bool graviton4::wait_until(const std::function<bool()>& ready, sc_core::sc_time 
         if (now >= deadline) return false;
         if (interrupts_seen_ != seen) continue;
         sc_core::wait(std::min(poll, deadline - now), interrupt_);
+        // Looks once the instant is over: what others change at it (another
+        // program's flag, a completion landing) is seen whichever the kernel ran first.
+        end_of_instant::wait();
     }
 }
 

@@ -162,7 +162,7 @@ int cmd_run(options& o) {
     // A distributed run's ranks each write a part; rank 0 joins them.
     const auto part = [&](unsigned rank) { return o.timeline_file + fmt::format(".rank{}", rank); };
     if (!o.timeline_file.empty()) timeline::instance().open(r.single() ? o.timeline_file : part(r.rank()));
-    run_summary s = sim->run(p->windows(), [&] { return p->finished(); });
+    run_summary s = sim->run(p->windows(), [&] { return p->finished_at(); });
     p->write_outputs();
     bool timeline_ok = timeline::instance().close();
     if (!o.timeline_file.empty() && !r.single()) {

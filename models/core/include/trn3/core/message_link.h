@@ -19,7 +19,9 @@
 // class's message on the wire is delivered as if it had not been passed;
 // the class's next message pays). Within a class, order is kept.
 // Deliveries go through a delivery_queue, which hands simultaneous messages to
-// their receivers in a fixed key order
+// their receivers at the end of their instant (end_of_instant.h: after
+// everything else due then, so a receiver sees every change its instant
+// makes, whichever process the kernel ran first) in a fixed key order
 //     (delivery time, destination port id, source port id, per-source sequence)
 // so that results never depend on construction order, on SystemC's process
 // scheduling, or (later) on how a platform is split over MPI ranks. Port ids
@@ -38,6 +40,7 @@
 #include <systemc>
 
 #include "trn3/core/component.h"
+#include "trn3/core/end_of_instant.h"
 #include "trn3/core/stats.h"
 
 namespace trn3 {
@@ -133,6 +136,8 @@ private:
     std::vector<parked> slots_;
     std::vector<std::uint32_t> free_slots_;
     sc_core::sc_event wake_;
+    sc_core::sc_event go_;  // the end of the instant its messages are due at
+    end_of_instant::requester end_;
     std::uint64_t delivered_ = 0;
 };
 

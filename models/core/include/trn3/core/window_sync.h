@@ -19,12 +19,16 @@
 //
 // A run that is not distributed takes the same windows and the same stop,
 // so its results are the same for any number of ranks: the run ends at the
-// first boundary at which every rank is done, or at `limit`.
+// first boundary at which every rank is done, or at `limit`. Its simulated
+// time is when the last rank's part finished (each says when), not the
+// boundary: where boundaries fall depends on every pending event (idle
+// stretches are skipped up to the next one), which no figure should.
 #pragma once
 
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -47,13 +51,15 @@ public:
     // where `incoming(from_rank, bytes)` takes it, in rank order.
     void add_channel(std::function<byte_buffer()> outgoing, std::function<void(unsigned, const byte_buffer&)> incoming);
 
-    // Runs windows until `done()` holds on every rank at a boundary, until
-    // `limit` (zero: none), or until no rank has anything left to do.
+    // Runs windows until `finished_at()` gives a time on every rank at a
+    // boundary (when its part finished), until `limit` (zero: none), or
+    // until no rank has anything left to do. Returns the run's simulated
+    // time: the latest rank's finish, else the last boundary.
     // A model error on any rank stops every rank: it is rethrown where it
     // happened and reported as that rank's failure elsewhere.
     // `at_boundary` is called at each boundary (progress lines).
-    void run(const std::function<bool()>& done, const sc_core::sc_time& limit,
-             const std::function<void()>& at_boundary = {});
+    sc_core::sc_time run(const std::function<std::optional<sc_core::sc_time>()>& finished_at,
+                         const sc_core::sc_time& limit, const std::function<void()>& at_boundary = {});
 
     const sc_core::sc_time& window() const { return window_; }
     std::uint64_t windows() const { return windows_; }
@@ -72,6 +78,7 @@ private:
     struct status {
         bool done = false, failed = false;
         std::uint64_t next_ps = 0;  // earliest pending activity or message sent (UINT64_MAX: none)
+        std::uint64_t done_ps = 0;  // when its part finished (done)
         std::uint64_t last_wait_ns = 0;  // wall time at the previous boundary
     };
     // Exchanges at the boundary; returns every rank's status.

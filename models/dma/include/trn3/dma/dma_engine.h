@@ -10,10 +10,14 @@
 // between HEAD and TAIL, in one access), so the next ones cost no memory
 // access; writing CONTROL, RING_BASE or RING_SIZE, or setting TAIL back over
 // them, drops what was read ahead and a wait among it (a driver that
-// recovers a queue rewrites its entries). A write to a queue's TAIL (the doorbell) wakes the engines (`engines` of
-// them: the chip's collective engines). Each serves the queues round robin,
-// one descriptor at a time, never a queue another engine is serving (so a
-// queue's descriptors run in order): reads the descriptor (from
+// recovers a queue rewrites its entries). A write to a queue's TAIL (the
+// doorbell) calls the engines (`engines` of them: the chip's collective
+// engines). At the end of the instant of a doorbell or of an engine
+// finishing a descriptor (core/end_of_instant.h: so the choice never
+// depends on the order the kernel ran them in), idle engines, in their
+// order, take the next queues with work, round robin, never a queue
+// another engine is serving (so a queue's descriptors run in order). An
+// engine serves one descriptor at a time: reads it (from
 // host memory, or device memory when CONTROL.DEVICE_RING is set), moves its bytes
 // in pieces of `chunk`, each read, then written: the engine keeps
 // `reads_ahead` pieces' reads outstanding (one buffer each, free again when
@@ -45,6 +49,7 @@
 #pragma once
 
 #include <array>
+#include <deque>
 #include <functional>
 #include <memory>
 #include <set>
@@ -52,6 +57,7 @@
 
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include "trn3/core/end_of_instant.h"
 #include "trn3/core/reg_block.h"
 #include "trn3/core/stats.h"
 #include "trn3/core/timeline.h"
@@ -112,8 +118,18 @@ private:
     // the ring's end) in one access. False when that read fails.
     bool fetch(queue& qu, unsigned q, std::uint32_t head, std::uint32_t size, bool ring_on_host,
                trn3_dma_descriptor& d);
-    void run();  // one engine
-    void ring();  // a doorbell
+    // An engine: the queue it serves (-1: idle), and its start.
+    struct engine {
+        int queue = -1;
+        sc_core::sc_event go;
+    };
+    void run(engine& e);
+    void ring();  // a doorbell: queues are given out again at the end of this instant
+    // Gives idle engines the next ready queues (at the end of an instant,
+    // when every change of it is in: the choice never depends on which
+    // engine or doorbell the kernel ran first).
+    void dispatch();
+    bool ready(unsigned q) const;  // has a descriptor to serve and no engine
     bool serve(unsigned q);  // one descriptor; false when the queue has none or stopped
     // What an access is for: its queue (the order of simultaneous accesses),
     // the channel its fabric writes count on, whether it is timing only
@@ -143,10 +159,10 @@ private:
     std::set<unsigned> turns_;  // queues whose engine waits for its turn to access, this instant
     sc_core::sc_event turn_;
     std::array<queue, TRN3_DMA_QUEUES> queues_;
-    sc_core::sc_event doorbell_;
-    std::uint64_t doorbells_ = 0;  // rings so far: an engine that saw none since it looked goes to sleep
-    unsigned next_ = 0;
+    std::deque<engine> engines_;
+    unsigned next_ = 0;  // the queue the round robin looks at first
     counter descriptors_, bytes_, errors_, reduced_bytes_;
+    end_of_instant::requester dispatch_;
 };
 
 }  // namespace trn3::dma

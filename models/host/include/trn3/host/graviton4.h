@@ -8,7 +8,11 @@
 //
 // Simulated time advances by what the software's device accesses cost (an
 // MMIO read waits for its completion) and by `software_step` per call into
-// this API, never by host wall-clock time.
+// this API, never by host wall-clock time. A context that has waited goes
+// on at the end of the instant (core/end_of_instant.h), in the order of its
+// name: what the hardware and the other contexts do at that instant is in,
+// whichever the kernel ran first (the programs of a system's hosts share
+// state, as a launcher's store or a barrier).
 //
 // params: software_step, dma_base
 #pragma once
@@ -60,7 +64,8 @@ public:
     unsigned char* memory(std::uint64_t physical) { return ddr.data() + physical; }
     void on_interrupt(std::uint32_t data, std::function<void()> handler) { handlers_[data] = std::move(handler); }
     bool wait_until(const std::function<bool()>& ready, sc_core::sc_time timeout, sc_core::sc_time poll);
-    void step() { sc_core::wait(software_step.get()); }
+    void step() { sleep(software_step.get()); }
+    void sleep(const sc_core::sc_time& t);
 
     std::uint64_t interrupts() const { return interrupts_.value(); }
 

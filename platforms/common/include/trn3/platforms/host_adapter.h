@@ -74,7 +74,7 @@ public:
         return h_.wait_until(ready, sc_core::sc_time(std::min(double(timeout_ns), hour_ns), sc_core::SC_NS),
                              sc_core::sc_time(std::max(1.0, std::min(double(poll_ns), hour_ns)), sc_core::SC_NS));
     }
-    void sleep_ns(std::uint64_t ns) override { sc_core::wait(sc_core::sc_time(double(ns), sc_core::SC_NS)); }
+    void sleep_ns(std::uint64_t ns) override { h_.sleep(sc_core::sc_time(double(ns), sc_core::SC_NS)); }
     std::uint64_t now_ns() const override {
         return static_cast<std::uint64_t>(sc_core::sc_time_stamp().to_seconds() * 1e9);
     }

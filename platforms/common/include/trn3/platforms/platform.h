@@ -9,6 +9,7 @@
 
 #include <functional>
 #include <memory>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <vector>
@@ -37,11 +38,11 @@ public:
     virtual void write_outputs() {}
 
     // A platform cut into partitions for a distributed run (one partition
-    // or more per rank; window_sync.h): its window protocol, and whether
-    // this rank's part is done. Null: it runs whole in one process, until
-    // it stops.
+    // or more per rank; window_sync.h): its window protocol, and when this
+    // rank's part finished (none while it runs). Null: it runs whole in one
+    // process, until it stops.
     virtual window_sync* windows() { return nullptr; }
-    virtual bool finished() const { return false; }
+    virtual std::optional<sc_core::sc_time> finished_at() const { return std::nullopt; }
 
 private:
     std::shared_ptr<spdlog::logger> logger_;

@@ -2,7 +2,10 @@
 #include "trn3/core/end_of_instant.h"
 
 #include <algorithm>
+#include <stdexcept>
 #include <string_view>
+
+#include "trn3/core/log.h"
 
 namespace trn3 {
 namespace {
@@ -13,6 +16,10 @@ constexpr std::uint64_t max_deltas = 100000;
 end_of_instant::requester::requester(std::string name, std::function<void()> work)
     : name_(std::move(name)), work_(std::move(work)) {
     end_of_instant::instance();  // the process exists before the simulation starts
+}
+
+end_of_instant::requester::~requester() {
+    if (requested_) instance().forget(*this);
 }
 
 void end_of_instant::requester::request() {
@@ -36,7 +43,10 @@ struct end_of_instant::waiting_thread {
 
 void end_of_instant::wait() {
     end_of_instant& me = instance();
-    const char* process = sc_core::sc_get_current_process_b()->name();
+    const sc_core::sc_process_b* current = sc_core::sc_get_current_process_b();
+    if (!current || current->proc_kind() != sc_core::SC_THREAD_PROC_)
+        throw std::logic_error("end_of_instant::wait() outside a thread process");
+    const char* process = current->name();
     auto it = me.threads_.find(std::string_view(process));
     if (it == me.threads_.end()) it = me.threads_.emplace(process, std::make_unique<waiting_thread>(process)).first;
     const auto& slot = it->second;
@@ -62,14 +72,26 @@ void end_of_instant::request(requester& r) {
     requested_.push_back(&r);
 }
 
+void end_of_instant::forget(requester& r) {
+    requested_.erase(std::remove(requested_.begin(), requested_.end(), &r), requested_.end());
+}
+
 void end_of_instant::end() {
     if (sc_core::sc_pending_activity_at_current_time()) {
         if (++deltas_ < max_deltas) return look_.notify(sc_core::SC_ZERO_TIME);
-        ++overruns_;
+        if (overruns_++ == 0)
+            make_logger("end_of_instant", "")
+                ->warn("activity at this instant went on for {} delta cycles (a model spinning in zero time?): "
+                       "its end was forced, its work went in the kernel's order",
+                       max_deltas);
     }
     std::vector<requester*> due;
     due.swap(requested_);
     std::sort(due.begin(), due.end(), [](const requester* a, const requester* b) { return a->name_ < b->name_; });
+    // Two requesters of one name would go in the kernel's order.
+    for (std::size_t i = 1; i < due.size(); ++i)
+        if (due[i]->name_ == due[i - 1]->name_)
+            throw std::logic_error("end_of_instant: two requesters named " + due[i]->name_);
     for (requester* r : due) {
         r->requested_ = false;
         r->work_();

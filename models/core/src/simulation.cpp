@@ -84,10 +84,11 @@ simulation::simulation()
                       "insert a TLM protocol checker between every connected socket pair"),
       progress_seconds(nullptr, "sim.progress", 5.0, "print a progress line every this many wall seconds; 0 = never",
                        range<double>{0.0, {}}),
-      heap_noise_events(nullptr, "sim.heap_noise", 0,
-                        "unrelated timed events kept pending while the platform runs: a check that results do not "
-                        "depend on the kernel's order of same-time events (they must not change)",
-                        range<std::uint64_t>{0, 1000}) {
+      heap_noise_events(
+          nullptr, "sim.heap_noise", 0,
+          "unrelated timed events kept pending while the platform runs: a check that results do not "
+          "depend on the kernel's order of same-time events (they must not change); no progress lines while on",
+          range<std::uint64_t>{0, 1000}) {
     tlm::tlm_global_quantum::instance().set(quantum.get());
     // sc_stop() is how platforms end a run: not worth a line of output.
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
@@ -96,7 +97,10 @@ simulation::simulation()
 
 run_summary simulation::run(window_sync* windows, const std::function<std::optional<sc_core::sc_time>()>& finished_at) {
     const double every = progress_seconds.get();
-    if (!windows && every > 0 && !sc_core::sc_is_running() && sc_core::sc_get_status() == sc_core::SC_ELABORATION)
+    // No progress line under heap noise: each would keep the other going in
+    // a run that never stops by itself (both re-arm while anything is pending).
+    if (!windows && every > 0 && heap_noise_events.get() == 0 && !sc_core::sc_is_running() &&
+        sc_core::sc_get_status() == sc_core::SC_ELABORATION)
         new progress_reporter("progress", every);
     if (heap_noise_events.get() > 0 && sc_core::sc_get_status() == sc_core::SC_ELABORATION)
         new heap_noise("heap_noise", heap_noise_events.get());

@@ -87,7 +87,9 @@ bool dma_engine::ready(unsigned q) const {
         TRN3_DMA_STATUS_STATE(qu.status->value()) == TRN3_DMA_STATE_ERROR || qu.ring_size->value() == 0 ||
         head == static_cast<std::uint32_t>(qu.tail->value()))
         return false;
-    return !(qu.waiting && qu.waiting_at == head && fabric_rx_bytes && fabric_rx_bytes(qu.waiting_on) < qu.waiting_for);
+    // A WAIT_FABRIC descriptor not yet satisfied (no count at all: never) waits for fabric_progress().
+    return !(qu.waiting && qu.waiting_at == head &&
+             (!fabric_rx_bytes || fabric_rx_bytes(qu.waiting_on) < qu.waiting_for));
 }
 
 void dma_engine::dispatch() {

@@ -36,6 +36,7 @@ public:
     class requester {
     public:
         requester(std::string name, std::function<void()> work);
+        ~requester();
         requester(const requester&) = delete;
         requester& operator=(const requester&) = delete;
         // Runs the work at the end of this instant (once, however often asked).
@@ -53,13 +54,15 @@ public:
     // change made at its instant sees it, whichever ran first).
     static void wait();
 
-    // Delta cycles an instant waited past the bound (0 in a healthy model).
+    // Instants whose end was forced at the bound (0 in a healthy model; the
+    // first is logged as a warning: its work went in the kernel's order).
     static std::uint64_t overruns();
 
 private:
     end_of_instant();
     static end_of_instant& instance();
     void request(requester& r);
+    void forget(requester& r);
     void end();
 
     struct waiting_thread;

@@ -12,7 +12,9 @@
 // every n (tests/core and the ctest cases "ties:").
 //
 // The events stop once nothing else is pending, so a run ends where it
-// would have; they do nothing when they fire.
+// would have; they do nothing when they fire. No progress line is printed
+// while they run (the progress reporter also goes on while anything is
+// pending: the two would keep each other going in a run that never stops).
 #pragma once
 
 #include <cstdint>

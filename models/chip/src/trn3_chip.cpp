@@ -247,8 +247,7 @@ void trn3_chip::deliver_local(pcie::tlp& t) {
     tlm::tlm_generic_payload tx;
     if (t.no_data) tx.set_extension(new timing_only);  // the payload owns it
     sc_core::sc_time delay = t.train_span;
-    if (t.no_data && timing_buffer_.size() < bytes) timing_buffer_.resize(bytes);
-    std::uint8_t* data = t.no_data ? timing_buffer_.data() : t.data.data();
+    std::uint8_t* data = t.no_data ? timing_buffer_.get(bytes) : t.data.data();
     auto access = [&](tlm::tlm_command cmd, std::uint8_t* at) {
         set_access(tx, cmd, TRN3_FABRIC_OFFSET(t.address), at, static_cast<unsigned>(bytes));
         fabric_in->b_transport(tx, delay);

@@ -22,7 +22,7 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name, unsigned default_eng
       descriptor_cost(this, "descriptor_cost", sc_time(20, sc_core::SC_NS), "engine time per descriptor"),
       reads_ahead(this, "reads_ahead", 4,
                   "pieces (chunk) read ahead of the one being written: the engine's reads outstanding (each "
-                  "engine holds reads_ahead x chunk bytes of host memory while it moves data)",
+                  "engine keeps reads_ahead buffers of up to chunk bytes of host memory once it has moved data)",
                   range<std::uint64_t>{1, 64}),
       descriptor_prefetch(this, "descriptor_prefetch", 8,
                           "descriptors read at once from a queue's ring (those between HEAD and TAIL)",
@@ -114,7 +114,7 @@ void dma_engine::run(engine& e) {
     for (;;) {
         wait(e.go);
         const unsigned q = static_cast<unsigned>(e.queue);
-        serve(q);
+        serve(e, q);
         queues_[q].busy = false;
         --busy_queues_;
         e.queue = -1;
@@ -206,7 +206,18 @@ bool dma_engine::fetch(queue& qu, unsigned q, std::uint32_t head, std::uint32_t 
     return true;
 }
 
-bool dma_engine::serve(unsigned q) {
+std::uint8_t* dma_engine::engine::buffer(std::uint64_t i, std::uint64_t count, std::uint64_t bytes) {
+    if (buffers.size() < count || buffer_bytes < bytes) {
+        buffer_bytes = std::max(buffer_bytes, bytes);
+        const std::size_t n = std::max<std::size_t>(buffers.size(), count);
+        buffers.clear();
+        buffers.resize(n);
+        for (auto& b : buffers) b.reset(new std::uint8_t[buffer_bytes]);  // NOLINT: not cleared on purpose
+    }
+    return buffers[i % count].get();
+}
+
+bool dma_engine::serve(engine& e, unsigned q) {
     queue& qu = queues_[q];
     const std::uint32_t size = static_cast<std::uint32_t>(qu.ring_size->value());
     const std::uint32_t head = static_cast<std::uint32_t>(qu.head->value());
@@ -265,14 +276,12 @@ bool dma_engine::serve(unsigned q) {
     // descriptor fails.
     const std::uint64_t piece = chunk.get().bytes, pieces = (d.length + piece - 1) / piece;
     const std::uint64_t ahead = std::min<std::uint64_t>(reads_ahead.get(), std::max<std::uint64_t>(pieces, 1));
-    if (a.timing && timing_buffer_.empty()) timing_buffer_.resize(piece);  // once: never moves
-    std::vector<std::vector<std::uint8_t>> buffers(a.timing ? 0 : ahead);
     std::vector<sc_time> read_done(ahead);
-    auto data_of = [&](std::uint64_t i) { return a.timing ? timing_buffer_.data() : buffers[i % ahead].data(); };
+    const std::uint64_t largest = std::min<std::uint64_t>(piece, d.length);
+    auto data_of = [&](std::uint64_t i) { return a.timing ? timing_buffer_.get(piece) : e.buffer(i, ahead, largest); };
     auto length_of = [&](std::uint64_t i) { return std::min<std::uint64_t>(piece, d.length - i * piece); };
     std::uint64_t readable = pieces;  // the first piece whose read failed
     auto read = [&](std::uint64_t i) {
-        if (!a.timing) buffers[i % ahead].resize(length_of(i));
         if (!transfer(src_host, tlm::TLM_READ_COMMAND, d.src + i * piece, data_of(i), length_of(i), a, nullptr,
                       &read_done[i % ahead]))
             readable = std::min(readable, i);

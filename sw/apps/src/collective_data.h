@@ -5,6 +5,7 @@
 // same bits and #wrong is 0 unless something is wrong.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -105,9 +106,22 @@ struct collective_reference {
         return e * es;
     }
 
-    // The expected buffer every rank (or rank p, reduce_scatter) ends with.
-    std::vector<std::uint8_t> expected(std::uint64_t bytes, unsigned p) const {
+    // Whether every rank's expected output lies in one buffer
+    // (expected_buffer(bytes, p) is the same for every p), so a check can
+    // build it once a row: at expected_at(bytes, p) in it.
+    bool one_expected_buffer() const {
+        return what != collectives::op::all_to_all && what != collectives::op::all_to_allv &&
+               what != collectives::op::send_recv;
+    }
+    std::uint64_t expected_at(std::uint64_t bytes, unsigned p) const {
+        return what == collectives::op::reduce_scatter ? std::uint64_t(p) * (bytes / n) : 0;
+    }
+    // The buffer that holds what rank p's output should be, at
+    // expected_at(bytes, p): the whole reduced buffer for reduce_scatter,
+    // else p's output itself.
+    std::vector<std::uint8_t> expected_buffer(std::uint64_t bytes, unsigned p) const {
         const unsigned es = numerics::element_bytes(type);
+        small_codes codes(*this);
         if (what == collectives::op::all_to_allv) {  // every rank's piece for p, in rank order
             const auto s = splits(bytes / es);
             std::vector<std::uint8_t> out;
@@ -116,7 +130,7 @@ struct collective_reference {
                 for (unsigned k = 0; k < p; ++k) first += s[std::size_t(i) * n + k];
                 for (std::uint64_t e = 0; e < s[std::size_t(i) * n + p]; ++e) {
                     out.resize(out.size() + es);
-                    put_value(out.data() + out.size() - es, value(i, first + e), type);
+                    codes.put(out.data() + out.size() - es, value(i, first + e));
                 }
             }
             return out;
@@ -124,41 +138,20 @@ struct collective_reference {
         const std::uint64_t elements = bytes / es;
         std::vector<std::uint8_t> out(bytes);
         for (std::uint64_t e = 0; e < elements; ++e) {
+            std::uint8_t* at = out.data() + e * es;
             if (what == collectives::op::broadcast) {  // the root's input
-                put_value(out.data() + e * es, value(root, e), type);
-                continue;
-            }
-            if (what == collectives::op::send_recv) {  // the predecessor's input
-                put_value(out.data() + e * es, value((p + n - 1) % n, e), type);
-                continue;
-            }
-            if (what == collectives::op::all_to_all) {  // chunk i: rank i's chunk p
+                codes.put(at, value(root, e));
+            } else if (what == collectives::op::send_recv) {  // the predecessor's input
+                codes.put(at, value((p + n - 1) % n, e));
+            } else if (what == collectives::op::all_to_all) {  // chunk i: rank i's chunk p
                 const std::uint64_t chunk = elements / n;
-                put_value(out.data() + e * es, value(static_cast<unsigned>(e / chunk), p * chunk + e % chunk), type);
-                continue;
-            }
-            if (!reduces()) {
+                codes.put(at, value(static_cast<unsigned>(e / chunk), p * chunk + e % chunk));
+            } else if (!reduces()) {
                 const unsigned owner = static_cast<unsigned>(e / (elements / n));
-                put_value(out.data() + e * es, value(owner, e % (elements / n)), type);
-                continue;
+                codes.put(at, value(owner, e % (elements / n)));
+            } else {  // two ranks give something, the others the identity
+                codes.put_reduced(at, value(unsigned(e % n), e), value(unsigned((e + 1) % n), e));
             }
-            // Two ranks give something, the others zero: every order gives this exactly.
-            const numerics::reduction r{static_cast<numerics::reduce_op>(redop), type};
-            std::uint8_t next[4];
-            put_value(out.data() + e * es, value(unsigned(e % n), e), type);
-            put_value(next, value(unsigned((e + 1) % n), e), type);
-            numerics::reduce_into(r, out.data() + e * es, next, es);
-            if (n > 2) {
-                put_value(next, redop == TRN3_REDUCE_PROD ? 1 : 0, type);
-                numerics::reduce_into(r, out.data() + e * es, next, es);
-            }
-            if (average)
-                numerics::reduce_into({numerics::reduce_op::prod, type}, out.data() + e * es, one_over_n().data(), es);
-        }
-        if (what == collectives::op::reduce_scatter) {
-            const std::uint64_t chunk = bytes / n;
-            return {out.begin() + static_cast<std::ptrdiff_t>(p * chunk),
-                    out.begin() + static_cast<std::ptrdiff_t>((p + 1) * chunk)};
         }
         return out;
     }
@@ -166,9 +159,64 @@ struct collective_reference {
         const unsigned es = numerics::element_bytes(type);
         const std::uint64_t elements = what == collectives::op::all_gather ? bytes / es / n : bytes / es;
         std::vector<std::uint8_t> in(elements * es);
-        for (std::uint64_t e = 0; e < elements; ++e) put_value(in.data() + e * es, value(p, e), type);
+        small_codes codes(*this);
+        for (std::uint64_t e = 0; e < elements; ++e) codes.put(in.data() + e * es, value(p, e));
         return in;
     }
+
+private:
+    // The codes of value()'s small integers in the type, and of the
+    // reduction of two ranks' values as every order gives it (the others
+    // give the identity; avg then multiplies by 1/n), each computed once:
+    // a buffer of a million elements holds a handful of distinct ones.
+    class small_codes {
+    public:
+        explicit small_codes(const collective_reference& ref) : ref_(ref), es_(numerics::element_bytes(ref.type)) {}
+        void put(std::uint8_t* at, int v) {
+            if (!in_range(v)) return put_value(at, v, ref_.type);
+            auto& c = plain_[std::size_t(v + limit)];
+            if (!c.known) {
+                put_value(c.bytes, v, ref_.type);
+                c.known = true;
+            }
+            std::memcpy(at, c.bytes, es_);
+        }
+        void put_reduced(std::uint8_t* at, int a, int b) {
+            if (!in_range(a) || !in_range(b)) return reduce(at, a, b);
+            auto& c = reduced_[std::size_t(a + limit) * span + std::size_t(b + limit)];
+            if (!c.known) {
+                reduce(c.bytes, a, b);
+                c.known = true;
+            }
+            std::memcpy(at, c.bytes, es_);
+        }
+
+    private:
+        static constexpr int limit = 8;  // value() gives -3 to 3
+        static constexpr std::size_t span = 2 * limit + 1;
+        static bool in_range(int v) { return v >= -limit && v <= limit; }
+        struct code {
+            bool known = false;
+            std::uint8_t bytes[4] = {};
+        };
+        void reduce(std::uint8_t* at, int a, int b) const {
+            const numerics::reduction r{static_cast<numerics::reduce_op>(ref_.redop), ref_.type};
+            std::uint8_t next[4];
+            put_value(at, a, ref_.type);
+            put_value(next, b, ref_.type);
+            numerics::reduce_into(r, at, next, es_);
+            if (ref_.n > 2) {
+                put_value(next, ref_.redop == TRN3_REDUCE_PROD ? 1 : 0, ref_.type);
+                numerics::reduce_into(r, at, next, es_);
+            }
+            if (ref_.average)
+                numerics::reduce_into({numerics::reduce_op::prod, ref_.type}, at, ref_.one_over_n().data(), es_);
+        }
+        const collective_reference& ref_;
+        const unsigned es_;
+        std::array<code, span> plain_{};
+        std::array<code, span * span> reduced_{};
+    };
 };
 
 }  // namespace trn3::apps

@@ -37,7 +37,7 @@
 // mode's: a test compares them.
 //
 // params: collectives.op, .dtype, .redop, .chips, .min_bytes, .max_bytes, .factor, .json,
-//         .channels, .channel_bytes, .rings, .level_orders, .buffers, .check_max_bytes, .poll, .timeout,
+//         .channels, .channel_bytes, .rings, .level_orders, .buffers, .check_max_bytes, .poll, .wait, .timeout,
 //         .link_timeout, .boot_timeout
 #include <algorithm>
 #include <cstring>
@@ -171,6 +171,11 @@ public:
     param<sc_core::sc_time> poll{nullptr, "collectives.poll", sc_core::sc_time(100, sc_core::SC_NS),
                                  "how often a host looks whether its chips are done",
                                  range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_NS), {}}};
+    param<std::string> wait{nullptr, "collectives.wait", "poll",
+                            "how a host learns that its chips' queues are done: poll (reads each queue's STATUS "
+                            "and HEAD over PCIe, collectives.poll apart) or interrupt (each queue's last "
+                            "descriptor raises its MSI-X vector; the host sleeps until one comes, then reads)",
+                            one_of<std::string>{{"poll", "interrupt"}}};
     param<sc_core::sc_time> start_align{
         nullptr, "collectives.start_align", sc_core::sc_time(39, sc_core::SC_US),
         "collectives start at a multiple of this, at least this long after the hosts are ready: a multiple of the "
@@ -692,6 +697,7 @@ private:
             for (unsigned k = 0; k < k_channels; ++k) {
                 auto descriptors = plans[k].at(unsigned(hi.chips[c].fabric_id));
                 collectives::offset_waits(descriptors, 1 + k, base);
+                if (wait.get() == "interrupt" && !descriptors.empty()) descriptors.back().flags |= TRN3_DESC_INTERRUPT;
                 if (d.load_device_queue(1 + k, ring_at + k * ring_stride, descriptors) != driver::status::ok)
                     fail(h, i, in_place, "loading the schedule");
             }
@@ -722,10 +728,12 @@ private:
         for (std::size_t c = 0; c < hi.chips.size(); ++c)
             if (rank_of_chip(hi.chips[c].fabric_id) >= 0)
                 for (unsigned k = 0; k < k_channels; ++k) devices[c]->start_device_queue(1 + k);
+        // With interrupts, a host looks when an MSI-X comes (or at the timeout).
+        const std::uint64_t every_ns = wait.get() == "interrupt" ? ns(timeout.get()) : ns(poll.get());
         for (std::size_t c = 0; c < hi.chips.size(); ++c)
             if (rank_of_chip(hi.chips[c].fabric_id) >= 0)
                 for (unsigned k = 0; k < k_channels; ++k) {
-                    const driver::status st = devices[c]->queue_finished(1 + k, ns(timeout.get()), ns(poll.get()));
+                    const driver::status st = devices[c]->queue_finished(1 + k, ns(timeout.get()), every_ns);
                     if (st != driver::status::ok)
                         fail(h, i, in_place,
                              fmt::format("chip {} channel {}: {}", hi.chips[c].name, k, driver::status_name(st)));
@@ -765,11 +773,26 @@ private:
                 fail(h, i, in_place, "reading the result");
                 continue;
             }
-            const auto want = reference().expected(bytes, g);
+            const collective_reference ref = reference();
+            const std::uint8_t* want = expected_buffer(bytes, g).data() + ref.expected_at(bytes, g);
             const unsigned es = element_bytes();
             for (std::size_t e = 0; e < got.size(); e += es)
-                if (std::memcmp(got.data() + e, want.data() + e, es) != 0) ++rows_[i].wrong[in_place ? 1 : 0];
+                if (std::memcmp(got.data() + e, want + e, es) != 0) ++rows_[i].wrong[in_place ? 1 : 0];
         }
+    }
+
+    // Rank g's expected buffer (collective_reference::expected_buffer), built
+    // once for every rank of a row where it is one buffer for all.
+    const std::vector<std::uint8_t>& expected_buffer(std::uint64_t bytes, unsigned g) {
+        const collective_reference ref = reference();
+        const unsigned rank = ref.one_expected_buffer() ? 0 : g;
+        if (!expected_.valid || expected_.bytes != bytes || expected_.rank != rank) {
+            expected_.data = ref.expected_buffer(bytes, g);
+            expected_.valid = true;
+            expected_.bytes = bytes;
+            expected_.rank = rank;
+        }
+        return expected_.data;
     }
 
     // A barrier of every host of every UltraServer that swaps `values()`
@@ -861,6 +884,12 @@ private:
     std::unique_ptr<channel_rings> rings_;
     std::map<unsigned, unsigned> rank_of_id_;
     std::vector<row> rows_;
+    struct {
+        bool valid = false;
+        std::uint64_t bytes = 0;
+        unsigned rank = 0;
+        std::vector<std::uint8_t> data;
+    } expected_;  // expected_buffer()'s last answer
     std::size_t hosts_done_ = 0;
     host_barrier barrier_{sys_};
     sc_core::sc_time finished_at_;

@@ -59,7 +59,8 @@ status trn3_device::probe(const pci_function& function) {
     });
     host_.request_irq(msi_data_base_ + TRN3_MSIX_NOTIFY, [this] { ++irq_notify_; });
     host_.request_irq(msi_data_base_ + TRN3_MSIX_ERROR, [this] { ++irq_error_; });
-    host_.request_irq(msi_data_base_ + TRN3_MSIX_DMA(0), [this] { ++irq_dma_; });
+    for (unsigned q = 0; q < TRN3_DMA_QUEUES; ++q)  // a descriptor with TRN3_DESC_INTERRUPT, on any queue
+        host_.request_irq(msi_data_base_ + TRN3_MSIX_DMA(q), [this] { ++irq_dma_; });
     host_.on_iommu_fault([this](std::uint16_t device, std::uint64_t, bool) {
         if (device == bdf_) ++iommu_faults_;  // the host's other devices have drivers of their own
     });

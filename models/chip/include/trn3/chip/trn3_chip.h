@@ -127,7 +127,7 @@ private:
     counter fabric_forwarded_{this, "fabric_forwarded", "NeuronLink TLPs forwarded for other chips"};
     counter fabric_unroutable_{this, "fabric_unroutable",
                                "NeuronLink writes refused or dropped (off the fabric, no route)"};
-    std::vector<std::uint8_t> timing_buffer_;  // what timing-only deliveries point at (never read)
+    untouched_buffer timing_buffer_;  // what timing-only deliveries point at (never read)
     bool fabric_held_ = false;
     sc_core::sc_event fabric_released_;
     unsigned link_irqs_high_ = 0;

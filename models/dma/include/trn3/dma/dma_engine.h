@@ -58,6 +58,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include "trn3/core/end_of_instant.h"
+#include "trn3/core/payload.h"
 #include "trn3/core/reg_block.h"
 #include "trn3/core/stats.h"
 #include "trn3/core/timeline.h"
@@ -122,6 +123,12 @@ private:
     struct engine {
         int queue = -1;
         sc_core::sc_event go;
+        // The pieces' buffers (data mode): kept from descriptor to
+        // descriptor and grown when a piece needs more, never cleared (a
+        // piece is read into its buffer before it is written from it).
+        std::vector<std::unique_ptr<std::uint8_t[]>> buffers;
+        std::uint64_t buffer_bytes = 0;  // each one's size
+        std::uint8_t* buffer(std::uint64_t i, std::uint64_t count, std::uint64_t bytes);
     };
     void run(engine& e);
     void ring();  // a doorbell: queues are given out again at the end of this instant
@@ -130,7 +137,7 @@ private:
     // engine or doorbell the kernel ran first).
     void dispatch();
     bool ready(unsigned q) const;  // has a descriptor to serve and no engine
-    bool serve(unsigned q);  // one descriptor; false when the queue has none or stopped
+    bool serve(engine& e, unsigned q);  // one descriptor; false when the queue has none or stopped
     // What an access is for: its queue (the order of simultaneous accesses),
     // the channel its fabric writes count on, whether it is timing only
     // (TRN3_DESC_TIMING_ONLY) and its fabric writes' traffic class.
@@ -154,7 +161,7 @@ private:
     void fail(unsigned q, std::uint32_t cause);
 
     std::vector<std::unique_ptr<reg>> regs_owned_;
-    std::vector<std::uint8_t> timing_buffer_;  // what timing-only accesses point at
+    untouched_buffer timing_buffer_;  // what timing-only accesses point at (chunk bytes: never moves)
     unsigned busy_queues_ = 0;  // queues an engine is serving now
     std::set<unsigned> turns_;  // queues whose engine waits for its turn to access, this instant
     sc_core::sc_event turn_;

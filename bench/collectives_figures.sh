@@ -5,7 +5,7 @@
 # deterministic, wall times are this machine's. Every size runs on every
 # channel (collectives.channel_bytes=0), as these figures were measured.
 #
-#   bench/collectives_figures.sh [build/release]   (about 16 minutes on 2 cores)
+#   bench/collectives_figures.sh [build/release]   (about 17 minutes on 2 cores)
 set -euo pipefail
 set -f  # the params' '*' patterns are not file globs
 bin="${1:-build/release}/bin/trn3vp"
@@ -75,4 +75,14 @@ done
 for chunk in 1M 256K; do
     run "nl72x2 reduced to 16 chips, all_reduce 256 MiB, 15 channels, 16 engines, dma0.chunk $chunk" $wide \
         -p "nl72x2.*.dma0.chunk=$chunk"
+done
+# More DMA queues than the default 16 (dma0.queues): 31 and 63 channels, a ring each.
+for ch in 31 63; do
+    for chunk in 256K 64K; do
+        run "nl72x2 reduced to 16 chips, all_reduce 256 MiB, $ch channels on $((ch + 1)) queues and engines, dma0.chunk $chunk" \
+            --platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives -p collectives.algorithm=ring \
+            -p collectives.channel_bytes=0 -p collectives.min_bytes=256M -p collectives.max_bytes=256M \
+            -p collectives.check_max_bytes=0 -p collectives.channels=$ch -p "nl72x2.*.dma0.queues=$((ch + 1))" \
+            -p "nl72x2.*.dma0.engines=$((ch + 1))" -p "nl72x2.*.dma0.chunk=$chunk"
+    done
 done

@@ -140,6 +140,33 @@ TEST_CASE(
     CHECK(r.chip.ep.msix_pending(TRN3_MSIX_MAILBOX));  // MSI-X is not enabled: the vector waits as pending
 }
 
+TEST_CASE("DMA_QUEUES reads 16 by default, and queue 16 (inside the DMA window) has no register") {
+    chip_rig r;
+    CHECK(r.rd(TRN3_CHIP_DMA_QUEUES) == 16);
+    std::uint32_t v = 0;
+    CHECK(r.bar0.access(tlm::TLM_READ_COMMAND, TRN3_BAR0_DMA(16), &v, 4) == tlm::TLM_ADDRESS_ERROR_RESPONSE);
+}
+
+TEST_CASE(
+    "with dma0.queues = 48 DMA_QUEUES reads 48, queue 47 moves bytes and queue 40 stopping sets ERR_STATUS bit 8 + 40 mod 16") {
+    param_registry::instance().set_pending_text("chip0.dma0.queues", "48", "test");
+    chip_rig r;
+    r.boot();
+    CHECK(r.rd(TRN3_CHIP_DMA_QUEUES) == 48);
+    const auto data = test::pattern(4096, 2);
+    std::memcpy(r.chip.device_memory(TRN3_DEV_HBM_BASE(0) + 0x5000, data.size()), data.data(), data.size());
+    submit_device_ring(r, 47, {TRN3_DEV_HBM_BASE(0) + 0x5000, TRN3_DEV_HBM_BASE(3) + 0x9000, 4096, 0, 0x47});
+    sc_core::sc_start(sc_time(20, SC_US));
+    CHECK(r.rd(TRN3_BAR0_DMA(47) + TRN3_DMA_HEAD) == 1);
+    CHECK(std::memcmp(r.chip.device_memory(TRN3_DEV_HBM_BASE(3) + 0x9000, data.size()), data.data(), data.size()) == 0);
+    // Queue 40 stops on an error: ERR_STATUS bit 8 + 40 mod 16 (queues 16 apart share it), never an HBM stack's.
+    submit_device_ring(r, 40, {TRN3_DEV_HBM_BASE(0) + 40 * GiB, TRN3_DEV_HBM_BASE(2), 64, 0, 1});
+    sc_core::sc_start(sc_time(20, SC_US));
+    CHECK(TRN3_DMA_STATUS_STATE(r.rd(TRN3_BAR0_DMA(40) + TRN3_DMA_STATUS)) == TRN3_DMA_STATE_ERROR);
+    CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == (1u << 16));
+    CHECK(TRN3_ERR_DMA(40) == TRN3_ERR_DMA(8));
+}
+
 TEST_CASE("NL_PORTS has a bit per attached NeuronLink port, whose link registers sit at BAR0 + 0x30000 + p x 0x100") {
     delivery_queue queue("queue");
     pcie::link nl3("nl3", queue, 1, 2, pcie::link_config{pcie::generation::gen6, 8});

@@ -624,3 +624,39 @@ TEST_CASE("collectives: wait=interrupt: each queue's last descriptor raises its 
             CHECK(std::abs(column_of(rows[0][i], column) - column_of(rows[1][i], column)) <= 0.5);
         }
 }
+
+TEST_CASE("collectives: past 15 channels the chips need more DMA queues (dma0.queues): on 16 chips of nl72x2, 31 "
+          "channels on 32 queues are exact, also on interrupts, and faster at 64 MiB than 15, and too few queues fail "
+          "naming the param") {
+    const std::string base = "run --platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives "
+                             "-p collectives.algorithm=ring -p collectives.channel_bytes=0 -p collectives.min_bytes=4M "
+                             "-p collectives.max_bytes=64M -p collectives.factor=16 -p collectives.check_max_bytes=4M ";
+    const result fifteen = trn3vp(base + "-p collectives.channels=15 -p nl72x2.*.dma0.engines=16");
+    const std::string stats = temp_path("queues_stats.json");
+    const result wide = trn3vp(base +
+                               "-p collectives.channels=31 -p nl72x2.*.dma0.queues=32 -p nl72x2.*.dma0.engines=32 "
+                               "-p collectives.wait=interrupt --stats " +
+                               stats);
+    INFO(fifteen.out << fifteen.err << wide.out << wide.err);
+    REQUIRE(fifteen.code == 0);
+    REQUIRE(wide.code == 0);
+    const auto j = nlohmann::json::parse(slurp(stats));
+    std::remove(stats.c_str());
+    CHECK(stat_sum(j, ".unclaimed_interrupts") == 0);  // queues 25 to 31 share vectors with 1 to 7
+    const auto a = table_rows(fifteen.out), b = table_rows(wide.out);
+    REQUIRE(a.size() == 2);
+    REQUIRE(b.size() == 2);
+    CHECK_THAT(b[0], Catch::EndsWith("      0"));  // 4 MiB: exact in both placements
+    CHECK(column_of(b[0], 9) == 0);
+    // 64 MiB: 31 flows a chip over its 18 ways instead of 15 (docs/collectives.md).
+    CHECK(column_of(a[1], 6) == Approx(423.18));  // out of place
+    CHECK(column_of(b[1], 6) == Approx(325.46).margin(0.5));  // (interrupts move it by a fraction of a microsecond)
+    CHECK(column_of(a[1], 10) == Approx(381.69));  // in place
+    CHECK(column_of(b[1], 10) == Approx(276.07).margin(0.5));
+
+    const result short_of_queues = trn3vp(base + "-p collectives.channels=20");
+    CHECK(short_of_queues.code == 1);
+    CHECK_THAT(short_of_queues.out,
+               Catch::Contains("FAILED: host 0: chip 0 has 16 DMA queues: collectives.channels = 20 needs 21 (its "
+                               "dma0.queues param)"));
+}

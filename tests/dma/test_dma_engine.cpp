@@ -449,3 +449,32 @@ TEST_CASE("each queue's registers sit at q x 0x100 and read back what software w
     CHECK(r.cpu.access(tlm::TLM_READ_COMMAND, std::uint64_t(TRN3_DMA_QUEUE_BLOCK_SIZE) * TRN3_DMA_QUEUES, &v, 4) ==
           tlm::TLM_ADDRESS_ERROR_RESPONSE);
 }
+
+TEST_CASE("queues sets how many rings the engine has: queue 63 of 64 runs and raises vector 8 + 63 mod 24, and "
+          "queue 64 has no register") {
+    param_registry::instance().set_pending_text("dma.queues", "64", "test");
+    param_registry::instance().set_pending_text("dma.engines", "64", "test");
+    {
+        rig r;
+        const auto data = test::pattern(3000, 7);
+        std::memcpy(r.host(host_base + 0x100000), data.data(), data.size());
+        ring q = r.open(63, 4);
+        r.submit(q, desc(host_base + 0x100000, dev0 + 0x7000, 3000, TRN3_DESC_SRC_HOST | TRN3_DESC_INTERRUPT, 63));
+        sc_core::sc_start();
+        CHECK(std::memcmp(r.dev(dev0 + 0x7000), data.data(), data.size()) == 0);
+        check_record(r.record(q, 0), 0, 3000, 63);
+        CHECK(r.head(63) == 1);
+        CHECK(r.vectors == std::vector<unsigned>{8 + 15});  // queues 24 apart share a vector
+        CHECK(TRN3_MSIX_DMA(63) == TRN3_MSIX_DMA(15));
+        CHECK(TRN3_MSIX_DMA(15) == 8 + 15);
+        std::uint32_t v = 0;
+        CHECK(r.cpu.access(tlm::TLM_READ_COMMAND, std::uint64_t(TRN3_DMA_QUEUE_BLOCK_SIZE) * 64, &v, 4) ==
+              tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    }
+}
+
+TEST_CASE("a DMA engine with more engines than queues is refused, naming both params") {
+    param_registry::instance().set_pending_text("dma.queues", "8", "test");
+    param_registry::instance().set_pending_text("dma.engines", "9", "test");
+    CHECK_THROWS_WITH(dma::dma_engine("dma"), "param dma.engines = 9: more engines than queues (dma.queues = 8)");
+}

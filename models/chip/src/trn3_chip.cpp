@@ -66,7 +66,8 @@ trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images
         regs.map(hbm[s]->ctrl, TRN3_BAR0_HBM(s), TRN3_BAR0_HBM_BLOCK_SIZE, fmt::format("hbm{}", s));
     for (unsigned c = 0; c < TRN3_DEV_CORES; ++c)
         regs.map(nc[c]->ctrl, TRN3_BAR0_CORE(c), TRN3_BAR0_CORE_BLOCK_SIZE, fmt::format("nc{}", c));
-    regs.map(dma0.in, TRN3_BAR0_DMA(0), TRN3_DMA_QUEUE_BLOCK_SIZE * TRN3_DMA_QUEUES, "dma");
+    regs.map(dma0.in, TRN3_BAR0_DMA(0), TRN3_DMA_QUEUE_BLOCK_SIZE * TRN3_DMA_QUEUES_MAX, "dma");
+    control->set_dma_queues(static_cast<unsigned>(dma0.queues.get()));
 
     // Device requests into host memory.
     connect(dma0.host, to_host.in);

@@ -17,6 +17,10 @@ using sc_core::sc_time;
 
 dma_engine::dma_engine(const sc_core::sc_module_name& name, unsigned default_engines)
     : reg_block(name, frequency{1.4e9}),
+      queues(this, "queues", TRN3_DMA_QUEUES,
+             "descriptor rings (queue q counts its fabric writes on channel q; the public figure is 16 engines of 16 "
+             "queues per NeuronCore)",
+             range<std::uint64_t>{2, TRN3_DMA_QUEUES_MAX}),
       chunk(this, "chunk", byte_count{1 << 20}, "largest piece moved at once (read, then written)",
             range<byte_count>{byte_count{4096}, byte_count{1ull << 30}}),
       descriptor_cost(this, "descriptor_cost", sc_time(20, sc_core::SC_NS), "engine time per descriptor"),
@@ -29,12 +33,16 @@ dma_engine::dma_engine(const sc_core::sc_module_name& name, unsigned default_eng
                           range<std::uint64_t>{1, 256}),
       engines(this, "engines", default_engines,
               "engines serving the queues at once (each one descriptor of a different queue at a time)",
-              range<std::uint64_t>{1, TRN3_DMA_QUEUES}),
+              range<std::uint64_t>{1, TRN3_DMA_QUEUES_MAX}),
       descriptors_(this, "descriptors", "descriptors completed"), bytes_(this, "bytes", "bytes moved"),
       errors_(this, "errors", "queues stopped on an error"),
       reduced_bytes_(this, "reduced_bytes", "bytes reduced into their destination (TRN3_DESC_REDUCE)"),
       dispatch_(this->name(), [this] { dispatch(); }) {
-    for (unsigned q = 0; q < TRN3_DMA_QUEUES; ++q) {
+    if (engines.get() > queues.get())
+        throw config_error(fmt::format("param {} = {}: more engines than queues ({} = {})", engines.name(),
+                                       engines.get(), queues.name(), queues.get()));
+    queues_.resize(queues.get());
+    for (unsigned q = 0; q < queues_.size(); ++q) {
         const std::uint64_t b = std::uint64_t(TRN3_DMA_QUEUE_BLOCK_SIZE) * q;
         auto add = [&](const char* leaf, std::uint64_t off, unsigned width, trn3::access a, const char* d) {
             regs_owned_.push_back(std::make_unique<reg>(regs, fmt::format("q{}_{}", q, leaf), b + off, width, 0, a, d));
@@ -97,14 +105,15 @@ void dma_engine::dispatch() {
     // last one given out (round robin).
     for (engine& e : engines_) {
         if (e.queue >= 0) continue;
-        for (unsigned i = 0; i < TRN3_DMA_QUEUES; ++i) {
-            const unsigned q = (next_ + i) % TRN3_DMA_QUEUES;
+        const unsigned n = static_cast<unsigned>(queues_.size());
+        for (unsigned i = 0; i < n; ++i) {
+            const unsigned q = (next_ + i) % n;
             if (!ready(q)) continue;
             queues_[q].busy = true;
             ++busy_queues_;
             e.queue = static_cast<int>(q);
             e.go.notify();
-            next_ = (q + 1) % TRN3_DMA_QUEUES;
+            next_ = (q + 1) % n;
             break;
         }
     }

@@ -88,7 +88,9 @@ constexpr collectives::buffers sbuf_layout{TRN3_DEV_SBUF_BASE(0),           TRN3
 // descriptor fetch behind a 15-channel all_reduce's data took 4-5 us, and
 // busbw fell from 230.78 to 169.44 GB/s on 16 chips at 64 MiB; striped
 // buffers share stack 2, and the engine reads 8 descriptors at a time).
+// Up to 63 channels: their rings end below the striped buffers (the stack's byte 1 GiB).
 constexpr std::uint64_t ring_at = TRN3_DEV_HBM_BASE(2) + (1 << 20), ring_stride = 16 << 20;
+constexpr std::uint64_t max_channels = std::min<std::uint64_t>((gib - mib) / ring_stride, TRN3_DMA_QUEUES_MAX - 1);
 
 class collectives_program final : public host_program {
 public:
@@ -127,8 +129,9 @@ public:
                                 range<std::uint64_t>{2, 1024}};
     param<std::uint64_t> channels{nullptr, "collectives.channels", 2,
                                   "parts of the collective that run at once, each over a piece of every chunk on its "
-                                  "own DMA queue and fabric channel (its own ring: collectives.rings)",
-                                  range<std::uint64_t>{1, TRN3_DMA_QUEUES - 1}};
+                                  "own DMA queue and fabric channel (its own ring: collectives.rings); past 15 the "
+                                  "chips need more DMA queues than their default 16 (dma0.queues)",
+                                  range<std::uint64_t>{1, max_channels}};
     param<byte_count> channel_bytes{
         nullptr, "collectives.channel_bytes", byte_count{256 << 10},
         "bytes a size needs for each channel it uses: a size runs on ceil(size / channel_bytes) channels, at most "
@@ -570,6 +573,7 @@ private:
             me.failures = me.chips.failures;
             aborted_ = true;
         }
+        if (me.failures.empty() && channels.get() >= TRN3_DMA_QUEUES) enough_queues(h);
         if (!barrier(h) || aborted_) return finish(h, "a host could not bring its chips up");
         tracks_[h].mark("every host up");
         if (across_) {
@@ -586,6 +590,20 @@ private:
         // Nothing is closed while a peer may still wait on this host's NIC.
         if (across_ && !everywhere(h, [] { return std::vector<std::uint64_t>{}; })) return finish(h, "");
         finish(h, "");
+    }
+
+    // Channel k runs on DMA queue 1 + k: past the default count, every chip must have them.
+    void enough_queues(unsigned h) {
+        host_state& me = hosts_[h];
+        for (std::size_t c = 0; c < sys_.hosts[h].chips.size(); ++c) {
+            unsigned n = 0;
+            if (me.chips.devices[c]->dma_queues(n) != driver::status::ok || n < channels.get() + 1) {
+                me.failures.push_back(
+                    fmt::format("chip {} has {} DMA queues: collectives.channels = {} needs {} (its dma0.queues param)",
+                                sys_.hosts[h].chips[c].fabric_id, n, channels.get(), channels.get() + 1));
+                aborted_ = true;
+            }
+        }
     }
 
     // One collective of sizes_[i], out of place or in place: inputs, plans,

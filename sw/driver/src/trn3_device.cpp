@@ -59,7 +59,8 @@ status trn3_device::probe(const pci_function& function) {
     });
     host_.request_irq(msi_data_base_ + TRN3_MSIX_NOTIFY, [this] { ++irq_notify_; });
     host_.request_irq(msi_data_base_ + TRN3_MSIX_ERROR, [this] { ++irq_error_; });
-    for (unsigned q = 0; q < TRN3_DMA_QUEUES; ++q)  // a descriptor with TRN3_DESC_INTERRUPT, on any queue
+    // A descriptor with TRN3_DESC_INTERRUPT, on any queue (queues 24 apart share a vector).
+    for (unsigned q = 0; q < TRN3_DMA_QUEUES_MAX && TRN3_MSIX_DMA(q) == 8u + q; ++q)
         host_.request_irq(msi_data_base_ + TRN3_MSIX_DMA(q), [this] { ++irq_dma_; });
     host_.on_iommu_fault([this](std::uint16_t device, std::uint64_t, bool) {
         if (device == bdf_) ++iommu_faults_;  // the host's other devices have drivers of their own
@@ -346,6 +347,12 @@ status trn3_device::fabric_counters(std::uint64_t& rx_bytes, std::uint32_t& drop
     return status::ok;
 }
 
+status trn3_device::dma_queues(unsigned& queues) {
+    if (!probed_) return status::no_device;
+    queues = rd(TRN3_CHIP_DMA_QUEUES);
+    return status::ok;
+}
+
 status trn3_device::fabric_channel_bytes(unsigned channel, std::uint64_t& rx_bytes) {
     if (!probed_) return status::no_device;
     if (channel >= TRN3_FABRIC_CHANNELS) return status::bad_argument;
@@ -368,7 +375,7 @@ std::uint64_t trn3_device::device_queue_bytes(std::size_t descriptors) {
 status trn3_device::load_device_queue(unsigned q, std::uint64_t ring_address,
                                       const std::vector<trn3_dma_descriptor>& descriptors) {
     if (!probed_) return status::no_device;
-    if (q == 0 || q >= TRN3_DMA_QUEUES || descriptors.empty() || descriptors.size() > (1u << 20))
+    if (q == 0 || q >= TRN3_DMA_QUEUES_MAX || descriptors.empty() || descriptors.size() > (1u << 20))
         return status::bad_argument;
     const std::uint32_t entries = entries_for(descriptors.size());
     // HEAD runs free: the ring's entries start where the queue stands.
@@ -389,7 +396,7 @@ status trn3_device::load_device_queue(unsigned q, std::uint64_t ring_address,
 
 status trn3_device::start_device_queue(unsigned q) {
     if (!probed_) return status::no_device;
-    if (q == 0 || q >= TRN3_DMA_QUEUES) return status::bad_argument;
+    if (q == 0 || q >= TRN3_DMA_QUEUES_MAX) return status::bad_argument;
     wr(TRN3_BAR0_DMA(q) + TRN3_DMA_TAIL, device_queue_tail_[q]);
     return status::ok;
 }
@@ -397,7 +404,7 @@ status trn3_device::start_device_queue(unsigned q) {
 status trn3_device::queue_finished(unsigned q, std::uint64_t timeout_ns, std::uint64_t poll_ns,
                                    const std::function<bool()>& give_up) {
     if (!probed_) return status::no_device;
-    if (q == 0 || q >= TRN3_DMA_QUEUES) return status::bad_argument;
+    if (q == 0 || q >= TRN3_DMA_QUEUES_MAX) return status::bad_argument;
     bool failed = false, gave_up = false;
     const bool done = host_.wait_until(
         [&] {

@@ -80,6 +80,7 @@
 #define TRN3_CHIP_MCU_RESET \
     0x3Cu /* WO: TRN3_MCU_RESET_KEY warm-resets the MCU and its mailbox: the boot ROM checks the firmware again */
 #define TRN3_MCU_RESET_KEY 0x4D435552u /* "MCUR" */
+#define TRN3_CHIP_DMA_QUEUES 0x70u /* RO 4: the DMA queues this chip has (queue q < DMA_QUEUES) */
 #define TRN3_CHIP_FABRIC_DROPPED 0x38u /* RO 4: fabric TLPs this chip dropped (fabric off, or no route): ERR_FABRIC */
 /* RO 8: bytes of fabric writes of channel c (the sending queue's number, or its descriptor's ON_CHANNEL) that landed */
 #define TRN3_CHIP_FABRIC_RX_CHANNEL(c) (0x800u + 8u * (c))
@@ -115,7 +116,7 @@
 /* NL_PORTS */
 #define TRN3_NL_PORT(p) (1u << (p)) /* NeuronLink port p has a link */
 #define TRN3_ERR_CORE(c) (1u << (c)) /* NeuronCore c stopped on an error */
-#define TRN3_ERR_DMA(q) (1u << (8 + (q))) /* DMA queue q stopped on an error */
+#define TRN3_ERR_DMA(q) (1u << (8u + ((q)&15u))) /* DMA queue q stopped on an error (queues 16 apart share a bit) */
 #define TRN3_ERR_HBM(s) (1u << (24 + (s))) /* HBM stack s reported an uncorrectable error */
 #define TRN3_ERR_FABRIC (1u << 29) /* a NeuronLink TLP was dropped here (FABRIC_DROPPED counts them) */
 #define TRN3_ERR_FIRMWARE (1u << 28) /* the firmware reported an event (a link down, ...): ask it */
@@ -142,12 +143,15 @@
 #define TRN3_HBM_TRAIN_STATE_MASK 0xFFu /* TRAIN_STATUS bits 7:0: the state */
 #define TRN3_HBM_ID_VALUE 0x48424d33u
 
-/* ---- DMA queues: TRN3_DMA_QUEUES rings of descriptors in host or device
- * memory; the host writes descriptors, then the new tail into TAIL (the
+/* ---- DMA queues: rings of descriptors in host or device memory, as many
+ * as the chip's DMA_QUEUES register says (TRN3_DMA_QUEUES unless the
+ * platform's dma0.queues says otherwise; at most TRN3_DMA_QUEUES_MAX, one
+ * per fabric channel, all of whose register blocks BAR0 holds); the host writes descriptors, then the new tail into TAIL (the
  * doorbell); the engine moves each descriptor's bytes, writes a completion
  * record, advances HEAD and, if the descriptor asks, raises the queue's
  * MSI-X vector. An error stops the queue (STATUS error, ERR_STATUS bit). ---- */
-#define TRN3_DMA_QUEUES 16u
+#define TRN3_DMA_QUEUES 16u /* the default count */
+#define TRN3_DMA_QUEUES_MAX TRN3_FABRIC_CHANNELS
 #define TRN3_DMA_QUEUE_BLOCK_SIZE 0x100u /* each queue's register block: queue q at q x 0x100 */
 #define TRN3_DMA_RING_BASE 0x00u /* RW 8: ring address (host: bus address, through the IOMMU) */
 #define TRN3_DMA_RING_SIZE 0x08u /* RW 4: entries, a power of two */
@@ -256,7 +260,7 @@ struct trn3_notification { /* 16 bytes */
 #define TRN3_MSIX_MAILBOX 0u /* the MCU answered (M2H doorbell) */
 #define TRN3_MSIX_ERROR 1u /* ERR_STATUS & ERR_ENABLE became non-zero */
 #define TRN3_MSIX_NOTIFY 2u /* a notification was written */
-#define TRN3_MSIX_DMA(q) (8u + (q))
+#define TRN3_MSIX_DMA(q) (8u + (q) % 24u) /* queues 24 apart share a vector */
 #define TRN3_MSIX_VECTORS 32u
 
 #endif /* TRN3_SPEC_DEVICE_H */

@@ -46,6 +46,7 @@ public:
     void report_error(std::uint32_t cause);
     std::uint32_t lnc() const { return static_cast<std::uint32_t>(lnc_.value()); }
     void add_neuronlink_port(unsigned p) { nl_ports_.set(nl_ports_.value() | TRN3_NL_PORT(p)); }
+    void set_dma_queues(unsigned n) { dma_queues_.set(n); }
     // The NeuronLink fabric: this chip's id, whether its host has put it on
     // the fabric (FABRIC_ID.ENABLE), what landed, and what it had to drop
     // (counted and reported as an error cause).
@@ -103,6 +104,7 @@ private:
                    "TRN3_MCU_RESET_KEY: warm-reset the MCU and its mailbox"};
     reg fw_event_{regs, "fw_event", TRN3_CHIP_FW_EVENT, 4, 0, access::wo, "firmware: 1 reports an event to the host"};
     reg nl_ports_{regs, "nl_ports", TRN3_CHIP_NL_PORTS, 4, 0, access::ro, "bit p: NeuronLink port p has a link"};
+    reg dma_queues_{regs, "dma_queues", TRN3_CHIP_DMA_QUEUES, 4, TRN3_DMA_QUEUES, access::ro, "DMA queues"};
     reg fabric_id_{regs, "fabric_id", TRN3_CHIP_FABRIC_ID, 4, 0, access::rw, "bits 7:0 fabric id, bit 31 enable"};
     reg fabric_rx_bytes_{regs, "fabric_rx_bytes", TRN3_CHIP_FABRIC_RX_BYTES, 8, 0, access::ro, "fabric bytes landed"};
     reg fabric_dropped_{regs, "fabric_dropped", TRN3_CHIP_FABRIC_DROPPED, 4, 0, access::ro, "fabric TLPs dropped"};

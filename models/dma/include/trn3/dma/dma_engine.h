@@ -1,4 +1,4 @@
-// The chip's DMA engine: TRN3_DMA_QUEUES descriptor rings (spec/device.h)
+// The chip's DMA engine: `queues` descriptor rings (spec/device.h)
 // that move bytes between host memory (through the PCIe endpoint) and
 // device memory (HBM through the chip's network).
 //
@@ -43,7 +43,7 @@
 // chip reports it in ERR_STATUS); the engine goes on with the other queues.
 // Writing CONTROL (disable, then enable) restarts a stopped queue.
 //
-// params:  chunk, descriptor_cost, reads_ahead, descriptor_prefetch, engines
+// params:  queues, chunk, descriptor_cost, reads_ahead, descriptor_prefetch, engines
 // stats:   descriptors, bytes, errors, reduced_bytes
 // timeline: one slice per descriptor on the queue's track
 #pragma once
@@ -72,6 +72,7 @@ public:
     tlm_utils::simple_initiator_socket<dma_engine> host{"host"};
     tlm_utils::simple_initiator_socket<dma_engine> device{"device"};
 
+    param<std::uint64_t> queues;  // register blocks 0 to queues - 1 (BAR0 holds TRN3_DMA_QUEUES_MAX)
     param<byte_count> chunk;
     param<sc_core::sc_time> descriptor_cost;
     param<std::uint64_t> reads_ahead;
@@ -165,7 +166,7 @@ private:
     unsigned busy_queues_ = 0;  // queues an engine is serving now
     std::set<unsigned> turns_;  // queues whose engine waits for its turn to access, this instant
     sc_core::sc_event turn_;
-    std::array<queue, TRN3_DMA_QUEUES> queues_;
+    std::vector<queue> queues_;  // `queues` of them
     std::deque<engine> engines_;
     unsigned next_ = 0;  // the queue the round robin looks at first
     counter descriptors_, bytes_, errors_, reduced_bytes_;

@@ -117,7 +117,11 @@ public:
     status fabric_counters(std::uint64_t& rx_bytes, std::uint32_t& dropped);
     // Bytes landed on one channel (the sending chips' DMA queue: TRN3_CHIP_FABRIC_RX_CHANNEL).
     status fabric_channel_bytes(unsigned channel, std::uint64_t& rx_bytes);
-    // A DMA queue (1 to TRN3_DMA_QUEUES - 1) run from device memory:
+    // The DMA queues the chip has (its DMA_QUEUES register: TRN3_DMA_QUEUES
+    // unless the platform says otherwise); one MMIO read.
+    status dma_queues(unsigned& queues);
+    // A DMA queue (1 to dma_queues() - 1; a queue the chip lacks answers
+    // nothing, so a caller past TRN3_DMA_QUEUES asks first) run from device memory:
     // load_device_queue puts the descriptors (copies, reductions, waits;
     // spec/device.h) into a ring at `ring_address` in device memory, its
     // completion records after it, and enables the queue with DEVICE_RING;
@@ -150,7 +154,7 @@ private:
     std::uint32_t rd(std::uint32_t off) { return host_.mmio_read32(bar0_ + off); }
     void wr(std::uint32_t off, std::uint32_t v) { host_.mmio_write32(bar0_ + off, v); }
     void wr64(std::uint32_t off, std::uint64_t v) { host_.mmio_write64(bar0_ + off, v); }
-    std::array<std::uint32_t, TRN3_DMA_QUEUES> device_queue_tail_{};
+    std::array<std::uint32_t, TRN3_DMA_QUEUES_MAX> device_queue_tail_{};
     status mailbox(std::uint16_t command, const void* payload, std::uint16_t length, void* response,
                    std::uint16_t response_max, std::uint16_t& response_length);
     template <typename T>

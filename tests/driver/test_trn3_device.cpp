@@ -567,3 +567,36 @@ TEST_CASE("a mailbox request the firmware refuses for its argument answers bad_a
     });
     CHECK(got == std::vector<status>(3, status::bad_argument));
 }
+
+TEST_CASE("a chip with 32 DMA queues: the driver refuses queue 32, and ERR_STATUS's bit shared by queues 1 and 17 "
+          "stays set until both are recovered") {
+    param_registry::instance().set_pending_text("chip0.dma0.queues", "32", "test");
+    host_rig h;
+    unsigned queues = 0;
+    status missing = status::ok, first = status::ok, second = status::ok;
+    std::uint32_t err_after_first = 0, err_after_second = 0;
+    h.run([&] {
+        h.bring_up();
+        REQUIRE(h.device.dma_queues(queues) == status::ok);
+        std::uint64_t rings = 0;
+        REQUIRE(h.device.alloc(1 << 20, rings) == status::ok);
+        // A source between HBM stacks 0 and 1: no target, the queue stops with a device error.
+        const trn3_dma_descriptor bad{TRN3_DEV_HBM_BASE(0) + 40 * GiB, TRN3_DEV_HBM_BASE(2), 64, 0, 1};
+        missing = h.device.load_device_queue(32, rings, {bad});
+        for (const unsigned q : {1u, 17u}) {
+            REQUIRE(h.device.load_device_queue(q, rings + (q << 14), {bad}) == status::ok);
+            REQUIRE(h.device.start_device_queue(q) == status::ok);
+        }
+        first = h.device.queue_finished(17, 1'000'000, 1000);
+        err_after_first = h.adapter.mmio_read32(h.device.bar0() + TRN3_CHIP_ERR_STATUS);
+        second = h.device.queue_finished(1, 1'000'000, 1000);
+        err_after_second = h.adapter.mmio_read32(h.device.bar0() + TRN3_CHIP_ERR_STATUS);
+    });
+    CHECK(queues == 32);
+    CHECK(missing == status::bad_argument);
+    CHECK(first == status::dma_error);
+    CHECK(second == status::dma_error);
+    CHECK(TRN3_ERR_DMA(1) == TRN3_ERR_DMA(17));
+    CHECK((err_after_first & TRN3_ERR_DMA(1)) != 0);  // queue 1 is still stopped
+    CHECK((err_after_second & TRN3_ERR_DMA(1)) == 0);
+}

@@ -596,6 +596,7 @@ private:
     void enough_queues(unsigned h) {
         host_state& me = hosts_[h];
         for (std::size_t c = 0; c < sys_.hosts[h].chips.size(); ++c) {
+            if (rank_of_chip(sys_.hosts[h].chips[c].fabric_id) < 0) continue;  // not in the communicator
             unsigned n = 0;
             if (me.chips.devices[c]->dma_queues(n) != driver::status::ok || n < channels.get() + 1) {
                 me.failures.push_back(

@@ -88,6 +88,7 @@ status trn3_device::probe(const pci_function& function) {
     free_.clear();
     used_.clear();
     for (unsigned s = 0; s < TRN3_DEV_HBM_STACKS; ++s) free_[TRN3_DEV_HBM_BASE(s)] = 36ull << 30;
+    dma_queues_ = 0;  // read when a queue past the default count is asked for
     probed_ = true;
     host_.log(fmt::format("trn3 {}: BAR0 {:#x} BAR2 {:#x}, Gen{} x{}", bdf_name(bdf_), bar0_, bar2_, f->link_speed,
                           f->link_width));
@@ -275,7 +276,7 @@ status trn3_device::run_descriptor(std::uint64_t src, std::uint64_t dst, std::ui
             1'000'000'000, 20'000);
         tail_ = rd(TRN3_BAR0_DMA(0) + TRN3_DMA_HEAD);
         wr(TRN3_BAR0_DMA(0) + TRN3_DMA_TAIL, tail_);
-        wr(TRN3_CHIP_ERR_STATUS, TRN3_ERR_DMA(0));
+        clear_dma_error(0);
         wr(TRN3_BAR0_DMA(0) + TRN3_DMA_CONTROL, TRN3_DMA_CONTROL_ENABLE);
         return done ? status::dma_error : status::timeout;
     }
@@ -349,8 +350,32 @@ status trn3_device::fabric_counters(std::uint64_t& rx_bytes, std::uint32_t& drop
 
 status trn3_device::dma_queues(unsigned& queues) {
     if (!probed_) return status::no_device;
-    queues = rd(TRN3_CHIP_DMA_QUEUES);
+    if (dma_queues_ == 0) dma_queues_ = rd(TRN3_CHIP_DMA_QUEUES);
+    queues = dma_queues_;
     return status::ok;
+}
+
+// Queues 1 to TRN3_DMA_QUEUES - 1 every chip has; past them the chip's
+// DMA_QUEUES says (read once: the default paths make no extra access).
+bool trn3_device::queue_exists(unsigned q) {
+    if (q == 0 || q >= TRN3_DMA_QUEUES_MAX) return false;
+    if (q < TRN3_DMA_QUEUES) return true;
+    unsigned n = 0;
+    return dma_queues(n) == status::ok && q < n;
+}
+
+// ERR_STATUS's bit for queue q is shared by the queues 16 apart: once q
+// is handled it is cleared unless one of them is stopped and not yet
+// handled (only a chip with more queues than the default has such
+// neighbours; none of them was used unless dma_queues_ was read).
+void trn3_device::clear_dma_error(unsigned q) {
+    handled_[q] = true;
+    bool neighbour_stopped = false;
+    for (unsigned o = q % 16; o < dma_queues_ && dma_queues_ > TRN3_DMA_QUEUES; o += 16)
+        if (o != q && !handled_[o] &&
+            TRN3_DMA_STATUS_STATE(rd(TRN3_BAR0_DMA(o) + TRN3_DMA_STATUS)) == TRN3_DMA_STATE_ERROR)
+            neighbour_stopped = true;
+    wr(TRN3_CHIP_ERR_STATUS, neighbour_stopped ? 0u : TRN3_ERR_DMA(q));
 }
 
 status trn3_device::fabric_channel_bytes(unsigned channel, std::uint64_t& rx_bytes) {
@@ -375,8 +400,7 @@ std::uint64_t trn3_device::device_queue_bytes(std::size_t descriptors) {
 status trn3_device::load_device_queue(unsigned q, std::uint64_t ring_address,
                                       const std::vector<trn3_dma_descriptor>& descriptors) {
     if (!probed_) return status::no_device;
-    if (q == 0 || q >= TRN3_DMA_QUEUES_MAX || descriptors.empty() || descriptors.size() > (1u << 20))
-        return status::bad_argument;
+    if (!queue_exists(q) || descriptors.empty() || descriptors.size() > (1u << 20)) return status::bad_argument;
     const std::uint32_t entries = entries_for(descriptors.size());
     // HEAD runs free: the ring's entries start where the queue stands.
     const std::uint32_t head = rd(TRN3_BAR0_DMA(q) + TRN3_DMA_HEAD);
@@ -391,12 +415,13 @@ status trn3_device::load_device_queue(unsigned q, std::uint64_t ring_address,
     wr64(TRN3_BAR0_DMA(q) + TRN3_DMA_CPL_BASE, records);
     wr(TRN3_BAR0_DMA(q) + TRN3_DMA_CONTROL, TRN3_DMA_CONTROL_ENABLE | TRN3_DMA_CONTROL_DEVICE_RING);
     device_queue_tail_[q] = head + static_cast<std::uint32_t>(descriptors.size());
+    handled_[q] = false;
     return status::ok;
 }
 
 status trn3_device::start_device_queue(unsigned q) {
     if (!probed_) return status::no_device;
-    if (q == 0 || q >= TRN3_DMA_QUEUES_MAX) return status::bad_argument;
+    if (!queue_exists(q)) return status::bad_argument;
     wr(TRN3_BAR0_DMA(q) + TRN3_DMA_TAIL, device_queue_tail_[q]);
     return status::ok;
 }
@@ -404,7 +429,7 @@ status trn3_device::start_device_queue(unsigned q) {
 status trn3_device::queue_finished(unsigned q, std::uint64_t timeout_ns, std::uint64_t poll_ns,
                                    const std::function<bool()>& give_up) {
     if (!probed_) return status::no_device;
-    if (q == 0 || q >= TRN3_DMA_QUEUES_MAX) return status::bad_argument;
+    if (!queue_exists(q)) return status::bad_argument;
     bool failed = false, gave_up = false;
     const bool done = host_.wait_until(
         [&] {
@@ -420,7 +445,7 @@ status trn3_device::queue_finished(unsigned q, std::uint64_t timeout_ns, std::ui
     wr(TRN3_BAR0_DMA(q) + TRN3_DMA_CONTROL, 0);
     device_queue_tail_[q] = rd(TRN3_BAR0_DMA(q) + TRN3_DMA_HEAD);
     wr(TRN3_BAR0_DMA(q) + TRN3_DMA_TAIL, device_queue_tail_[q]);
-    wr(TRN3_CHIP_ERR_STATUS, TRN3_ERR_DMA(q));
+    clear_dma_error(q);
     return failed ? status::dma_error : status::timeout;
 }
 

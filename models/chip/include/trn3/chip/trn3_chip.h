@@ -15,7 +15,7 @@
 //           HBM errors also -> MCU line 2, link events -> MCU line 3 (the firmware's error handler)
 //   the HBM stacks need training (their firmware does it at boot); NeuronLink
 //   links are the platform's (attach_neuronlink), trained by the firmware
-//   kernels done -> notification ring -> MSI-X 2; DMA descriptors -> MSI-X 8 + q
+//   kernels done -> notification ring -> MSI-X 2; DMA descriptors -> MSI-X 8 + (q mod 24)
 //
 // LNC=2 (control LNC) pairs cores 2i and 2i+1 as one logical core: the
 // runtime launches both halves of a program together and waits for both.

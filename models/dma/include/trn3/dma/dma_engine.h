@@ -89,7 +89,7 @@ public:
     // default_engines: the `engines` param's default (the chip's collective engines).
     explicit dma_engine(const sc_core::sc_module_name& name, unsigned default_engines = 1);
 
-    std::uint32_t queue_status(unsigned q) const { return static_cast<std::uint32_t>(queues_[q].status->value()); }
+    std::uint32_t queue_status(unsigned q) const { return static_cast<std::uint32_t>(queues_.at(q).status->value()); }
 
 private:
     struct queue {

@@ -21,6 +21,7 @@
 #pragma once
 
 #include <array>
+#include <bitset>
 #include <cstdint>
 #include <functional>
 #include <map>
@@ -118,10 +119,10 @@ public:
     // Bytes landed on one channel (the sending chips' DMA queue: TRN3_CHIP_FABRIC_RX_CHANNEL).
     status fabric_channel_bytes(unsigned channel, std::uint64_t& rx_bytes);
     // The DMA queues the chip has (its DMA_QUEUES register: TRN3_DMA_QUEUES
-    // unless the platform says otherwise); one MMIO read.
+    // unless the platform says otherwise); one MMIO read, the first time.
     status dma_queues(unsigned& queues);
-    // A DMA queue (1 to dma_queues() - 1; a queue the chip lacks answers
-    // nothing, so a caller past TRN3_DMA_QUEUES asks first) run from device memory:
+    // A DMA queue (1 to dma_queues() - 1: a queue the chip lacks is
+    // bad_argument) run from device memory:
     // load_device_queue puts the descriptors (copies, reductions, waits;
     // spec/device.h) into a ring at `ring_address` in device memory, its
     // completion records after it, and enables the queue with DEVICE_RING;
@@ -155,6 +156,10 @@ private:
     void wr(std::uint32_t off, std::uint32_t v) { host_.mmio_write32(bar0_ + off, v); }
     void wr64(std::uint32_t off, std::uint64_t v) { host_.mmio_write64(bar0_ + off, v); }
     std::array<std::uint32_t, TRN3_DMA_QUEUES_MAX> device_queue_tail_{};
+    unsigned dma_queues_ = 0;  // DMA_QUEUES, once read (0: not yet)
+    std::bitset<TRN3_DMA_QUEUES_MAX> handled_;  // stopped queues the driver recovered since their last load
+    bool queue_exists(unsigned q);
+    void clear_dma_error(unsigned q);
     status mailbox(std::uint16_t command, const void* payload, std::uint16_t length, void* response,
                    std::uint16_t response_max, std::uint16_t& response_length);
     template <typename T>

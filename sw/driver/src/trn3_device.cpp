@@ -60,7 +60,7 @@ status trn3_device::probe(const pci_function& function) {
     host_.request_irq(msi_data_base_ + TRN3_MSIX_NOTIFY, [this] { ++irq_notify_; });
     host_.request_irq(msi_data_base_ + TRN3_MSIX_ERROR, [this] { ++irq_error_; });
     // A descriptor with TRN3_DESC_INTERRUPT, on any queue (queues 24 apart share a vector).
-    for (unsigned q = 0; q < TRN3_DMA_QUEUES_MAX && TRN3_MSIX_DMA(q) == 8u + q; ++q)
+    for (unsigned q = 0; q < TRN3_MSIX_DMA_VECTORS; ++q)
         host_.request_irq(msi_data_base_ + TRN3_MSIX_DMA(q), [this] { ++irq_dma_; });
     host_.on_iommu_fault([this](std::uint16_t device, std::uint64_t, bool) {
         if (device == bdf_) ++iommu_faults_;  // the host's other devices have drivers of their own
@@ -364,14 +364,14 @@ bool trn3_device::queue_exists(unsigned q) {
     return dma_queues(n) == status::ok && q < n;
 }
 
-// ERR_STATUS's bit for queue q is shared by the queues 16 apart: once q
+// ERR_STATUS's bit for queue q is shared by the queues TRN3_ERR_DMA_BITS apart: once q
 // is handled it is cleared unless one of them is stopped and not yet
 // handled (only a chip with more queues than the default has such
 // neighbours; none of them was used unless dma_queues_ was read).
 void trn3_device::clear_dma_error(unsigned q) {
     handled_[q] = true;
     bool neighbour_stopped = false;
-    for (unsigned o = q % 16; o < dma_queues_ && dma_queues_ > TRN3_DMA_QUEUES; o += 16)
+    for (unsigned o = q % TRN3_ERR_DMA_BITS; o < dma_queues_ && dma_queues_ > TRN3_DMA_QUEUES; o += TRN3_ERR_DMA_BITS)
         if (o != q && !handled_[o] &&
             TRN3_DMA_STATUS_STATE(rd(TRN3_BAR0_DMA(o) + TRN3_DMA_STATUS)) == TRN3_DMA_STATE_ERROR)
             neighbour_stopped = true;

@@ -116,7 +116,8 @@
 /* NL_PORTS */
 #define TRN3_NL_PORT(p) (1u << (p)) /* NeuronLink port p has a link */
 #define TRN3_ERR_CORE(c) (1u << (c)) /* NeuronCore c stopped on an error */
-#define TRN3_ERR_DMA(q) (1u << (8u + ((q)&15u))) /* DMA queue q stopped on an error (queues 16 apart share a bit) */
+#define TRN3_ERR_DMA_BITS 16u /* ERR_STATUS bits 23:8; queues TRN3_ERR_DMA_BITS apart share one */
+#define TRN3_ERR_DMA(q) (1u << (8u + (q) % TRN3_ERR_DMA_BITS)) /* DMA queue q stopped on an error */
 #define TRN3_ERR_HBM(s) (1u << (24 + (s))) /* HBM stack s reported an uncorrectable error */
 #define TRN3_ERR_FABRIC (1u << 29) /* a NeuronLink TLP was dropped here (FABRIC_DROPPED counts them) */
 #define TRN3_ERR_FIRMWARE (1u << 28) /* the firmware reported an event (a link down, ...): ask it */
@@ -260,7 +261,8 @@ struct trn3_notification { /* 16 bytes */
 #define TRN3_MSIX_MAILBOX 0u /* the MCU answered (M2H doorbell) */
 #define TRN3_MSIX_ERROR 1u /* ERR_STATUS & ERR_ENABLE became non-zero */
 #define TRN3_MSIX_NOTIFY 2u /* a notification was written */
-#define TRN3_MSIX_DMA(q) (8u + (q) % 24u) /* queues 24 apart share a vector */
 #define TRN3_MSIX_VECTORS 32u
+#define TRN3_MSIX_DMA_VECTORS 24u /* vectors 8 to 31; queues TRN3_MSIX_DMA_VECTORS apart share one */
+#define TRN3_MSIX_DMA(q) (8u + (q) % TRN3_MSIX_DMA_VECTORS)
 
 #endif /* TRN3_SPEC_DEVICE_H */

@@ -86,3 +86,9 @@ for ch in 31 63; do
             -p "nl72x2.*.dma0.engines=$((ch + 1))" -p "nl72x2.*.dma0.chunk=$chunk"
     done
 done
+# The hosts see their chips' queues done through DMA_PENDING (collectives.completion=pending).
+run "nl72x2 reduced to 16 chips, all_reduce 256 MiB, 63 channels on 64 queues and engines, dma0.chunk 64K, completion pending" \
+    --platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives -p collectives.algorithm=ring \
+    -p collectives.channel_bytes=0 -p collectives.min_bytes=256M -p collectives.max_bytes=256M \
+    -p collectives.check_max_bytes=0 -p collectives.channels=63 -p "nl72x2.*.dma0.queues=64" \
+    -p "nl72x2.*.dma0.engines=64" -p "nl72x2.*.dma0.chunk=64K" -p collectives.completion=pending

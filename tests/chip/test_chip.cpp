@@ -167,6 +167,28 @@ TEST_CASE(
     CHECK(TRN3_ERR_DMA(40) == TRN3_ERR_DMA(8));
 }
 
+TEST_CASE("DMA_PENDING has a bit per queue with descriptors left: set at the doorbell, clear once done or stopped") {
+    param_registry::instance().set_pending_text("chip0.dma0.queues", "48", "test");
+    chip_rig r;
+    r.boot();
+    CHECK(TRN3_CHIP_DMA_PENDING(1) == 0x84u);
+    for (unsigned w = 0; w < TRN3_DMA_PENDING_WORDS; ++w) CHECK(r.rd(TRN3_CHIP_DMA_PENDING(w)) == 0);
+    // Queue 3 copies, queue 33 waits for fabric bytes that never come, queue 40 reads outside the stacks.
+    submit_device_ring(r, 3, {TRN3_DEV_HBM_BASE(0) + 0x5000, TRN3_DEV_HBM_BASE(3) + 0x9000, 4096, 0, 3});
+    submit_device_ring(r, 33, {1, 0, 0, TRN3_DESC_WAIT_FABRIC, 33});
+    submit_device_ring(r, 40, {TRN3_DEV_HBM_BASE(0) + 40 * GiB, TRN3_DEV_HBM_BASE(2), 64, 0, 40});
+    CHECK(r.rd(TRN3_CHIP_DMA_PENDING(0)) == (1u << 3));  // at the doorbell, before any of it ran
+    CHECK(r.rd(TRN3_CHIP_DMA_PENDING(1)) == ((1u << 1) | (1u << 8)));
+    sc_core::sc_start(sc_time(20, SC_US));
+    CHECK(r.rd(TRN3_BAR0_DMA(3) + TRN3_DMA_HEAD) == 1);
+    CHECK(r.rd(TRN3_CHIP_DMA_PENDING(0)) == 0);  // done
+    CHECK(r.rd(TRN3_CHIP_DMA_PENDING(1)) == (1u << 1));  // 33 still waits; 40 stopped (ERR_STATUS says so)
+    CHECK(r.rd(TRN3_CHIP_ERR_STATUS) == TRN3_ERR_DMA(40));
+    for (unsigned w = 2; w < TRN3_DMA_PENDING_WORDS; ++w) CHECK(r.rd(TRN3_CHIP_DMA_PENDING(w)) == 0);
+    r.wr(TRN3_BAR0_DMA(33) + TRN3_DMA_CONTROL, 0);  // disabled: nothing left it will run
+    CHECK(r.rd(TRN3_CHIP_DMA_PENDING(1)) == 0);
+}
+
 TEST_CASE("NL_PORTS has a bit per attached NeuronLink port, whose link registers sit at BAR0 + 0x30000 + p x 0x100") {
     delivery_queue queue("queue");
     pcie::link nl3("nl3", queue, 1, 2, pcie::link_config{pcie::generation::gen6, 8});

@@ -600,3 +600,55 @@ TEST_CASE("a chip with 32 DMA queues: the driver refuses queue 32, and ERR_STATU
     CHECK((err_after_first & TRN3_ERR_DMA(1)) != 0);  // queue 1 is still stopped
     CHECK((err_after_second & TRN3_ERR_DMA(1)) == 0);
 }
+
+TEST_CASE("queues_finished sees 40 queues done in two DMA_PENDING reads, recovers the one that stopped, and stops one "
+          "that waits forever") {
+    param_registry::instance().set_pending_text("chip0.dma0.queues", "48", "test");
+    host_rig h;
+    status all_done = status::ok, one_stopped = status::ok, one_waits = status::ok, outside = status::ok;
+    std::uint64_t pending_ns = 0, one_by_one_ns = 0;
+    std::uint32_t err_after = 0, control_after = 1, pending_after = 0;
+    h.run([&] {
+        h.bring_up();
+        std::uint64_t rings = 0;
+        REQUIRE(h.device.alloc(1 << 22, rings) == status::ok);
+        const trn3_dma_descriptor copy{TRN3_DEV_HBM_BASE(0) + 0x5000, TRN3_DEV_HBM_BASE(2) + 0x5000, 64, 0, 1};
+        const trn3_dma_descriptor bad{TRN3_DEV_HBM_BASE(0) + 40 * GiB, TRN3_DEV_HBM_BASE(2), 64, 0, 2};
+        const trn3_dma_descriptor never{1, 0, 0, TRN3_DESC_WAIT_FABRIC, 3};  // no fabric bytes ever land
+        auto run_all = [&](unsigned odd_queue, const trn3_dma_descriptor& odd) {
+            for (unsigned q = 1; q <= 40; ++q) {
+                REQUIRE(h.device.load_device_queue(q, rings + (q << 15), {q == odd_queue ? odd : copy}) == status::ok);
+                REQUIRE(h.device.start_device_queue(q) == status::ok);
+            }
+        };
+        run_all(0, copy);
+        h.adapter.sleep_ns(20'000);
+        std::uint64_t t0 = h.now_ns();
+        all_done = h.device.queues_finished(1, 40, 1'000'000, 1000);
+        pending_ns = h.now_ns() - t0;
+        run_all(0, copy);
+        h.adapter.sleep_ns(20'000);
+        t0 = h.now_ns();
+        for (unsigned q = 1; q <= 40; ++q) REQUIRE(h.device.queue_finished(q, 1'000'000, 1000) == status::ok);
+        one_by_one_ns = h.now_ns() - t0;
+
+        run_all(35, bad);
+        one_stopped = h.device.queues_finished(1, 40, 1'000'000, 1000);
+        err_after = h.bar0_read(TRN3_CHIP_ERR_STATUS);
+        control_after = h.bar0_read(TRN3_BAR0_DMA(35) + TRN3_DMA_CONTROL);
+
+        run_all(7, never);  // (queue 35 runs again: it copies)
+        one_waits = h.device.queues_finished(1, 40, 100'000, 1000);
+        pending_after = h.bar0_read(TRN3_CHIP_DMA_PENDING(0)) | h.bar0_read(TRN3_CHIP_DMA_PENDING(1));
+        outside = h.device.queues_finished(40, 9, 1000, 1000);  // queue 48 is not the chip's
+    });
+    CHECK(all_done == status::ok);
+    // Two reads of DMA_PENDING and one of ERR_STATUS against two reads a queue.
+    CHECK(pending_ns * 10 < one_by_one_ns);
+    CHECK(one_stopped == status::dma_error);
+    CHECK((err_after & TRN3_ERR_DMA(35)) == 0);  // recovered
+    CHECK(control_after == 0);  // stopped, its failed descriptor dropped: the next load runs it again
+    CHECK(one_waits == status::timeout);
+    CHECK(pending_after == 0);  // the waiting queue was stopped
+    CHECK(outside == status::bad_argument);
+}

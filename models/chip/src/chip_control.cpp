@@ -18,6 +18,11 @@ chip_control::chip_control(const sc_core::sc_module_name& name,
         fabric_rx_channel_[c] =
             std::make_unique<reg>(regs, fmt::format("fabric_rx_channel{}", c), TRN3_CHIP_FABRIC_RX_CHANNEL(c), 8, 0,
                                   access::ro, "bytes of fabric writes of channel c landed");
+    for (unsigned w = 0; w < TRN3_DMA_PENDING_WORDS; ++w) {
+        dma_pending_[w] = std::make_unique<reg>(regs, fmt::format("dma_pending{}", w), TRN3_CHIP_DMA_PENDING(w), 4, 0,
+                                                access::ro, "bit i: DMA queue 32 w + i has descriptors left");
+        dma_pending_[w]->on_read([this, w](reg& r) { r.set(dma_pending ? dma_pending(w) : 0); });
+    }
     for (unsigned e = 0; e < isa::engine_count; ++e)
         launch_pc_[e] = std::make_unique<reg>(regs, fmt::format("launch_pc{}", e), TRN3_CHIP_LAUNCH_PC(e), 8, 0,
                                               access::rw, "start address of engine " + std::to_string(e));

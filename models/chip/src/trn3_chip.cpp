@@ -68,6 +68,7 @@ trn3_chip::trn3_chip(const sc_core::sc_module_name& name, const mcu::mcu::images
         regs.map(nc[c]->ctrl, TRN3_BAR0_CORE(c), TRN3_BAR0_CORE_BLOCK_SIZE, fmt::format("nc{}", c));
     regs.map(dma0.in, TRN3_BAR0_DMA(0), TRN3_DMA_QUEUE_BLOCK_SIZE * TRN3_DMA_QUEUES_MAX, "dma");
     control->set_dma_queues(static_cast<unsigned>(dma0.queues.get()));
+    control->dma_pending = [this](unsigned w) { return dma0.pending_word(w); };
 
     // Device requests into host memory.
     connect(dma0.host, to_host.in);

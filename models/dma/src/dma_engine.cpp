@@ -88,6 +88,18 @@ void dma_engine::fabric_progress() {
         if (qu.waiting) return ring();
 }
 
+std::uint32_t dma_engine::pending_word(unsigned w) const {
+    std::uint32_t bits = 0;
+    for (unsigned i = 0; i < 32 && 32 * w + i < queues_.size(); ++i) {
+        const queue& qu = queues_[32 * w + i];
+        if ((qu.control->value() & TRN3_DMA_CONTROL_ENABLE) &&
+            TRN3_DMA_STATUS_STATE(qu.status->value()) != TRN3_DMA_STATE_ERROR &&
+            static_cast<std::uint32_t>(qu.head->value()) != static_cast<std::uint32_t>(qu.tail->value()))
+            bits |= 1u << i;
+    }
+    return bits;
+}
+
 bool dma_engine::ready(unsigned q) const {
     const queue& qu = queues_[q];
     const std::uint32_t head = static_cast<std::uint32_t>(qu.head->value());

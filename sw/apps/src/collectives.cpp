@@ -37,7 +37,7 @@
 // mode's: a test compares them.
 //
 // params: collectives.op, .dtype, .redop, .chips, .min_bytes, .max_bytes, .factor, .json,
-//         .channels, .channel_bytes, .rings, .level_orders, .buffers, .check_max_bytes, .poll, .wait, .timeout,
+//         .channels, .channel_bytes, .rings, .level_orders, .completion, .buffers, .check_max_bytes, .poll, .wait, .timeout,
 //         .link_timeout, .boot_timeout
 #include <algorithm>
 #include <cstring>
@@ -144,6 +144,11 @@ public:
         "search alone), or stride (channel 0 in rank order, 1 the reverse, then strides coprime with the rank "
         "count)",
         one_of<std::string>{{"topology", "greedy", "stride"}}};
+    param<std::string> completion{
+        nullptr, "collectives.completion", "queues",
+        "how a host sees its chips' channels done: queues (each queue's HEAD against its TAIL, one queue after "
+        "another) or pending (the chip's DMA_PENDING words, one read for 32 queues, then ERR_STATUS)",
+        one_of<std::string>{{"queues", "pending"}}};
     param<std::string> level_orders{
         nullptr, "collectives.level_orders", "innermost",
         "the order each channel of the hierarchical algorithm takes the levels in: innermost (every channel the "
@@ -753,13 +758,20 @@ private:
         // last descriptor, so its interrupt never comes.
         const std::uint64_t every_ns = ns(poll.get()) * (wait.get() == "interrupt" ? 100 : 1);
         for (std::size_t c = 0; c < hi.chips.size(); ++c)
-            if (rank_of_chip(hi.chips[c].fabric_id) >= 0)
+            if (rank_of_chip(hi.chips[c].fabric_id) >= 0 && completion.get() == "pending") {
+                const driver::status st = devices[c]->queues_finished(1, k_channels, ns(timeout.get()), every_ns);
+                if (st != driver::status::ok)
+                    fail(h, i, in_place,
+                         fmt::format("chip {} channels 0-{}: {}", hi.chips[c].name, k_channels - 1,
+                                     driver::status_name(st)));
+            } else if (rank_of_chip(hi.chips[c].fabric_id) >= 0) {
                 for (unsigned k = 0; k < k_channels; ++k) {
                     const driver::status st = devices[c]->queue_finished(1 + k, ns(timeout.get()), every_ns);
                     if (st != driver::status::ok)
                         fail(h, i, in_place,
                              fmt::format("chip {} channel {}: {}", hi.chips[c].name, k, driver::status_name(st)));
                 }
+            }
     }
 
     // The row's time: from the start to the last chip done in the cluster.

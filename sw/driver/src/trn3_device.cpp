@@ -449,6 +449,33 @@ status trn3_device::queue_finished(unsigned q, std::uint64_t timeout_ns, std::ui
     return failed ? status::dma_error : status::timeout;
 }
 
+status trn3_device::queues_finished(unsigned first, unsigned count, std::uint64_t timeout_ns, std::uint64_t poll_ns) {
+    if (!probed_) return status::no_device;
+    for (unsigned q = first; q < first + count; ++q)
+        if (!queue_exists(q)) return status::bad_argument;
+    if (count == 0) return status::ok;
+    const unsigned last = first + count - 1;
+    const bool done = host_.wait_until(
+        [&] {
+            for (unsigned w = first / 32; w <= last / 32; ++w) {
+                std::uint32_t mine = ~0u;  // this word's bits of queues first..last
+                if (w == first / 32) mine &= ~0u << (first % 32);
+                if (w == last / 32) mine &= ~0u >> (31 - last % 32);
+                if (rd(TRN3_CHIP_DMA_PENDING(w)) & mine) return false;
+            }
+            return true;
+        },
+        timeout_ns, poll_ns);
+    const std::uint32_t errors = rd(TRN3_CHIP_ERR_STATUS);
+    status first_failure = status::ok;
+    for (unsigned q = first; q <= last; ++q)
+        if (!done || (errors & TRN3_ERR_DMA(q))) {
+            const status st = queue_finished(q, 0, poll_ns);
+            if (first_failure == status::ok) first_failure = st;
+        }
+    return first_failure;
+}
+
 status trn3_device::launch(unsigned core, const std::array<std::uint64_t, 5>& pcs, unsigned mask) {
     if (!probed_) return status::no_device;
     if (core >= TRN3_DEV_CORES || mask == 0 || TRN3_LAUNCH_ENGINES(mask) != mask) return status::bad_argument;

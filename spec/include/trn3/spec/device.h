@@ -81,6 +81,12 @@
     0x3Cu /* WO: TRN3_MCU_RESET_KEY warm-resets the MCU and its mailbox: the boot ROM checks the firmware again */
 #define TRN3_MCU_RESET_KEY 0x4D435552u /* "MCUR" */
 #define TRN3_CHIP_DMA_QUEUES 0x70u /* RO 4: the DMA queues this chip has (queue q < DMA_QUEUES) */
+/* RO 4, w = 0..3: bit q % 32 of word q / 32 is set while DMA queue q has
+ * descriptors left to run (enabled, HEAD != TAIL, not stopped on an error):
+ * one read tells a host which of 32 queues are done (clear: done, or
+ * stopped, which ERR_STATUS says) */
+#define TRN3_CHIP_DMA_PENDING(w) (0x80u + 4u * (w))
+#define TRN3_DMA_PENDING_WORDS (TRN3_DMA_QUEUES_MAX / 32u)
 #define TRN3_CHIP_FABRIC_DROPPED 0x38u /* RO 4: fabric TLPs this chip dropped (fabric off, or no route): ERR_FABRIC */
 /* RO 8: bytes of fabric writes of channel c (the sending queue's number, or its descriptor's ON_CHANNEL) that landed */
 #define TRN3_CHIP_FABRIC_RX_CHANNEL(c) (0x800u + 8u * (c))

@@ -1,7 +1,8 @@
 // The chip's control block (BAR0 + 0, spec/device.h): identity, the MCU's
 // boot status, the logical core size, per-core reset and launch, error
-// causes with their interrupt, and the notification queue that tells the
-// host each NeuronCore that stopped.
+// causes with their interrupt, the DMA queues' count and which of them
+// have work left (DMA_PENDING: one read for 32 queues), and the
+// notification queue that tells the host each NeuronCore that stopped.
 //
 // Launch: the driver writes each engine's start address into LAUNCH_PC(e)
 // and then core and engine mask into LAUNCH; the chip starts those engines
@@ -38,6 +39,7 @@ public:
 
     std::function<std::uint32_t()> boot_status;  // the MCU's
     std::function<void()> reset_mcu;  // MCU_RESET with its key: the MCU's warm reset
+    std::function<std::uint32_t(unsigned word)> dma_pending;  // DMA_PENDING(w): the DMA engine's
     std::function<void(unsigned vector)> raise_msix;  // the endpoint's
 
     chip_control(const sc_core::sc_module_name& name, std::array<neuroncore::neuroncore*, TRN3_DEV_CORES> cores);
@@ -109,6 +111,7 @@ private:
     reg fabric_rx_bytes_{regs, "fabric_rx_bytes", TRN3_CHIP_FABRIC_RX_BYTES, 8, 0, access::ro, "fabric bytes landed"};
     reg fabric_dropped_{regs, "fabric_dropped", TRN3_CHIP_FABRIC_DROPPED, 4, 0, access::ro, "fabric TLPs dropped"};
     std::array<std::unique_ptr<reg>, TRN3_FABRIC_CHANNELS> fabric_rx_channel_;  // TRN3_CHIP_FABRIC_RX_CHANNEL(c)
+    std::array<std::unique_ptr<reg>, TRN3_DMA_PENDING_WORDS> dma_pending_;  // TRN3_CHIP_DMA_PENDING(w)
     std::vector<std::unique_ptr<reg>> routes_;
     reg notify_base_{regs, "notify_base", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_BASE, 8,
                      0,    access::rw,    "notification ring (host)"};

@@ -90,6 +90,9 @@ public:
     explicit dma_engine(const sc_core::sc_module_name& name, unsigned default_engines = 1);
 
     std::uint32_t queue_status(unsigned q) const { return static_cast<std::uint32_t>(queues_.at(q).status->value()); }
+    // The chip's DMA_PENDING word w: bit i for queue 32 w + i while it has
+    // descriptors left (enabled, HEAD != TAIL, not stopped on an error).
+    std::uint32_t pending_word(unsigned w) const;
 
 private:
     struct queue {

@@ -140,6 +140,13 @@ public:
     // timeout does (the caller's own reason to stop waiting).
     status queue_finished(unsigned queue, std::uint64_t timeout_ns, std::uint64_t poll_ns,
                           const std::function<bool()>& give_up = {});
+    // queues_finished waits for queues first .. first + count - 1 at once:
+    // it reads the chip's DMA_PENDING words that hold them (one read for 32
+    // queues) until none has descriptors left, then ERR_STATUS once; a
+    // queue whose error bit is set, or every queue on a timeout, goes
+    // through queue_finished (which resets a stopped one). The first
+    // failure's status, else ok.
+    status queues_finished(unsigned first, unsigned count, std::uint64_t timeout_ns, std::uint64_t poll_ns);
 
     status launch(unsigned core, const std::array<std::uint64_t, 5>& pcs, unsigned engine_mask);
     status wait_core(unsigned core, std::uint64_t timeout_ns, core_result& result);

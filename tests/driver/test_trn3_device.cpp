@@ -601,54 +601,83 @@ TEST_CASE("a chip with 32 DMA queues: the driver refuses queue 32, and ERR_STATU
     CHECK((err_after_second & TRN3_ERR_DMA(1)) == 0);
 }
 
-TEST_CASE("queues_finished sees 40 queues done in two DMA_PENDING reads, recovers the one that stopped, and stops one "
-          "that waits forever") {
+TEST_CASE("queues_finished sees 40 queues done in two DMA_PENDING reads, recovers the one that stopped and no other, "
+          "stops one that waits forever and one never rung, and refuses queues the chip lacks") {
     param_registry::instance().set_pending_text("chip0.dma0.queues", "48", "test");
     host_rig h;
-    status all_done = status::ok, one_stopped = status::ok, one_waits = status::ok, outside = status::ok;
+    status at_once = status::ok, all_done = status::ok, one_stopped = status::ok, one_waits = status::ok;
+    status edges = status::ok, never_rung = status::ok, outside = status::ok, wrapped = status::ok;
     std::uint64_t pending_ns = 0, one_by_one_ns = 0;
-    std::uint32_t err_after = 0, control_after = 1, pending_after = 0;
+    std::vector<std::uint32_t> heads;
+    std::uint32_t err_after = 0, control_after = 1, neighbours_control = 0, pending_after = 1;
     h.run([&] {
         h.bring_up();
         std::uint64_t rings = 0;
         REQUIRE(h.device.alloc(1 << 22, rings) == status::ok);
-        const trn3_dma_descriptor copy{TRN3_DEV_HBM_BASE(0) + 0x5000, TRN3_DEV_HBM_BASE(2) + 0x5000, 64, 0, 1};
+        const trn3_dma_descriptor copy{TRN3_DEV_HBM_BASE(0) + 0x5000, TRN3_DEV_HBM_BASE(2) + 0x5000, 4096, 0, 1};
         const trn3_dma_descriptor bad{TRN3_DEV_HBM_BASE(0) + 40 * GiB, TRN3_DEV_HBM_BASE(2), 64, 0, 2};
         const trn3_dma_descriptor never{1, 0, 0, TRN3_DESC_WAIT_FABRIC, 3};  // no fabric bytes ever land
-        auto run_all = [&](unsigned odd_queue, const trn3_dma_descriptor& odd) {
-            for (unsigned q = 1; q <= 40; ++q) {
+        auto load_all = [&](unsigned odd_queue, const trn3_dma_descriptor& odd) {
+            for (unsigned q = 1; q <= 40; ++q)
                 REQUIRE(h.device.load_device_queue(q, rings + (q << 15), {q == odd_queue ? odd : copy}) == status::ok);
-                REQUIRE(h.device.start_device_queue(q) == status::ok);
-            }
         };
-        run_all(0, copy);
-        h.adapter.sleep_ns(20'000);
+        auto start_all = [&](unsigned skip = 0) {
+            for (unsigned q = 1; q <= 40; ++q)
+                if (q != skip) REQUIRE(h.device.start_device_queue(q) == status::ok);
+        };
+        // Waited for at once, as soon as rung: every queue has run its descriptor.
+        load_all(0, copy);
+        start_all();
+        at_once = h.device.queues_finished(1, 40, 1'000'000, 1000);
+        for (unsigned q = 1; q <= 40; ++q) heads.push_back(h.bar0_read(TRN3_BAR0_DMA(q) + TRN3_DMA_HEAD));
+        edges = std::max(h.device.queues_finished(31, 2, 1000, 1000), h.device.queues_finished(1, 47, 1000, 1000));
+
+        load_all(0, copy);
+        start_all();
+        h.adapter.sleep_ns(50'000);
         std::uint64_t t0 = h.now_ns();
         all_done = h.device.queues_finished(1, 40, 1'000'000, 1000);
         pending_ns = h.now_ns() - t0;
-        run_all(0, copy);
-        h.adapter.sleep_ns(20'000);
+        load_all(0, copy);
+        start_all();
+        h.adapter.sleep_ns(50'000);
         t0 = h.now_ns();
         for (unsigned q = 1; q <= 40; ++q) REQUIRE(h.device.queue_finished(q, 1'000'000, 1000) == status::ok);
         one_by_one_ns = h.now_ns() - t0;
 
-        run_all(35, bad);
+        load_all(35, bad);  // queues 3 and 19 share its ERR_STATUS bit
+        start_all();
         one_stopped = h.device.queues_finished(1, 40, 1'000'000, 1000);
         err_after = h.bar0_read(TRN3_CHIP_ERR_STATUS);
         control_after = h.bar0_read(TRN3_BAR0_DMA(35) + TRN3_DMA_CONTROL);
+        neighbours_control =
+            h.bar0_read(TRN3_BAR0_DMA(3) + TRN3_DMA_CONTROL) & h.bar0_read(TRN3_BAR0_DMA(19) + TRN3_DMA_CONTROL);
 
-        run_all(7, never);  // (queue 35 runs again: it copies)
+        load_all(7, never);  // (queue 35 runs again: it copies)
+        start_all();
         one_waits = h.device.queues_finished(1, 40, 100'000, 1000);
         pending_after = h.bar0_read(TRN3_CHIP_DMA_PENDING(0)) | h.bar0_read(TRN3_CHIP_DMA_PENDING(1));
+
+        load_all(0, copy);
+        start_all(12);  // queue 12 is loaded, never rung: its bit is clear with nothing run
+        never_rung = h.device.queues_finished(1, 40, 1'000'000, 1000);
+
         outside = h.device.queues_finished(40, 9, 1000, 1000);  // queue 48 is not the chip's
+        wrapped = h.device.queues_finished(1, 0xFFFFFFFFu, 1000, 1000);
     });
+    CHECK(at_once == status::ok);
+    CHECK(heads == std::vector<std::uint32_t>(40, 1));
+    CHECK(edges == status::ok);
     CHECK(all_done == status::ok);
     // Two reads of DMA_PENDING and one of ERR_STATUS against two reads a queue.
     CHECK(pending_ns * 10 < one_by_one_ns);
     CHECK(one_stopped == status::dma_error);
     CHECK((err_after & TRN3_ERR_DMA(35)) == 0);  // recovered
     CHECK(control_after == 0);  // stopped, its failed descriptor dropped: the next load runs it again
+    CHECK((neighbours_control & TRN3_DMA_CONTROL_ENABLE) != 0);  // done queues sharing the bit are left alone
     CHECK(one_waits == status::timeout);
     CHECK(pending_after == 0);  // the waiting queue was stopped
+    CHECK(never_rung == status::timeout);
     CHECK(outside == status::bad_argument);
+    CHECK(wrapped == status::bad_argument);
 }

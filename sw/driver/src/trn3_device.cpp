@@ -416,6 +416,7 @@ status trn3_device::load_device_queue(unsigned q, std::uint64_t ring_address,
     wr(TRN3_BAR0_DMA(q) + TRN3_DMA_CONTROL, TRN3_DMA_CONTROL_ENABLE | TRN3_DMA_CONTROL_DEVICE_RING);
     device_queue_tail_[q] = head + static_cast<std::uint32_t>(descriptors.size());
     handled_[q] = false;
+    started_[q] = false;
     return status::ok;
 }
 
@@ -423,6 +424,7 @@ status trn3_device::start_device_queue(unsigned q) {
     if (!probed_) return status::no_device;
     if (!queue_exists(q)) return status::bad_argument;
     wr(TRN3_BAR0_DMA(q) + TRN3_DMA_TAIL, device_queue_tail_[q]);
+    started_[q] = true;
     return status::ok;
 }
 
@@ -451,6 +453,7 @@ status trn3_device::queue_finished(unsigned q, std::uint64_t timeout_ns, std::ui
 
 status trn3_device::queues_finished(unsigned first, unsigned count, std::uint64_t timeout_ns, std::uint64_t poll_ns) {
     if (!probed_) return status::no_device;
+    if (first >= TRN3_DMA_QUEUES_MAX || count > TRN3_DMA_QUEUES_MAX - first) return status::bad_argument;
     for (unsigned q = first; q < first + count; ++q)
         if (!queue_exists(q)) return status::bad_argument;
     if (count == 0) return status::ok;
@@ -469,7 +472,7 @@ status trn3_device::queues_finished(unsigned first, unsigned count, std::uint64_
     const std::uint32_t errors = rd(TRN3_CHIP_ERR_STATUS);
     status first_failure = status::ok;
     for (unsigned q = first; q <= last; ++q)
-        if (!done || (errors & TRN3_ERR_DMA(q))) {
+        if (!done || (errors & TRN3_ERR_DMA(q)) || !started_[q]) {
             const status st = queue_finished(q, 0, poll_ns);
             if (first_failure == status::ok) first_failure = st;
         }

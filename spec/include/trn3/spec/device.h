@@ -83,8 +83,8 @@
 #define TRN3_CHIP_DMA_QUEUES 0x70u /* RO 4: the DMA queues this chip has (queue q < DMA_QUEUES) */
 /* RO 4, w = 0..3: bit q % 32 of word q / 32 is set while DMA queue q has
  * descriptors left to run (enabled, HEAD != TAIL, not stopped on an error):
- * one read tells a host which of 32 queues are done (clear: done, or
- * stopped, which ERR_STATUS says) */
+ * one read tells a host which of 32 queues are done (clear: done, stopped
+ * on an error, which ERR_STATUS says, disabled, or never rung) */
 #define TRN3_CHIP_DMA_PENDING(w) (0x80u + 4u * (w))
 #define TRN3_DMA_PENDING_WORDS (TRN3_DMA_QUEUES_MAX / 32u)
 #define TRN3_CHIP_FABRIC_DROPPED 0x38u /* RO 4: fabric TLPs this chip dropped (fabric off, or no route): ERR_FABRIC */

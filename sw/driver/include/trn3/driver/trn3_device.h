@@ -144,8 +144,11 @@ public:
     // it reads the chip's DMA_PENDING words that hold them (one read for 32
     // queues) until none has descriptors left, then ERR_STATUS once; a
     // queue whose error bit is set, or every queue on a timeout, goes
-    // through queue_finished (which resets a stopped one). The first
-    // failure's status, else ok.
+    // through queue_finished (which resets a stopped one); so does a queue
+    // loaded but not started since (its bit is clear with nothing run). The
+    // first failure's status, else ok; a queue the chip lacks: bad_argument.
+    // ERR_STATUS is the only sign of a stop here, so no other thread may
+    // recover these queues meanwhile.
     status queues_finished(unsigned first, unsigned count, std::uint64_t timeout_ns, std::uint64_t poll_ns);
 
     status launch(unsigned core, const std::array<std::uint64_t, 5>& pcs, unsigned engine_mask);
@@ -165,6 +168,7 @@ private:
     std::array<std::uint32_t, TRN3_DMA_QUEUES_MAX> device_queue_tail_{};
     unsigned dma_queues_ = 0;  // DMA_QUEUES, once read (0: not yet)
     std::bitset<TRN3_DMA_QUEUES_MAX> handled_;  // stopped queues the driver recovered since their last load
+    std::bitset<TRN3_DMA_QUEUES_MAX> started_;  // device queues rung since their last load
     bool queue_exists(unsigned q);
     void clear_dma_error(unsigned q);
     status mailbox(std::uint16_t command, const void* payload, std::uint16_t length, void* response,

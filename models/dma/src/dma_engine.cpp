@@ -88,25 +88,23 @@ void dma_engine::fabric_progress() {
         if (qu.waiting) return ring();
 }
 
+bool dma_engine::has_descriptors(const queue& qu) {
+    return (qu.control->value() & TRN3_DMA_CONTROL_ENABLE) &&
+           TRN3_DMA_STATUS_STATE(qu.status->value()) != TRN3_DMA_STATE_ERROR &&
+           static_cast<std::uint32_t>(qu.head->value()) != static_cast<std::uint32_t>(qu.tail->value());
+}
+
 std::uint32_t dma_engine::pending_word(unsigned w) const {
     std::uint32_t bits = 0;
-    for (unsigned i = 0; i < 32 && 32 * w + i < queues_.size(); ++i) {
-        const queue& qu = queues_[32 * w + i];
-        if ((qu.control->value() & TRN3_DMA_CONTROL_ENABLE) &&
-            TRN3_DMA_STATUS_STATE(qu.status->value()) != TRN3_DMA_STATE_ERROR &&
-            static_cast<std::uint32_t>(qu.head->value()) != static_cast<std::uint32_t>(qu.tail->value()))
-            bits |= 1u << i;
-    }
+    for (unsigned i = 0; i < 32 && 32 * w + i < queues_.size(); ++i)
+        if (has_descriptors(queues_[32 * w + i])) bits |= 1u << i;
     return bits;
 }
 
 bool dma_engine::ready(unsigned q) const {
     const queue& qu = queues_[q];
     const std::uint32_t head = static_cast<std::uint32_t>(qu.head->value());
-    if (qu.busy || !(qu.control->value() & TRN3_DMA_CONTROL_ENABLE) ||
-        TRN3_DMA_STATUS_STATE(qu.status->value()) == TRN3_DMA_STATE_ERROR || qu.ring_size->value() == 0 ||
-        head == static_cast<std::uint32_t>(qu.tail->value()))
-        return false;
+    if (qu.busy || !has_descriptors(qu) || qu.ring_size->value() == 0) return false;
     // A WAIT_FABRIC descriptor not yet satisfied (no count at all: never) waits for fabric_progress().
     return !(qu.waiting && qu.waiting_at == head &&
              (!fabric_rx_bytes || fabric_rx_bytes(qu.waiting_on) < qu.waiting_for));
@@ -242,10 +240,7 @@ bool dma_engine::serve(engine& e, unsigned q) {
     queue& qu = queues_[q];
     const std::uint32_t size = static_cast<std::uint32_t>(qu.ring_size->value());
     const std::uint32_t head = static_cast<std::uint32_t>(qu.head->value());
-    if (!(qu.control->value() & TRN3_DMA_CONTROL_ENABLE) ||
-        TRN3_DMA_STATUS_STATE(qu.status->value()) == TRN3_DMA_STATE_ERROR || size == 0 ||
-        head == static_cast<std::uint32_t>(qu.tail->value()))
-        return false;
+    if (!has_descriptors(qu) || size == 0) return false;
     if (size & (size - 1)) {
         fail(q, TRN3_DMA_ERR_DESCRIPTOR);
         return false;

@@ -757,21 +757,23 @@ private:
         // polls besides: a queue that stops on an error never reaches its
         // last descriptor, so its interrupt never comes.
         const std::uint64_t every_ns = ns(poll.get()) * (wait.get() == "interrupt" ? 100 : 1);
-        for (std::size_t c = 0; c < hi.chips.size(); ++c)
-            if (rank_of_chip(hi.chips[c].fabric_id) >= 0 && completion.get() == "pending") {
+        for (std::size_t c = 0; c < hi.chips.size(); ++c) {
+            if (rank_of_chip(hi.chips[c].fabric_id) < 0) continue;
+            if (completion.get() == "pending") {
                 const driver::status st = devices[c]->queues_finished(1, k_channels, ns(timeout.get()), every_ns);
                 if (st != driver::status::ok)
                     fail(h, i, in_place,
                          fmt::format("chip {} channels 0-{}: {}", hi.chips[c].name, k_channels - 1,
                                      driver::status_name(st)));
-            } else if (rank_of_chip(hi.chips[c].fabric_id) >= 0) {
-                for (unsigned k = 0; k < k_channels; ++k) {
-                    const driver::status st = devices[c]->queue_finished(1 + k, ns(timeout.get()), every_ns);
-                    if (st != driver::status::ok)
-                        fail(h, i, in_place,
-                             fmt::format("chip {} channel {}: {}", hi.chips[c].name, k, driver::status_name(st)));
-                }
+                continue;
             }
+            for (unsigned k = 0; k < k_channels; ++k) {
+                const driver::status st = devices[c]->queue_finished(1 + k, ns(timeout.get()), every_ns);
+                if (st != driver::status::ok)
+                    fail(h, i, in_place,
+                         fmt::format("chip {} channel {}: {}", hi.chips[c].name, k, driver::status_name(st)));
+            }
+        }
     }
 
     // The row's time: from the start to the last chip done in the cluster.

@@ -140,6 +140,8 @@ private:
     // when every change of it is in: the choice never depends on which
     // engine or doorbell the kernel ran first).
     void dispatch();
+    // Enabled, not stopped on an error, HEAD != TAIL: what DMA_PENDING shows.
+    static bool has_descriptors(const queue& qu);
     bool ready(unsigned q) const;  // has a descriptor to serve and no engine
     bool serve(engine& e, unsigned q);  // one descriptor; false when the queue has none or stopped
     // What an access is for: its queue (the order of simultaneous accesses),

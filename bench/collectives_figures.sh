@@ -5,7 +5,7 @@
 # deterministic, wall times are this machine's. Every size runs on every
 # channel (collectives.channel_bytes=0), as these figures were measured.
 #
-#   bench/collectives_figures.sh [build/release]   (about 28 minutes on 2 cores)
+#   bench/collectives_figures.sh [build/release]   (about 45 minutes on 2 cores)
 set -euo pipefail
 set -f  # the params' '*' patterns are not file globs
 bin="${1:-build/release}/bin/trn3vp"
@@ -92,6 +92,22 @@ run "nl72x2 reduced to 16 chips, all_reduce 256 MiB, 63 channels on 64 queues an
     -p collectives.channel_bytes=0 -p collectives.min_bytes=256M -p collectives.max_bytes=256M \
     -p collectives.check_max_bytes=0 -p collectives.channels=63 -p "nl72x2.*.dma0.queues=64" \
     -p "nl72x2.*.dma0.engines=64" -p "nl72x2.*.dma0.chunk=64K" -p collectives.completion=pending
+# Rings on a switched grid (collectives.rings=grid): 64 channels on 16 chips (8 patterns, the
+# cables' ceiling), against the searched rings on the same channels.
+for rings in grid topology; do
+    run "nl72x2 reduced to 16 chips, all_reduce 256 MiB, 64 channels on 128 queues and engines, rings $rings, completion pending" \
+        --platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives -p collectives.algorithm=ring \
+        -p collectives.channel_bytes=0 -p collectives.min_bytes=256M -p collectives.max_bytes=256M \
+        -p collectives.check_max_bytes=0 -p collectives.channels=64 -p "nl72x2.*.dma0.queues=128" \
+        -p "nl72x2.*.dma0.engines=128" -p "nl72x2.*.dma0.chunk=64K" -p collectives.completion=pending \
+        -p collectives.rings=$rings
+done
+# The full nl72x2 at 256 MiB on grid rings: 72 channels (9 patterns, every x8 way 4 flows).
+run "nl72x2 (144 chips), all_reduce 256 MiB, ring on 72 grid rings, 128 queues and engines, dma0.chunk 64K, completion pending" \
+    $full -p collectives.algorithm=ring -p collectives.rings=grid -p collectives.channels=72 \
+    -p collectives.min_bytes=256M -p collectives.max_bytes=256M -p "nl72x2.*.dma0.queues=128" \
+    -p "nl72x2.*.dma0.engines=128" -p "nl72x2.*.dma0.chunk=64K" -p collectives.completion=pending \
+    -p collectives.wait=interrupt -p "*.timing_model=bandwidth"
 # The full nl72x2 (144 chips) at 256 MiB: 63 channels on 64 queues (about 9 minutes), and the
 # hierarchical all_reduce on 21 (6 fabric channels each: 126 of 128); interrupts and the HBM
 # bandwidth engine keep the host's side fast.

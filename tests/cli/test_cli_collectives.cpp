@@ -3,6 +3,7 @@
 // UltraServers and the torus, subgroups, JSON, faults and the errors.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -477,6 +478,54 @@ TEST_CASE("collectives: channel_bytes runs small sizes on fewer channels, exact,
     CHECK_THAT(fewer[1], Catch::EndsWith("      0"));  // 16 KiB, checked: exact
     CHECK(column_of(every[0], 6) == Approx(18.18));  // 64 B, out of place
     CHECK(column_of(fewer[0], 6) == Approx(5.41));
+}
+
+TEST_CASE("collectives: rings=grid on 16 chips of nl72x2: 64 channels are 8 patterns of one-level hops, each chip "
+          "crossing between the racks in one, exact, and a channel count that is not a multiple of 8 is refused") {
+    const std::string path = temp_path("grid_rings.json");
+    const std::string base = "run --platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives "
+                             "-p collectives.algorithm=ring -p collectives.rings=grid -p nl72x2.*.dma0.queues=128 "
+                             "-p nl72x2.*.dma0.engines=128 -p collectives.min_bytes=1M -p collectives.max_bytes=1M ";
+    const result r = trn3vp(base + "-p collectives.channels=64 -p collectives.json=" + path);
+    INFO(r.out << r.err);
+    REQUIRE(r.code == 0);
+    const auto rows = table_rows(r.out);
+    REQUIRE(rows.size() == 1);
+    CHECK(column_of(rows[0], 9) == 0);  // out of place: every element exact
+    CHECK(column_of(rows[0], 13) == 0);  // in place
+    CHECK_THAT(r.out, Catch::Contains("ring algorithm (grid rings: 8 patterns x 8 channels, hops out of a chip at most "
+                                      "tray 4, rack 4, racks 1 (balanced)), up to 64 channels"));
+    const auto j = nlohmann::json::parse(slurp(path));
+    std::remove(path.c_str());
+    const auto rings = j["rings"].get<std::vector<std::vector<unsigned>>>();
+    REQUIRE(rings.size() == 64);
+    // Fabric id r x 8 + t x 4 + s: rack r, tray t, slot s.
+    std::vector<unsigned> crossings(16, 0);
+    for (const auto& ring : rings) {
+        REQUIRE(ring.size() == 16);
+        for (std::size_t i = 0; i < 16; ++i) {
+            const unsigned a = ring[i], b = ring[(i + 1) % 16];
+            const int levels = (a / 8 != b / 8) + (a / 4 % 2 != b / 4 % 2) + (a % 4 != b % 4);
+            CHECK(levels == 1);  // a tray switch, a plane switch, or the cable to the twin
+            if (a / 8 != b / 8) ++crossings[a];
+        }
+    }
+    // Each chip's cable carries one pattern's 8 copies (4 flows a x8 way, as
+    // every tray and plane way): the cables' ceiling, every ring at 16 GB/s.
+    CHECK(crossings == std::vector<unsigned>(16, 8));
+    // Copies of a pattern: one order on 8 consecutive channels.
+    auto from = [](std::vector<unsigned> ring, unsigned first) {
+        std::rotate(ring.begin(), std::find(ring.begin(), ring.end(), first), ring.end());
+        return ring;
+    };
+    CHECK(from(rings[9], rings[8][0]) == rings[8]);
+    CHECK(from(rings[15], rings[8][0]) == rings[8]);
+    CHECK(from(rings[16], rings[8][0]) != rings[8]);
+
+    const result odd = trn3vp(base + "-p collectives.channels=20");
+    CHECK(odd.code == 2);
+    CHECK_THAT(odd.err,
+               Catch::Contains("collectives: grid rings: 20 rings: a multiple of 8 (the most ways of a level)"));
 }
 
 TEST_CASE("collectives: the table as JSON, with the same fields, and a file that cannot be written is refused") {

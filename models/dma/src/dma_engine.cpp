@@ -112,11 +112,13 @@ bool dma_engine::ready(unsigned q) const {
 
 void dma_engine::dispatch() {
     // Idle engines in their order, each to the next ready queue after the
-    // last one given out (round robin).
+    // last one given out (round robin). Once a look over every queue finds
+    // none ready, the other idle engines would find none either.
     for (engine& e : engines_) {
         if (e.queue >= 0) continue;
         const unsigned n = static_cast<unsigned>(queues_.size());
-        for (unsigned i = 0; i < n; ++i) {
+        bool given = false;
+        for (unsigned i = 0; i < n && !given; ++i) {
             const unsigned q = (next_ + i) % n;
             if (!ready(q)) continue;
             queues_[q].busy = true;
@@ -124,8 +126,9 @@ void dma_engine::dispatch() {
             e.queue = static_cast<int>(q);
             e.go.notify();
             next_ = (q + 1) % n;
-            break;
+            given = true;
         }
+        if (!given) return;
     }
 }
 

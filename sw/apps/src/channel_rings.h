@@ -7,10 +7,12 @@
 #include <map>
 #include <memory>
 #include <numeric>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "communicator.h"
+#include "trn3/collectives/grid_rings.h"
 #include "trn3/collectives/level_orders.h"
 #include "trn3/collectives/rings.h"
 
@@ -18,7 +20,8 @@ namespace trn3::apps {
 
 class channel_rings {
 public:
-    // mode: topology, greedy (the search without its local search) or stride.
+    // mode: topology, greedy (the search without its local search), grid
+    // (collectives::grid_rings) or stride.
     // balanced_orders: the hierarchical channels' level orders by
     // collectives::level_orders over the fabric's level bandwidths (else
     // every channel innermost first).
@@ -33,9 +36,15 @@ public:
     // reverse), then 3, n - 3, 5... whichever are coprime with n.
     std::vector<unsigned> ring(unsigned channel) const {
         if (searching()) {
-            if (searched_.empty())
+            if (searched_.empty() && mode_ == "grid") {
+                grid_ = collectives::grid_rings(*fabric_, members_, levels_.position, channels_,
+                                                [](unsigned k) { return 1 + k; });
+                searched_ = std::move(grid_->rings);
+                grid_->rings.clear();
+            } else if (searched_.empty()) {
                 searched_ = collectives::search_rings(
                     *fabric_, members_, channels_, [](unsigned k) { return 1 + k; }, mode_ == "topology");
+            }
             return searched_[channel];
         }
         const auto n = static_cast<unsigned>(members_.size());
@@ -83,13 +92,24 @@ public:
         if (found.empty()) {
             found = collectives::search_level_rings(
                 *fabric_, members_, levels_.position, in_use,
-                [in_use](unsigned k, unsigned l) { return l * in_use + k; }, mode_ == "topology");
+                [in_use](unsigned k, unsigned l) { return l * in_use + k; }, mode_ != "greedy");
         }
         return found[channel];
     }
 
     // The ring algorithm's rings so far, by channel (fabric ids): empty until searched.
     const std::vector<std::vector<unsigned>>& searched() const { return searched_; }
+    // For the header, once the grid rings are laid: "8 patterns x 8 channels,
+    // hops out of a chip at most tray 4, rack 4, racks 1 (balanced)"; empty otherwise.
+    std::string grid_text() const {
+        if (!grid_) return "";
+        std::string quotas;
+        for (std::size_t l = 0; l < grid_->quota.size() && l < levels_.names.size(); ++l)
+            quotas += (l ? ", " : "") + levels_.names[l] + " " + std::to_string(grid_->quota[l]);
+        return std::to_string(grid_->patterns) + " patterns x " + std::to_string(grid_->copies) +
+               " channels, hops out of a chip at most " + quotas +
+               (grid_->excess == 0 ? " (balanced)" : " (" + std::to_string(grid_->excess) + " over)");
+    }
 
 private:
     bool searching() const { return mode_ != "stride" && fabric_; }
@@ -104,6 +124,7 @@ private:
     mutable std::vector<double> bandwidth_;
     mutable bool bandwidth_known_ = false;
     mutable std::vector<std::vector<unsigned>> searched_;
+    mutable std::optional<collectives::grid_rings_result> grid_;  // without its rings (searched_ has them)
     mutable std::map<unsigned, std::vector<collectives::rings_by_level>> searched_levels_;  // by channels in use
 };
 

@@ -83,14 +83,21 @@ constexpr collectives::buffers sbuf_layout{TRN3_DEV_SBUF_BASE(0),           TRN3
                                            TRN3_DEV_SBUF_BASE(0) + 4 * mib, TRN3_DEV_SBUF_BASE(0) + 6 * mib,
                                            TRN3_DEV_SBUF_BASE(0) + 8 * mib, 2 * mib,
                                            TRN3_DEV_SBUF_BASE(0) + 26 * mib};
-// Channel k's schedule runs on DMA queue 1 + k from a ring at ring_at + k x
-// ring_stride, in HBM stack 2 (with buffers=hbm1, away from them: a
+// Channel k's schedule runs on DMA queue 1 + k from a ring of its own
+// (ring_of), in HBM stack 2 (with buffers=hbm1, away from them: a
 // descriptor fetch behind a 15-channel all_reduce's data took 4-5 us, and
 // busbw fell from 230.78 to 169.44 GB/s on 16 chips at 64 MiB; striped
 // buffers share stack 2, and the engine reads 8 descriptors at a time).
-// Up to 63 channels: their rings end below the striped buffers (the stack's byte 1 GiB).
+// Each ring has ring_stride bytes; 63 fit below stack 2's striped part (its
+// byte 1 GiB), channels 63 on take stack 3's first GiB the same way: up to
+// 126 channels.
 constexpr std::uint64_t ring_at = TRN3_DEV_HBM_BASE(2) + (1 << 20), ring_stride = 16 << 20;
-constexpr std::uint64_t max_channels = std::min<std::uint64_t>((gib - mib) / ring_stride, TRN3_DMA_QUEUES_MAX - 1);
+constexpr std::uint64_t rings_per_stack = (gib - mib) / ring_stride;
+constexpr std::uint64_t max_channels = std::min<std::uint64_t>(2 * rings_per_stack, TRN3_DMA_QUEUES_MAX - 1);
+constexpr std::uint64_t ring_of(unsigned channel) {
+    return channel < rings_per_stack ? ring_at + channel * ring_stride
+                                     : TRN3_DEV_HBM_BASE(3) + mib + (channel - rings_per_stack) * ring_stride;
+}
 
 class collectives_program final : public host_program {
 public:
@@ -141,9 +148,11 @@ public:
         nullptr, "collectives.rings", "topology",
         "the ring algorithm's rings: topology (searched over the fabric's links and routes, one per channel, "
         "so that no link carries more than it must: greedily, then by a local search), greedy (the greedy "
-        "search alone), or stride (channel 0 in rank order, 1 the reverse, then strides coprime with the rank "
-        "count)",
-        one_of<std::string>{{"topology", "greedy", "stride"}}};
+        "search alone), grid (laid by construction on a switched grid, so that every link carries its share: "
+        "patterns of one order on as many channels as a level has ways, docs/collectives.md; needs channels a "
+        "multiple of the ways), or stride (channel 0 in rank order, 1 the reverse, then strides coprime with the "
+        "rank count)",
+        one_of<std::string>{{"topology", "greedy", "grid", "stride"}}};
     param<std::string> completion{
         nullptr, "collectives.completion", "queues",
         "how a host sees its chips' channels done: queues (each queue's HEAD against its TAIL, one queue after "
@@ -459,6 +468,8 @@ private:
                 grid += fmt::format("{}{} {}", l ? " x " : "", levels_.names[l], levels_.places[l]);
             return "hierarchical algorithm (" + grid + "; " + orders_text() + ")";
         }
+        if (algorithm.get() == "ring" && !rings_->grid_text().empty())
+            return "ring algorithm (grid rings: " + rings_->grid_text() + ")";
         if (algorithm.get() != "auto") return algorithm.get() + " algorithm";
         std::string chosen;
         for (std::uint64_t b : sizes_) {
@@ -723,7 +734,7 @@ private:
                 auto descriptors = plans[k].at(unsigned(hi.chips[c].fabric_id));
                 collectives::offset_waits(descriptors, 1 + k, base);
                 if (wait.get() == "interrupt" && !descriptors.empty()) descriptors.back().flags |= TRN3_DESC_INTERRUPT;
-                if (d.load_device_queue(1 + k, ring_at + k * ring_stride, descriptors) != driver::status::ok)
+                if (d.load_device_queue(1 + k, ring_of(k), descriptors) != driver::status::ok)
                     fail(h, i, in_place, "loading the schedule");
             }
         }

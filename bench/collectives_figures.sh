@@ -102,6 +102,13 @@ for rings in grid topology; do
         -p "nl72x2.*.dma0.engines=128" -p "nl72x2.*.dma0.chunk=64K" -p collectives.completion=pending \
         -p collectives.rings=$rings
 done
+# Out of place, the input copied on 32 queues of their own, phase by phase ahead of the steps.
+run "nl72x2 reduced to 16 chips, all_reduce 256 MiB, 64 grid channels, copy_queues 32, completion pending" \
+    --platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives -p collectives.algorithm=ring \
+    -p collectives.channel_bytes=0 -p collectives.min_bytes=256M -p collectives.max_bytes=256M \
+    -p collectives.check_max_bytes=0 -p collectives.channels=64 -p "nl72x2.*.dma0.queues=128" \
+    -p "nl72x2.*.dma0.engines=128" -p "nl72x2.*.dma0.chunk=64K" -p collectives.completion=pending \
+    -p collectives.rings=grid -p collectives.copy_queues=32
 # The full nl72x2 at 256 MiB on grid rings: 72 channels (9 patterns, every x8 way 4 flows).
 run "nl72x2 (144 chips), all_reduce 256 MiB, ring on 72 grid rings, 128 queues and engines, dma0.chunk 64K, completion pending" \
     $full -p collectives.algorithm=ring -p collectives.rings=grid -p collectives.channels=72 \

@@ -528,6 +528,31 @@ TEST_CASE("collectives: rings=grid on 16 chips of nl72x2: 64 channels are 8 patt
                Catch::Contains("collectives: grid rings: 20 rings: a multiple of 8 (the most ways of a level)"));
 }
 
+TEST_CASE("collectives: copy_queues: out of place the input is copied on queues of their own, exact, and chips "
+          "without the queues are refused") {
+    const std::string base = "run --platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives "
+                             "-p collectives.algorithm=ring -p collectives.channels=16 -p collectives.copy_queues=4 "
+                             "-p collectives.min_bytes=1M -p collectives.max_bytes=1M ";
+    for (const char* op : {"all_reduce", "reduce_scatter"}) {
+        const result r = trn3vp(base + "-p nl72x2.*.dma0.queues=32 -p collectives.op=" + op);
+        INFO(op << r.out << r.err);
+        REQUIRE(r.code == 0);
+        const auto rows = table_rows(r.out);
+        REQUIRE(rows.size() == 1);
+        CHECK(column_of(rows[0], 9) == 0);  // out of place: every element exact
+        CHECK(column_of(rows[0], 13) == 0);
+    }
+    const result few = trn3vp(base);
+    CHECK(few.code != 0);
+    CHECK_THAT(few.out + few.err, Catch::Contains("has 16 DMA queues: collectives.channels = 16 and copy_queues = 4 "
+                                                  "needs 21 (its dma0.queues param)"));
+    const result counters = trn3vp(base + "-p nl72x2.*.dma0.queues=128 -p collectives.channels=120 "
+                                          "-p collectives.copy_phases=8 -p collectives.min_bytes=64M "
+                                          "-p collectives.max_bytes=64M");
+    CHECK(counters.code == 2);
+    CHECK_THAT(counters.err, Catch::Contains("120 channels and 8 copy phases count on 129 of 128 fabric channels"));
+}
+
 TEST_CASE("collectives: the table as JSON, with the same fields, and a file that cannot be written is refused") {
     const std::string path = temp_path("collectives.json");
     const result r =

@@ -4,12 +4,33 @@
 // and land exactly the bytes each plan waits for.
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+
 #include "interpreter.h"
 
 using namespace trn3;
 using collectives::op;
 
 using namespace trn3::test::plans;
+
+namespace {
+// Channel c's ring request over ids (rank r is fabric id ids[r]): its ring
+// visits them in its own order (odd channels the other way round).
+collectives::request ring_request(op what, const std::vector<unsigned>& ids, unsigned c, unsigned channels,
+                                  std::uint64_t elements, bool in_place) {
+    const auto n = static_cast<unsigned>(ids.size());
+    collectives::request r;
+    r.what = what;
+    r.ranks = ids;
+    for (unsigned i = 0; i < n; ++i) r.ring.push_back(ids[(c % 2 ? n - i : i + c) % n]);
+    r.bytes = elements * 4;
+    r.in_place = in_place;
+    r.at = at;
+    r.channels = channels;
+    r.channel = c;
+    return r;
+}
+}  // namespace
 
 TEST_CASE("ring all_reduce, reduce_scatter and all_gather give exact results under every timing, in and out of "
           "place, on one channel or several rings") {
@@ -25,16 +46,8 @@ TEST_CASE("ring all_reduce, reduce_scatter and all_gather give exact results und
                         for (unsigned i = 0; i < n; ++i) ids.push_back((i * 3 + 1) % 16);
                         std::vector<std::vector<collectives::rank_plan>> plans;
                         for (unsigned c = 0; c < channels; ++c) {
-                            collectives::request r;
-                            r.what = what;
-                            r.ranks = ids;
-                            for (unsigned i = 0; i < n; ++i) r.ring.push_back(ids[(c % 2 ? n - i : i + c) % n]);
-                            r.bytes = elements * 4;
-                            r.in_place = in_place;
-                            r.at = at;
-                            r.channels = channels;
-                            r.channel = c;
-                            plans.push_back(collectives::plan_ring(r));
+                            plans.push_back(
+                                collectives::plan_ring(ring_request(what, ids, c, channels, elements, in_place)));
                             REQUIRE(plans.back().size() == n);
                         }
                         for (std::uint64_t seed = 1; seed <= 8; ++seed) {
@@ -75,6 +88,52 @@ TEST_CASE("out of place, a ring rank reduces into its successor only once the su
                 check_outputs(op::all_reduce, elements, false, mem);
             }
         }
+}
+
+TEST_CASE("ring out of place on copy queues (the input copied phase by phase ahead): exact under every timing") {
+    for (const op what : {op::all_reduce, op::reduce_scatter})
+        for (const unsigned n : {2u, 3u, 5u, 8u})
+            for (const unsigned channels : {1u, 3u})
+                for (const unsigned queues : {1u, 2u})
+                    for (const unsigned phases : {1u, 3u, 8u}) {
+                        if (queues > channels) continue;
+                        const std::uint64_t elements = 16 * n * channels;
+                        std::vector<unsigned> ids;
+                        for (unsigned i = 0; i < n; ++i) ids.push_back((i * 3 + 1) % 16);
+                        std::vector<collectives::request> requests;
+                        std::vector<std::vector<collectives::rank_plan>> plans;
+                        for (unsigned c = 0; c < channels; ++c) {
+                            collectives::request r = ring_request(what, ids, c, channels, elements, false);
+                            r.copy_phases = phases;
+                            r.copy_counter = 1 + channels;
+                            requests.push_back(r);
+                            plans.push_back(collectives::plan_ring(r));
+                            // No copy on the channel's own queue; its first write reads the input.
+                            for (const auto& rank : plans.back()) {
+                                const auto first = std::find_if(
+                                    rank.descriptors.begin(), rank.descriptors.end(),
+                                    [](const trn3_dma_descriptor& d) { return d.dst >= TRN3_FABRIC_ADDR(0, 0); });
+                                REQUIRE(first != rank.descriptors.end());
+                                CHECK(first->src >= at.send);
+                                CHECK(first->src < at.send + elements * 4);
+                                const auto from_input = std::count_if(rank.descriptors.begin(), rank.descriptors.end(),
+                                                                      [&](const trn3_dma_descriptor& d) {
+                                                                          return !(d.flags & TRN3_DESC_WAIT_FABRIC) &&
+                                                                                 d.src >= at.send &&
+                                                                                 d.src < at.send + elements * 4;
+                                                                      });
+                                CHECK(from_input == 1);  // the first step's; the copies are the copy queues
+                            }
+                        }
+                        const auto copies = collectives::plan_ring_copies(requests, queues);
+                        REQUIRE(copies.size() == queues);
+                        for (const auto& q : copies) plans.push_back(q);
+                        for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+                            INFO(collectives::name(what) << " n " << n << " channels " << channels << " copy queues "
+                                                         << queues << " phases " << phases << " seed " << seed);
+                            check_exact(plans, ids, what, elements, false, seed);
+                        }
+                    }
 }
 
 TEST_CASE("a plan that cannot be made is refused with one line") {

@@ -37,7 +37,8 @@
 // mode's: a test compares them.
 //
 // params: collectives.op, .dtype, .redop, .chips, .min_bytes, .max_bytes, .factor, .json,
-//         .channels, .channel_bytes, .rings, .level_orders, .completion, .buffers, .check_max_bytes, .poll, .wait, .timeout,
+//         .channels, .channel_bytes, .rings, .level_orders, .copy_queues, .copy_phases, .completion, .buffers,
+//         .check_max_bytes, .poll, .wait, .timeout,
 //         .link_timeout, .boot_timeout
 #include <algorithm>
 #include <cstring>
@@ -153,6 +154,16 @@ public:
         "multiple of the ways), or stride (channel 0 in rank order, 1 the reverse, then strides coprime with the "
         "rank count)",
         one_of<std::string>{{"topology", "greedy", "grid", "stride"}}};
+    param<std::uint64_t> copy_queues{
+        nullptr, "collectives.copy_queues", 0,
+        "out of place, the ring's reduce-scatter (all_reduce, reduce_scatter): DMA queues of their own (after the "
+        "channels' queues) that copy the input to the buffer it is reduced in, phase by phase ahead of the steps, "
+        "so the rings start at once; 0: each channel copies all of it first",
+        range<std::uint64_t>{0, 32}};
+    param<std::uint64_t> copy_phases{nullptr, "collectives.copy_phases", 8,
+                                     "with copy_queues: phases of the reduce-scatter's steps, each copied (and "
+                                     "told by a token on a fabric channel of its own) before its first step",
+                                     range<std::uint64_t>{1, 32}};
     param<std::string> completion{
         nullptr, "collectives.completion", "queues",
         "how a host sees its chips' channels done: queues (each queue's HEAD against its TAIL, one queue after "
@@ -246,6 +257,15 @@ public:
                 for (const collectives::op o : phase_ops()) {
                     collectives::check_supported(algorithm_for(b, o), o, size());
                     const unsigned needed = counters_for(algorithm_for(b, o), o);
+                    if (copying(b, false, o) && 1 + channels_for(b) + copy_phases.get() > TRN3_FABRIC_CHANNELS)
+                        throw std::invalid_argument(fmt::format(
+                            "{} channels and {} copy phases count on {} of {} fabric channels (collectives.copy_phases)",
+                            channels_for(b), copy_phases.get(), 1 + channels_for(b) + copy_phases.get(),
+                            TRN3_FABRIC_CHANNELS));
+                    if (copying(b, false, o) && channels_for(b) + copy_queues.get() > max_channels)
+                        throw std::invalid_argument(fmt::format(
+                            "{} channels and {} copy queues: at most {} queues' rings (collectives.copy_queues)",
+                            channels_for(b), copy_queues.get(), max_channels));
                     if (needed * channels_for(b) > TRN3_FABRIC_CHANNELS)
                         throw std::invalid_argument(fmt::format(
                             "{} {} on {} ranks counts on {} fabric channels per channel: {} channels need {} of {} "
@@ -544,6 +564,10 @@ private:
             r.first_counter = channel * r.counters;
         }
 
+        if (copying(bytes, in_place, o)) {
+            r.copy_phases = static_cast<unsigned>(copy_phases.get());
+            r.copy_counter = 1 + r.channels;  // after the channels' own
+        }
         r.timing_only = !checked(bytes);
         r.traffic_class = static_cast<unsigned>(traffic_class.get());
         r.token_class = static_cast<unsigned>(token_class.get());
@@ -554,6 +578,18 @@ private:
         return r;
     }
     unsigned size() const { return static_cast<unsigned>(members_.size()); }
+    // Whether a row of op o copies its input on copy queues (copy_queues):
+    // out of place, the ring's reduce-scatter, and no more copy queues than
+    // channels.
+    bool copying(std::uint64_t bytes, bool in_place, collectives::op o) const {
+        return copy_queues.get() > 0 && !in_place && algorithm_for(bytes, o) == collectives::algorithm::ring &&
+               (o == collectives::op::all_reduce || o == collectives::op::reduce_scatter) && size() > 1;
+    }
+    unsigned copy_queues_for(std::uint64_t bytes, bool in_place, collectives::op o) const {
+        return copying(bytes, in_place, o)
+                   ? static_cast<unsigned>(std::min<std::uint64_t>(copy_queues.get(), channels_for(bytes)))
+                   : 0;
+    }
     collective_reference reference() const {
         return {what(),
                 ranks_total(),
@@ -589,7 +625,7 @@ private:
             me.failures = me.chips.failures;
             aborted_ = true;
         }
-        if (me.failures.empty() && channels.get() >= TRN3_DMA_QUEUES) enough_queues(h);
+        if (me.failures.empty() && channels.get() + copy_queues.get() >= TRN3_DMA_QUEUES) enough_queues(h);
         if (!barrier(h) || aborted_) return finish(h, "a host could not bring its chips up");
         tracks_[h].mark("every host up");
         if (across_) {
@@ -614,10 +650,12 @@ private:
         for (std::size_t c = 0; c < sys_.hosts[h].chips.size(); ++c) {
             if (rank_of_chip(sys_.hosts[h].chips[c].fabric_id) < 0) continue;  // not in the communicator
             unsigned n = 0;
-            if (me.chips.devices[c]->dma_queues(n) != driver::status::ok || n < channels.get() + 1) {
-                me.failures.push_back(
-                    fmt::format("chip {} has {} DMA queues: collectives.channels = {} needs {} (its dma0.queues param)",
-                                sys_.hosts[h].chips[c].fabric_id, n, channels.get(), channels.get() + 1));
+            const std::uint64_t needed = channels.get() + copy_queues.get() + 1;
+            if (me.chips.devices[c]->dma_queues(n) != driver::status::ok || n < needed) {
+                me.failures.push_back(fmt::format(
+                    "chip {} has {} DMA queues: collectives.channels = {}{} needs {} (its dma0.queues param)",
+                    sys_.hosts[h].chips[c].fabric_id, n, channels.get(),
+                    copy_queues.get() ? fmt::format(" and copy_queues = {}", copy_queues.get()) : "", needed));
                 aborted_ = true;
             }
         }
@@ -694,8 +732,8 @@ private:
     void prepare(unsigned h, std::size_t i, bool in_place, collectives::op o, bool inputs) {
         const host_info& hi = sys_.hosts[h];
         const std::uint64_t bytes = sizes_[i];
-        const unsigned k_channels = channels_for(bytes);
         const auto& plans = plans_for(i, in_place, o);
+        loaded_queues_ = static_cast<unsigned>(plans.size());
         const bool gather_only = what() == collectives::op::all_gather;
         const std::uint64_t part = gather_only ? bytes / size() : bytes;
         for (std::size_t c = 0; c < hi.chips.size(); ++c) {
@@ -722,7 +760,7 @@ private:
             }
             std::array<std::uint64_t, TRN3_FABRIC_CHANNELS> base{};
             std::array<bool, TRN3_FABRIC_CHANNELS> read{};
-            for (unsigned k = 0; k < k_channels; ++k)
+            for (unsigned k = 0; k < plans.size(); ++k)
                 for (const auto& desc : plans[k].at(unsigned(hi.chips[c].fabric_id))) {
                     const unsigned ch = TRN3_DESC_CHANNEL_OF(desc.flags, 1 + k) % TRN3_FABRIC_CHANNELS;
                     if (!(desc.flags & TRN3_DESC_WAIT_FABRIC) || read[ch]) continue;
@@ -730,7 +768,7 @@ private:
                     if (d.fabric_channel_bytes(ch, base[ch]) != driver::status::ok)
                         fail(h, i, in_place, "reading the fabric counters");
                 }
-            for (unsigned k = 0; k < k_channels; ++k) {
+            for (unsigned k = 0; k < plans.size(); ++k) {  // the channels', then the copy queues
                 auto descriptors = plans[k].at(unsigned(hi.chips[c].fabric_id));
                 collectives::offset_waits(descriptors, 1 + k, base);
                 if (wait.get() == "interrupt" && !descriptors.empty()) descriptors.back().flags |= TRN3_DESC_INTERRUPT;
@@ -759,7 +797,7 @@ private:
     // Rings the host's chips' doorbells and waits for their queues.
     void run_loaded(unsigned h, std::size_t i, bool in_place) {
         const host_info& hi = sys_.hosts[h];
-        const unsigned k_channels = channels_for(sizes_[i]);
+        const unsigned k_channels = loaded_queues_;  // the channels' queues, then the copy queues
         auto& devices = hosts_[h].chips.devices;
         for (std::size_t c = 0; c < hi.chips.size(); ++c)
             if (rank_of_chip(hi.chips[c].fabric_id) >= 0)
@@ -908,10 +946,18 @@ private:
     const channel_plans& plans_for(std::size_t i, bool in_place, collectives::op o) {
         if (plans_key_ != std::make_tuple(i, in_place, o)) {
             plans_key_ = {i, in_place, o};
-            plans_.assign(channels_for(sizes_[i]), {});
-            for (unsigned k = 0; k < channels_for(sizes_[i]); ++k)
-                for (auto& rank : collectives::plan(request(sizes_[i], in_place, k, o)))
+            const unsigned k_channels = channels_for(sizes_[i]), copiers = copy_queues_for(sizes_[i], in_place, o);
+            plans_.assign(k_channels + copiers, {});
+            std::vector<collectives::request> requests;
+            for (unsigned k = 0; k < k_channels; ++k) {
+                requests.push_back(request(sizes_[i], in_place, k, o));
+                for (auto& rank : collectives::plan(requests.back()))
                     plans_[k][rank.fabric_id] = std::move(rank.descriptors);
+            }
+            // The copy queues (collectives.copy_queues) after the channels'.
+            auto copies = collectives::plan_ring_copies(requests, copiers);
+            for (unsigned j = 0; j < copiers; ++j)
+                for (auto& rank : copies[j]) plans_[k_channels + j][rank.fabric_id] = std::move(rank.descriptors);
         }
         return plans_;
     }
@@ -929,6 +975,7 @@ private:
     std::vector<unsigned> members_;  // the communicator's fabric ids, in rank order
     member_levels levels_;  // their positions on the topology's levels
     std::unique_ptr<channel_rings> rings_;
+    unsigned loaded_queues_ = 0;  // the row's DMA queues from 1 on: its channels', then its copy queues
     std::map<unsigned, unsigned> rank_of_id_;
     std::vector<row> rows_;
     struct {

@@ -117,6 +117,15 @@ struct request {
     // Every descriptor timing only (TRN3_DESC_TIMING_ONLY): the times of the
     // data mode, no data moved (plan() sets the flag).
     bool timing_only = false;
+    // Out of place, the ring's reduce-scatter (all_reduce, reduce_scatter):
+    // with copy_phases > 0 the input goes to the buffer it is reduced in on
+    // DMA queues of their own (plan_ring_copies), ahead of the steps, in
+    // copy_phases phases of the reduce-scatter's n - 1 steps, instead of all
+    // of it before the first step. A phase's tokens count on fabric channel
+    // copy_counter + phase (one per channel from each successor), and a
+    // rank waits for them before the phase's first step; the first step
+    // sends the input itself (the one chunk no step reduces into here).
+    unsigned copy_phases = 0, copy_counter = 0;
     // Traffic classes (TRN3_DESC_TRAFFIC_CLASS, 0-7) of the data and of the
     // 64-byte tokens (plan() sets them): with strict arbitration on the
     // fabric, a higher class goes first (a tensor-parallel communicator over
@@ -141,6 +150,16 @@ chunk chunk_of(std::uint64_t elements, unsigned n, unsigned c);
 // not whole elements or, for reduce_scatter, all_gather and all_to_all, not
 // n whole chunks). all_to_all has no ring form: plan() gives it the direct one.
 std::vector<rank_plan> plan_ring(const request& r);
+
+// The copy queues of a ring reduce-scatter out of place with copy_phases
+// (request): queue j of `queues` serves channels j, j + queues, ...; phase
+// by phase, each rank copies those channels' pieces that its predecessor
+// will reduce into during the phase's steps, in step order, then sends each
+// of those channels' predecessors a 64-byte token on copy_counter + phase.
+// `requests[k]`: channel k's (its ring). Result [j]: plans by rank (the
+// communicator's order). Descriptors carry the request's timing-only flag
+// and traffic classes, as plan() gives the channels'.
+std::vector<std::vector<rank_plan>> plan_ring_copies(const std::vector<request>& requests, unsigned queues);
 
 // Direct. send_recv (nccl-tests' sendrecv): rank p writes its buffer to
 // rank p + 1's output and receives rank p - 1's; in place, each rank first

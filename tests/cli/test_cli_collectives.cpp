@@ -485,7 +485,8 @@ TEST_CASE("collectives: rings=grid on 16 chips of nl72x2: 64 channels are 8 patt
     const std::string path = temp_path("grid_rings.json");
     const std::string base = "run --platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives "
                              "-p collectives.algorithm=ring -p collectives.rings=grid -p nl72x2.*.dma0.queues=128 "
-                             "-p nl72x2.*.dma0.engines=128 -p collectives.min_bytes=1M -p collectives.max_bytes=1M ";
+                             "-p nl72x2.*.dma0.engines=128 -p collectives.channel_bytes=0 "
+                             "-p collectives.min_bytes=1M -p collectives.max_bytes=1M ";
     const result r = trn3vp(base + "-p collectives.channels=64 -p collectives.json=" + path);
     INFO(r.out << r.err);
     REQUIRE(r.code == 0);
@@ -494,7 +495,7 @@ TEST_CASE("collectives: rings=grid on 16 chips of nl72x2: 64 channels are 8 patt
     CHECK(column_of(rows[0], 9) == 0);  // out of place: every element exact
     CHECK(column_of(rows[0], 13) == 0);  // in place
     CHECK_THAT(r.out, Catch::Contains("ring algorithm (grid rings: 8 patterns x 8 channels, hops out of a chip at most "
-                                      "tray 4, rack 4, racks 1 (balanced)), up to 64 channels"));
+                                      "tray 4, rack 4, racks 1 (balanced)), 64 channels"));
     const auto j = nlohmann::json::parse(slurp(path));
     std::remove(path.c_str());
     const auto rings = j["rings"].get<std::vector<std::vector<unsigned>>>();
@@ -532,8 +533,9 @@ TEST_CASE("collectives: copy_queues: out of place the input is copied on queues 
           "without the queues are refused") {
     const std::string base = "run --platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives "
                              "-p collectives.algorithm=ring -p collectives.channels=16 -p collectives.copy_queues=4 "
-                             "-p collectives.min_bytes=1M -p collectives.max_bytes=1M ";
+                             "-p collectives.channel_bytes=0 -p collectives.min_bytes=1M -p collectives.max_bytes=1M ";
     for (const char* op : {"all_reduce", "reduce_scatter"}) {
+        // 16 channels, 4 copy queues of 4 channels each.
         const result r = trn3vp(base + "-p nl72x2.*.dma0.queues=32 -p collectives.op=" + op);
         INFO(op << r.out << r.err);
         REQUIRE(r.code == 0);
@@ -541,6 +543,12 @@ TEST_CASE("collectives: copy_queues: out of place the input is copied on queues 
         REQUIRE(rows.size() == 1);
         CHECK(column_of(rows[0], 9) == 0);  // out of place: every element exact
         CHECK(column_of(rows[0], 13) == 0);
+        // The copy queues ran: the out-of-place row's time is not the copy-first one.
+        const result first =
+            trn3vp(base + "-p nl72x2.*.dma0.queues=32 -p collectives.copy_queues=0 -p collectives.op=" + op);
+        const auto first_rows = table_rows(first.out);
+        REQUIRE(first_rows.size() == 1);
+        CHECK(column_of(rows[0], 6) != column_of(first_rows[0], 6));
     }
     const result few = trn3vp(base);
     CHECK(few.code != 0);

@@ -136,6 +136,9 @@ TEST_CASE(
     const switched_grid g(18);
     CHECK_THROWS_WITH(grid_rings(g.f, g.ranks, g.positions, 20, channel_of),
                       Catch::Contains("20 rings: a multiple of 8"));
+    // Fewer rings than a level's ways: the ways are counted over 64 channels all the same.
+    CHECK_THROWS_WITH(grid_rings(g.f, g.ranks, g.positions, 4, channel_of),
+                      Catch::Contains("4 rings: a multiple of 8"));
     CHECK_THROWS_WITH(grid_rings(g.f, g.ranks, g.positions, 56, channel_of),
                       Catch::Contains("7 patterns: not a product of divisors of the levels' places"));
     auto holes = g.positions;

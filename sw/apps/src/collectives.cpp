@@ -257,11 +257,11 @@ public:
                 for (const collectives::op o : phase_ops()) {
                     collectives::check_supported(algorithm_for(b, o), o, size());
                     const unsigned needed = counters_for(algorithm_for(b, o), o);
-                    if (copying(b, false, o) && 1 + channels_for(b) + copy_phases.get() > TRN3_FABRIC_CHANNELS)
+                    const std::uint64_t phases = std::min<std::uint64_t>(copy_phases.get(), size() - 1);
+                    if (copying(b, false, o) && 1 + channels_for(b) + phases > TRN3_FABRIC_CHANNELS)
                         throw std::invalid_argument(fmt::format(
                             "{} channels and {} copy phases count on {} of {} fabric channels (collectives.copy_phases)",
-                            channels_for(b), copy_phases.get(), 1 + channels_for(b) + copy_phases.get(),
-                            TRN3_FABRIC_CHANNELS));
+                            channels_for(b), phases, 1 + channels_for(b) + phases, TRN3_FABRIC_CHANNELS));
                     if (copying(b, false, o) && channels_for(b) + copy_queues.get() > max_channels)
                         throw std::invalid_argument(fmt::format(
                             "{} channels and {} copy queues: at most {} queues' rings (collectives.copy_queues)",
@@ -579,8 +579,8 @@ private:
     }
     unsigned size() const { return static_cast<unsigned>(members_.size()); }
     // Whether a row of op o copies its input on copy queues (copy_queues):
-    // out of place, the ring's reduce-scatter, and no more copy queues than
-    // channels.
+    // out of place, the ring's reduce-scatter (copy_queues_for: at most one
+    // per channel).
     bool copying(std::uint64_t bytes, bool in_place, collectives::op o) const {
         return copy_queues.get() > 0 && !in_place && algorithm_for(bytes, o) == collectives::algorithm::ring &&
                (o == collectives::op::all_reduce || o == collectives::op::reduce_scatter) && size() > 1;
@@ -650,7 +650,10 @@ private:
         for (std::size_t c = 0; c < sys_.hosts[h].chips.size(); ++c) {
             if (rank_of_chip(sys_.hosts[h].chips[c].fabric_id) < 0) continue;  // not in the communicator
             unsigned n = 0;
-            const std::uint64_t needed = channels.get() + copy_queues.get() + 1;
+            const bool copies = copy_queues.get() > 0 &&
+                                (what() == collectives::op::all_reduce || what() == collectives::op::reduce_scatter);
+            const std::uint64_t needed =
+                channels.get() + (copies ? std::min(copy_queues.get(), channels.get()) : 0) + 1;
             if (me.chips.devices[c]->dma_queues(n) != driver::status::ok || n < needed) {
                 me.failures.push_back(fmt::format(
                     "chip {} has {} DMA queues: collectives.channels = {}{} needs {} (its dma0.queues param)",
@@ -812,15 +815,19 @@ private:
                 const driver::status st = devices[c]->queues_finished(1, k_channels, ns(timeout.get()), every_ns);
                 if (st != driver::status::ok)
                     fail(h, i, in_place,
-                         fmt::format("chip {} channels 0-{}: {}", hi.chips[c].name, k_channels - 1,
-                                     driver::status_name(st)));
+                         fmt::format("chip {} queues 1-{} (its channels' and copy queues): {}", hi.chips[c].name,
+                                     k_channels, driver::status_name(st)));
                 continue;
             }
             for (unsigned k = 0; k < k_channels; ++k) {
                 const driver::status st = devices[c]->queue_finished(1 + k, ns(timeout.get()), every_ns);
+                const unsigned channels_here = channels_for(sizes_[i]);
                 if (st != driver::status::ok)
                     fail(h, i, in_place,
-                         fmt::format("chip {} channel {}: {}", hi.chips[c].name, k, driver::status_name(st)));
+                         k < channels_here
+                             ? fmt::format("chip {} channel {}: {}", hi.chips[c].name, k, driver::status_name(st))
+                             : fmt::format("chip {} copy queue {}: {}", hi.chips[c].name, k - channels_here,
+                                           driver::status_name(st)));
             }
         }
     }

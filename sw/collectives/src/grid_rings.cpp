@@ -177,14 +177,15 @@ grid_rings_result grid_rings(const fabric_paths& fabric, const std::vector<unsig
         for (std::size_t q = 0; q < n && peer == n; ++q)
             if (hop[q] == int(l)) peer = q;
         need(peer < n, "level " + std::to_string(l) + " has no route between peers");
-        std::set<unsigned> first;
-        for (unsigned k = 0; k < rings; ++k) {
+        std::set<unsigned> first;  // over 64 channels at least: a level's ways, whatever the ring count
+        for (unsigned k = 0; k < std::max(rings, 64u); ++k) {
             const auto path = fabric.links(ranks[0], ranks[peer], fabric_channel(k));
             need(!path.empty(), "level " + std::to_string(l) + " has no route on a channel");
             first.insert(path.front());
         }
         ways[l] = unsigned(first.size());
         for (unsigned link : first) bandwidth[l] += fabric.capacity.at(link);
+        need(bandwidth[l] > 0, "level " + std::to_string(l) + " has no bandwidth");
     }
     const unsigned copies = *std::max_element(ways.begin(), ways.end());
     for (unsigned w : ways)

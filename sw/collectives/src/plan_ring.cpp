@@ -2,6 +2,7 @@
 #include <algorithm>
 
 #include <stdexcept>
+#include <string>
 
 #include "plan_util.h"
 
@@ -18,6 +19,9 @@ std::vector<rank_plan> plan_ring(const request& r) {
 
     const bool ahead = reduce && !r.in_place && r.copy_phases > 0 && n > 1;
     const unsigned phases = std::min(r.copy_phases, n - 1);
+    if (ahead && (r.copy_counter <= r.channels || r.copy_counter + phases > TRN3_FABRIC_CHANNELS))
+        throw std::invalid_argument("copy phases count on fabric channels past the channels' own, below " +
+                                    std::to_string(TRN3_FABRIC_CHANNELS));
     auto phase_of = [&](unsigned s) { return s * phases / (n - 1); };
 
     std::vector<rank_plan> plans(n);
@@ -101,8 +105,13 @@ std::vector<std::vector<rank_plan>> plan_ring_copies(const std::vector<request>&
     for (unsigned k = 0; k < requests.size(); ++k) {
         const request& r = requests[k];
         const std::map<unsigned, unsigned> rank_of = check(r);
-        if (ranks_of(r) != ranks || r.in_place || r.copy_phases != requests.front().copy_phases)
-            throw std::invalid_argument("copy queues: every channel's request alike, out of place");
+        if (ranks_of(r) != ranks || r.in_place || r.copy_phases != requests.front().copy_phases || r.channel != k ||
+            r.channels != requests.size() || (r.what != op::all_reduce && r.what != op::reduce_scatter) ||
+            r.copy_counter <= r.channels || r.copy_counter + phases > TRN3_FABRIC_CHANNELS || r.traffic_class > 7 ||
+            r.token_class > 7)
+            throw std::invalid_argument(
+                "copy queues: one request per channel, in order, alike, all_reduce or reduce_scatter out of place, "
+                "copy counters past the channels' own");
         const std::uint64_t work = work_buffer(r), slot = r.at.token + 2 * token_bytes * r.channel;
         const std::uint32_t flags = r.timing_only ? TRN3_DESC_TIMING_ONLY : 0;
         for (unsigned q = 0; q < n; ++q) {  // ring position q: rank p

@@ -9,7 +9,7 @@
 // Three ideas make every link carry its share:
 //  - Copies. G rings of one order on G consecutive fabric channels put one
 //    flow of each hop on each of a level's G ways (G: the most ways of any
-//    level, which the others' divide). The rings are P = rings / G
+//    level, counted over 64 channels at least, which the others' divide). The rings are P = rings / G
 //    patterns, each on G channels.
 //  - Quotas. Over the P patterns, a chip's hops out (and in) go to the
 //    levels in proportion to their bandwidth: at most quota[l] =
@@ -44,7 +44,8 @@ struct grid_rings_result {
     unsigned patterns = 0, copies = 0;  // P, G
     std::vector<unsigned> quota;  // by level
     std::vector<unsigned> shift_orders;  // by level: the shifts' orders (their product P)
-    std::uint64_t excess = 0;  // sum over orbits and levels of the hops past the quota, squared: 0 when balanced
+    std::uint64_t excess =
+        0;  // sum over orbits and levels of the hops out and in past the quota, squared: 0 when balanced
     std::uint64_t steps = 0;  // annealing moves tried
 };
 

@@ -120,7 +120,7 @@ struct request {
     // Out of place, the ring's reduce-scatter (all_reduce, reduce_scatter):
     // with copy_phases > 0 the input goes to the buffer it is reduced in on
     // DMA queues of their own (plan_ring_copies), ahead of the steps, in
-    // copy_phases phases of the reduce-scatter's n - 1 steps, instead of all
+    // min(copy_phases, n - 1) phases of the reduce-scatter's n - 1 steps, instead of all
     // of it before the first step. A phase's tokens count on fabric channel
     // copy_counter + phase (one per channel from each successor), and a
     // rank waits for them before the phase's first step; the first step

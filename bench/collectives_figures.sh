@@ -5,7 +5,7 @@
 # deterministic, wall times are this machine's. Every size runs on every
 # channel (collectives.channel_bytes=0), as these figures were measured.
 #
-#   bench/collectives_figures.sh [build/release]   (about 45 minutes on 2 cores)
+#   bench/collectives_figures.sh [build/release]   (about 70 minutes on 2 cores)
 set -euo pipefail
 set -f  # the params' '*' patterns are not file globs
 bin="${1:-build/release}/bin/trn3vp"
@@ -102,6 +102,14 @@ for rings in grid topology; do
         -p "nl72x2.*.dma0.engines=128" -p "nl72x2.*.dma0.chunk=64K" -p collectives.completion=pending \
         -p collectives.rings=$rings
 done
+# Out of place without a copy: each reducing write takes its other operand from the input where it
+# lands (collectives.out_of_place=operand, TRN3_DESC_REDUCE_OPERAND).
+run "nl72x2 reduced to 16 chips, all_reduce 256 MiB, 64 grid channels, out_of_place operand, completion pending" \
+    --platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives -p collectives.algorithm=ring \
+    -p collectives.channel_bytes=0 -p collectives.min_bytes=256M -p collectives.max_bytes=256M \
+    -p collectives.check_max_bytes=0 -p collectives.channels=64 -p "nl72x2.*.dma0.queues=128" \
+    -p "nl72x2.*.dma0.engines=128" -p "nl72x2.*.dma0.chunk=64K" -p collectives.completion=pending \
+    -p collectives.rings=grid -p collectives.out_of_place=operand
 # Out of place, the input copied on 32 queues of their own, phase by phase ahead of the steps.
 run "nl72x2 reduced to 16 chips, all_reduce 256 MiB, 64 grid channels, copy_queues 32, completion pending" \
     --platform nl72x2 -p nl72x2.trays=2 -p nl72x2.app=collectives -p collectives.algorithm=ring \
@@ -109,12 +117,21 @@ run "nl72x2 reduced to 16 chips, all_reduce 256 MiB, 64 grid channels, copy_queu
     -p collectives.check_max_bytes=0 -p collectives.channels=64 -p "nl72x2.*.dma0.queues=128" \
     -p "nl72x2.*.dma0.engines=128" -p "nl72x2.*.dma0.chunk=64K" -p collectives.completion=pending \
     -p collectives.rings=grid -p collectives.copy_queues=32
-# The full nl72x2 at 256 MiB on grid rings: 72 channels (9 patterns, every x8 way 4 flows).
-run "nl72x2 (144 chips), all_reduce 256 MiB, ring on 72 grid rings, 128 queues and engines, dma0.chunk 64K, completion pending" \
+# The full nl72x2 at 256 MiB on grid rings: 72 channels (9 patterns, every x8 way 4 flows), out of
+# place copying the input first, then reducing from it where data lands (4 to 13 minutes each).
+for oop in copy operand; do
+    run "nl72x2 (144 chips), all_reduce 256 MiB, ring on 72 grid rings, 128 queues and engines, dma0.chunk 64K, completion pending, out_of_place $oop" \
+        $full -p collectives.algorithm=ring -p collectives.rings=grid -p collectives.channels=72 \
+        -p collectives.min_bytes=256M -p collectives.max_bytes=256M -p "nl72x2.*.dma0.queues=128" \
+        -p "nl72x2.*.dma0.engines=128" -p "nl72x2.*.dma0.chunk=64K" -p collectives.completion=pending \
+        -p collectives.wait=interrupt -p "*.timing_model=bandwidth" -p collectives.out_of_place=$oop
+done
+# The same at 1 GiB with operand landings (about 8 minutes).
+run "nl72x2 (144 chips), all_reduce 1 GiB, ring on 72 grid rings, 128 queues and engines, dma0.chunk 64K, completion pending, out_of_place operand" \
     $full -p collectives.algorithm=ring -p collectives.rings=grid -p collectives.channels=72 \
-    -p collectives.min_bytes=256M -p collectives.max_bytes=256M -p "nl72x2.*.dma0.queues=128" \
+    -p collectives.min_bytes=1G -p collectives.max_bytes=1G -p "nl72x2.*.dma0.queues=128" \
     -p "nl72x2.*.dma0.engines=128" -p "nl72x2.*.dma0.chunk=64K" -p collectives.completion=pending \
-    -p collectives.wait=interrupt -p "*.timing_model=bandwidth"
+    -p collectives.wait=interrupt -p "*.timing_model=bandwidth" -p collectives.out_of_place=operand
 # The full nl72x2 (144 chips) at 256 MiB: 63 channels on 64 queues (about 9 minutes), and the
 # hierarchical all_reduce on 21 (6 fabric channels each: 126 of 128); interrupts and the HBM
 # bandwidth engine keep the host's side fast.

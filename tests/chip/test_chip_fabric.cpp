@@ -36,6 +36,35 @@ struct port3_rig {
         r.wr(TRN3_CHIP_ROUTE(9), TRN3_ROUTE_PORT(3));
         r.wr(TRN3_CHIP_FABRIC_ID, 1 | TRN3_FABRIC_ENABLE);
     }
+    // The DMA engine's write of `floats` halves to chip 9, tagged `ext`, as
+    // the noc passes it on; runs until it has left.
+    void send_tagged(std::size_t floats, dma::fabric_write& ext) {
+        std::vector<float> v(floats, 0.5f);
+        tlm::tlm_generic_payload tx;
+        set_access(tx, tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(9, TRN3_DEV_HBM_BASE(1)), v.data(),
+                   static_cast<unsigned>(floats * 4));
+        tx.set_extension(&ext);
+        sc_time delay;
+        r.noc.out->b_transport(tx, delay);
+        tx.clear_extension(&ext);
+        CHECK(tx.get_response_status() == tlm::TLM_OK_RESPONSE);
+        sc_core::sc_start(sc_time(10, SC_US));
+    }
+    // A reducing write of `data` (TLP reduction byte `code`) from chip 9 for
+    // this chip's `at`, on `channel`; runs until it has landed.
+    void arrive_reducing(std::uint64_t at, const std::vector<float>& data, std::uint8_t code, unsigned channel) {
+        pcie::tlp t;
+        t.type = pcie::tlp_type::mem_write;
+        t.requester = 9;
+        t.address = TRN3_FABRIC_ADDR(1, at);
+        t.length = static_cast<std::uint32_t>(data.size() * 4);
+        t.data.resize(t.length);
+        std::memcpy(t.data.data(), data.data(), t.length);
+        t.reduce = code;
+        t.channel = static_cast<std::uint8_t>(channel);
+        nl3.b().send(std::move(t), sc_core::sc_time_stamp());
+        sc_core::sc_start(sc_time(10, SC_US));
+    }
 };
 }  // namespace
 
@@ -249,21 +278,12 @@ TEST_CASE("a reducing write leaves with its reduction, channel and traffic class
     port3_rig p(true);
     auto& r = p.r;
     auto& out = p.out;
-    auto& nl3 = p.nl3;
     sc_core::sc_start(sc_time(50, SC_US));  // the link is up
     const numerics::reduction sum_fp32{numerics::reduce_op::sum, numerics::reduce_type::fp32};
 
     // Leaving: the DMA engine's reducing write, as the noc passes it on.
-    std::vector<float> v(128, 0.5f);  // 512 bytes: two 256-byte TLPs, as one aggregate
-    tlm::tlm_generic_payload tx;
-    set_access(tx, tlm::TLM_WRITE_COMMAND, TRN3_FABRIC_ADDR(9, TRN3_DEV_HBM_BASE(1)), v.data(), 512);
     dma::fabric_write ext(3, &sum_fp32, 5);  // from queue 3, reducing, traffic class 5
-    tx.set_extension(&ext);
-    sc_time delay;
-    r.noc.out->b_transport(tx, delay);
-    tx.clear_extension(&ext);
-    CHECK(tx.get_response_status() == tlm::TLM_OK_RESPONSE);
-    sc_core::sc_start(sc_time(10, SC_US));
+    p.send_tagged(128, ext);  // 512 bytes: two 256-byte TLPs, as one aggregate
     REQUIRE(out.size() == 1);
     CHECK(out[0].count == 2);
     CHECK(out[0].reduce == dma::tlp_code(sum_fp32));
@@ -274,17 +294,7 @@ TEST_CASE("a reducing write leaves with its reduction, channel and traffic class
     const std::uint64_t at = TRN3_DEV_HBM_BASE(2) + 0x100;
     const std::vector<float> held = {1.0f, 2.0f, -3.0f, 8.0f}, data = {0.5f, 0.25f, 3.0f, -0.125f};
     std::memcpy(r.chip.device_memory(at, 16), held.data(), 16);
-    pcie::tlp t;
-    t.type = pcie::tlp_type::mem_write;
-    t.requester = 9;
-    t.address = TRN3_FABRIC_ADDR(1, at);
-    t.length = 16;
-    t.data.resize(16);
-    std::memcpy(t.data.data(), data.data(), 16);
-    t.reduce = dma::tlp_code(sum_fp32);
-    t.channel = 5;
-    nl3.b().send(std::move(t), sc_core::sc_time_stamp());
-    sc_core::sc_start(sc_time(10, SC_US));
+    p.arrive_reducing(at, data, dma::tlp_code(sum_fp32), 5);
     std::uint64_t on_channel = 0, on_other = 0;
     r.bar0.access(tlm::TLM_READ_COMMAND, TRN3_CHIP_FABRIC_RX_CHANNEL(5), &on_channel, 8);
     r.bar0.access(tlm::TLM_READ_COMMAND, TRN3_CHIP_FABRIC_RX_CHANNEL(0), &on_other, 8);
@@ -293,6 +303,69 @@ TEST_CASE("a reducing write leaves with its reduction, channel and traffic class
     std::vector<float> now(4);
     std::memcpy(now.data(), r.chip.device_memory(at, 16), 16);
     CHECK(now == std::vector<float>{1.5f, 2.25f, 0.0f, 7.875f});
+}
+
+TEST_CASE("a reducing write with an operand reduces the bytes FABRIC_OPERAND(channel) away into where it lands, "
+          "and one whose operand is not memory is dropped") {
+    port3_rig p(true);
+    auto& r = p.r;
+    auto& out = p.out;
+    sc_core::sc_start(sc_time(50, SC_US));  // the link is up
+    const numerics::reduction sum_fp32{numerics::reduce_op::sum, numerics::reduce_type::fp32};
+
+    // Leaving: the operand bit rides in the reduction's byte.
+    dma::fabric_write ext(3, &sum_fp32, 0, true);
+    p.send_tagged(64, ext);
+    REQUIRE(out.size() == 1);
+    CHECK(out[0].reduce == dma::tlp_code(sum_fp32, true));
+    CHECK(dma::operand_of_tlp_code(out[0].reduce));
+    CHECK(dma::reduction_of_tlp_code(out[0].reduce).op == numerics::reduce_op::sum);
+
+    // Arriving: the input 1 GiB below where the data lands (a wrapped offset), the output left as it was.
+    const std::uint64_t output = TRN3_DEV_HBM_BASE(2) + (1ull << 30), input = TRN3_DEV_HBM_BASE(2);
+    const std::uint64_t offset = input - output;  // mod 2^64
+    r.bar0.access(tlm::TLM_WRITE_COMMAND, TRN3_CHIP_FABRIC_OPERAND(6), const_cast<std::uint64_t*>(&offset), 8);
+    std::uint64_t back = 0;
+    r.bar0.access(tlm::TLM_READ_COMMAND, TRN3_CHIP_FABRIC_OPERAND(6), &back, 8);
+    CHECK(back == offset);
+    const std::vector<float> in = {1.0f, 2.0f, -3.0f, 8.0f}, data = {0.5f, 0.25f, 3.0f, -0.125f},
+                             stale = {100.0f, 100.0f, 100.0f, 100.0f};
+    std::memcpy(r.chip.device_memory(input, 16), in.data(), 16);
+    std::memcpy(r.chip.device_memory(output, 16), stale.data(), 16);
+    auto landing = [&](std::uint64_t at, unsigned channel) {
+        p.arrive_reducing(at, data, dma::tlp_code(sum_fp32, true), channel);
+    };
+    landing(output, 6);
+    std::vector<float> now(4);
+    std::memcpy(now.data(), r.chip.device_memory(output, 16), 16);
+    CHECK(now == std::vector<float>{1.5f, 2.25f, 0.0f, 7.875f});  // input + data, the stale values gone
+    std::memcpy(now.data(), r.chip.device_memory(input, 16), 16);
+    CHECK(now == in);  // the input as it was
+    CHECK(r.rd(TRN3_CHIP_FABRIC_DROPPED) == 0);
+
+    // Channel 7's offset is 0: the landing reduces into itself, as a plain reducing write.
+    landing(output, 7);
+    std::memcpy(now.data(), r.chip.device_memory(output, 16), 16);
+    CHECK(now == std::vector<float>{2.0f, 2.5f, 3.0f, 7.75f});
+
+    // An operand where no memory answers (past stack 2's 36 GiB), or outside
+    // the chip's device address space (in the fabric window): dropped,
+    // counted, reported; nothing written, nothing landed.
+    const std::uint64_t unmapped = TRN3_DEV_HBM_BASE(2) + (40ull << 30) - output,
+                        fabric = TRN3_FABRIC_ADDR(0, TRN3_DEV_HBM_BASE(2)) - output;
+    r.bar0.access(tlm::TLM_WRITE_COMMAND, TRN3_CHIP_FABRIC_OPERAND(8), const_cast<std::uint64_t*>(&unmapped), 8);
+    r.bar0.access(tlm::TLM_WRITE_COMMAND, TRN3_CHIP_FABRIC_OPERAND(9), const_cast<std::uint64_t*>(&fabric), 8);
+    for (unsigned channel : {8u, 9u}) {
+        INFO("channel " << channel);
+        landing(output, channel);
+        std::memcpy(now.data(), r.chip.device_memory(output, 16), 16);
+        CHECK(now == std::vector<float>{2.0f, 2.5f, 3.0f, 7.75f});
+        CHECK(r.rd(TRN3_CHIP_FABRIC_DROPPED) == channel - 7);  // one each
+        CHECK((r.rd(TRN3_CHIP_ERR_STATUS) & TRN3_ERR_FABRIC) != 0);
+        std::uint64_t landed = 0;
+        r.bar0.access(tlm::TLM_READ_COMMAND, TRN3_CHIP_FABRIC_RX_CHANNEL(channel), &landed, 8);
+        CHECK(landed == 0);
+    }
 }
 
 TEST_CASE("a timing-only write leaves as TLPs without data, and one arriving for this chip takes the memory's time, "

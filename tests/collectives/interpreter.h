@@ -6,6 +6,9 @@
 // queue 1 + k of every rank; each rank counts landed bytes per fabric
 // channel (a write's ON_CHANNEL, else its queue), and a wait waits on its
 // ON_CHANNEL, else its queue's. Local REDUCE descriptors reduce in place.
+// A reducing write with REDUCE_OPERAND takes its other operand where the
+// landing rank's FABRIC_OPERAND of its channel says: the offset its plan of
+// that channel gives (rank_plan::operand_offset), as the runtime sets it.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -78,6 +81,9 @@ inline bool run(const std::vector<std::vector<collectives::rank_plan>>& channels
     for (std::size_t c = 0; c < channels.size(); ++c)
         for (const auto& pl : channels[c]) plan_of.at(c * n + rank_of.at(pl.fabric_id)) = &pl;
     for (const auto* pl : plan_of) REQUIRE(pl != nullptr);
+    std::vector<std::map<unsigned, std::uint64_t>> operand(n);  // per rank: FABRIC_OPERAND by fabric channel
+    for (std::size_t k = 0; k < queues; ++k)
+        if (plan_of[k]->operand_offset) operand[k % n][static_cast<unsigned>(1 + k / n)] = *plan_of[k]->operand_offset;
     for (;;) {
         // What can move: a queue whose next descriptor is not a wait it cannot pass, or a wire with a write.
         std::vector<std::size_t> ready;
@@ -102,7 +108,14 @@ inline bool run(const std::vector<std::vector<collectives::rank_plan>>& channels
             const auto k = wires[pick - ready.size()];
             const write_in_flight& w = wire[k].front();
             const std::size_t to = std::get<1>(k);
-            apply(mem[to].at(TRN3_FABRIC_OFFSET(w.address), w.data.size()), w.data.data(), w.data.size(), w.flags);
+            const std::uint64_t at = TRN3_FABRIC_OFFSET(w.address);
+            if (w.flags & TRN3_DESC_REDUCE_OPERAND) {  // dst = operand op data
+                REQUIRE((w.flags & TRN3_DESC_REDUCE));
+                REQUIRE(operand[to].count(w.counter) == 1);
+                std::memmove(mem[to].at(at, w.data.size()), mem[to].at(at + operand[to].at(w.counter), w.data.size()),
+                             w.data.size());
+            }
+            apply(mem[to].at(at, w.data.size()), w.data.data(), w.data.size(), w.flags);
             rx[to][w.counter] += w.data.size();
             wire[k].pop_front();
             continue;
@@ -115,7 +128,10 @@ inline bool run(const std::vector<std::vector<collectives::rank_plan>>& channels
             // In order per flow (source, destination, fabric channel), as the routes keep them.
             const unsigned channel = TRN3_DESC_CHANNEL_OF(d.flags, static_cast<unsigned>(1 + k / n));
             wire[{p, rank_of.at(TRN3_FABRIC_ID(d.dst)), channel}].push_back({d.dst, std::move(data), d.flags, channel});
-        } else apply(mem[p].at(d.dst, d.length), data.data(), d.length, d.flags);
+        } else {
+            REQUIRE_FALSE((d.flags & TRN3_DESC_REDUCE_OPERAND));  // malformed: an operand is a landing's
+            apply(mem[p].at(d.dst, d.length), data.data(), d.length, d.flags);
+        }
     }
 }
 

@@ -136,6 +136,58 @@ TEST_CASE("ring out of place on copy queues (the input copied phase by phase ahe
                     }
 }
 
+TEST_CASE("ring out of place with operand landings (no copy, no token): exact under every timing") {
+    for (const op what : {op::all_reduce, op::reduce_scatter})
+        for (const unsigned n : {2u, 3u, 5u, 8u})
+            for (const unsigned channels : {1u, 3u}) {
+                const std::uint64_t elements = 32 * n * channels;  // 128-byte pieces: longer than a token
+                std::vector<unsigned> ids;
+                for (unsigned i = 0; i < n; ++i) ids.push_back((i * 3 + 1) % 16);
+                std::vector<std::vector<collectives::rank_plan>> plans;
+                for (unsigned c = 0; c < channels; ++c) {
+                    collectives::request r = ring_request(what, ids, c, channels, elements, false);
+                    r.operand_landing = true;
+                    plans.push_back(collectives::plan(r));
+                    const std::uint64_t work = what == op::all_reduce ? at.recv : at.work;
+                    for (const auto& rank : plans.back()) {
+                        REQUIRE(rank.operand_offset);
+                        CHECK(*rank.operand_offset == at.send - work);
+                        std::uint64_t landings = 0;
+                        for (const auto& d : rank.descriptors) {
+                            if (d.flags & TRN3_DESC_WAIT_FABRIC) continue;
+                            if (d.dst >= TRN3_FABRIC_ADDR(0, 0) && (d.flags & TRN3_DESC_REDUCE)) {
+                                CHECK((d.flags & TRN3_DESC_REDUCE_OPERAND));
+                                ++landings;
+                            } else if (d.dst >= TRN3_FABRIC_ADDR(0, 0)) {
+                                CHECK(what == op::all_reduce);  // the all-gather's plain writes
+                                CHECK(d.length > 64);  // no token
+                            } else {
+                                // No copy of the input, no token: the only local copy is reduce_scatter's result.
+                                CHECK(d.dst < TRN3_FABRIC_ADDR(0, 0));
+                                CHECK(what == op::reduce_scatter);
+                                CHECK(d.src >= at.work);
+                                CHECK(d.dst >= at.recv);
+                                CHECK(d.dst < at.work);
+                            }
+                        }
+                        CHECK(landings == n - 1);
+                    }
+                }
+                for (std::uint64_t seed = 1; seed <= 6; ++seed) {
+                    INFO(collectives::name(what) << " n " << n << " channels " << channels << " seed " << seed);
+                    check_exact(plans, ids, what, elements, false, seed);
+                }
+            }
+    collectives::request r = ring_request(op::all_reduce, {0, 1, 2}, 0, 1, 48, false);
+    r.operand_landing = true;
+    r.copy_phases = 2;
+    r.copy_counter = 2;
+    CHECK_THROWS_WITH(collectives::plan(r), "operand landing and copy phases exclude each other");
+    r.copy_phases = 0;
+    r.how = collectives::algorithm::direct;
+    CHECK_THROWS_WITH(collectives::plan(r), "operand landing is the ring's, not direct's");
+}
+
 TEST_CASE("a plan that cannot be made is refused with one line") {
     collectives::request r;
     r.at = at;

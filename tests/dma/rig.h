@@ -63,13 +63,15 @@ struct tap : sc_core::sc_module {
 };
 
 // Fabric chip 0's window: takes every write, records its channel, traffic
-// class and whether it reduces (the chip carries all three in its TLPs).
+// class, whether it reduces and whether with an operand (the chip carries
+// them in its TLPs).
 struct fabric_sink : sc_core::sc_module {
     struct write {
         std::uint64_t offset;
         unsigned length, channel;
         bool reduce, timing_only;
         unsigned traffic_class;
+        bool operand;
     };
     tlm_utils::simple_target_socket<fabric_sink> in{"in"};
     std::vector<write> writes;
@@ -80,7 +82,7 @@ struct fabric_sink : sc_core::sc_module {
         const auto* tag = tx.get_extension<dma::fabric_write>();
         if (tx.is_write() && tag)
             writes.push_back({tx.get_address(), tx.get_data_length(), tag->channel, tag->reduce,
-                              tx.get_extension<timing_only>() != nullptr, tag->traffic_class});
+                              tx.get_extension<timing_only>() != nullptr, tag->traffic_class, tag->operand});
         tx.set_response_status(tx.is_write() ? tlm::TLM_OK_RESPONSE : tlm::TLM_ADDRESS_ERROR_RESPONSE);
     }
 };

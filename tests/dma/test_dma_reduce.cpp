@@ -1,5 +1,6 @@
 // The DMA engine's REDUCE descriptors (spec/device.h TRN3_DESC_REDUCE): the
-// reduction done at the destination, and the malformed ones refused.
+// reduction done at the destination, the operand a fabric write asks for
+// (TRN3_DESC_REDUCE_OPERAND), and the malformed ones refused.
 #include "rig.h"
 
 using namespace trn3;
@@ -59,4 +60,36 @@ TEST_CASE("a malformed REDUCE descriptor stops its queue with error 3 and touche
     }
     CHECK(std::memcmp(r.dev(dev1), "ABCDEFGH", 8) == 0);  // untouched
     CHECK(std::memcmp(r.host(host_base + 0x300000), "ABCDEFGH", 8) == 0);
+}
+
+TEST_CASE("a REDUCE_OPERAND descriptor's fabric writes ask for an operand, and one without REDUCE or to a local "
+          "address is malformed") {
+    rig r;
+    const std::vector<float> v = {1.0f, 2.0f, 3.0f, 4.0f};
+    std::memcpy(r.dev(dev0 + 0x100), v.data(), 16);
+    std::memcpy(r.dev(dev1), "ABCDEFGHIJKLMNOP", 16);
+    const std::uint32_t sum = TRN3_DESC_REDUCE_WITH(TRN3_REDUCE_SUM, TRN3_REDUCE_FP32);
+    ring good = r.open(0, 4);
+    r.post(good, desc(dev0 + 0x100, TRN3_FABRIC_ADDR(0, 0x2000), 16, sum | TRN3_DESC_REDUCE_OPERAND, 1));
+    r.post(good, desc(dev0 + 0x100, TRN3_FABRIC_ADDR(0, 0x3000), 16, sum, 2));
+    r.doorbell(good);
+    const trn3_dma_descriptor bad[] = {
+        desc(dev0 + 0x100, TRN3_FABRIC_ADDR(0, 0x4000), 16, TRN3_DESC_REDUCE_OPERAND, 3),  // no REDUCE
+        desc(dev0 + 0x100, dev1, 16, sum | TRN3_DESC_REDUCE_OPERAND, 4)};  // a device address: no landing
+    std::vector<ring> queues;
+    for (unsigned q = 0; q < 2; ++q) {
+        queues.push_back(r.open(1 + q, 4));
+        r.submit(queues.back(), bad[q]);
+    }
+    sc_core::sc_start();
+    CHECK(r.head(0) == 2);
+    REQUIRE(r.fabric.writes.size() == 2);
+    CHECK((r.fabric.writes[0].reduce && r.fabric.writes[0].operand));
+    CHECK((r.fabric.writes[1].reduce && !r.fabric.writes[1].operand));
+    for (unsigned q = 0; q < 2; ++q) {
+        INFO("queue " << 1 + q);
+        CHECK(r.status(1 + q) == stopped_with(TRN3_DMA_ERR_DESCRIPTOR));
+        CHECK(r.record(queues[q], 0).status == TRN3_DMA_ERR_DESCRIPTOR);
+    }
+    CHECK(std::memcmp(r.dev(dev1), "ABCDEFGHIJKLMNOP", 16) == 0);  // untouched
 }

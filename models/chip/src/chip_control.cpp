@@ -18,6 +18,10 @@ chip_control::chip_control(const sc_core::sc_module_name& name,
         fabric_rx_channel_[c] =
             std::make_unique<reg>(regs, fmt::format("fabric_rx_channel{}", c), TRN3_CHIP_FABRIC_RX_CHANNEL(c), 8, 0,
                                   access::ro, "bytes of fabric writes of channel c landed");
+    for (unsigned c = 0; c < TRN3_FABRIC_CHANNELS; ++c)
+        fabric_operand_[c] =
+            std::make_unique<reg>(regs, fmt::format("fabric_operand{}", c), TRN3_CHIP_FABRIC_OPERAND(c), 8, 0,
+                                  access::rw, "a reducing write of channel c with an operand: its offset");
     for (unsigned w = 0; w < TRN3_DMA_PENDING_WORDS; ++w) {
         dma_pending_[w] = std::make_unique<reg>(regs, fmt::format("dma_pending{}", w), TRN3_CHIP_DMA_PENDING(w), 4, 0,
                                                 access::ro, "bit i: DMA queue 32 w + i has descriptors left");

@@ -172,7 +172,7 @@ void trn3_chip::fabric_transport(tlm::tlm_generic_payload& tx, sc_core::sc_time&
         t.address = p.address;
         t.length = p.length;
         t.count = p.count;
-        t.reduce = tag && tag->reduce ? dma::tlp_code(tag->reduction) : 0;
+        t.reduce = tag && tag->reduce ? dma::tlp_code(tag->reduction, tag->operand) : 0;
         t.channel = tag ? tag->channel : 0;
         t.traffic_class = tag ? tag->traffic_class : 0;
         t.no_data = no_data;
@@ -250,23 +250,28 @@ void trn3_chip::deliver_local(pcie::tlp& t) {
     if (t.no_data) tx.set_extension(new timing_only);  // the payload owns it
     sc_core::sc_time delay = t.train_span;
     std::uint8_t* data = t.no_data ? timing_buffer_.get(bytes) : t.data.data();
-    auto access = [&](tlm::tlm_command cmd, std::uint8_t* at) {
-        set_access(tx, cmd, TRN3_FABRIC_OFFSET(t.address), at, static_cast<unsigned>(bytes));
+    auto access = [&](tlm::tlm_command cmd, std::uint8_t* at, std::uint64_t address) {
+        set_access(tx, cmd, address, at, static_cast<unsigned>(bytes));
         fabric_in->b_transport(tx, delay);
         return tx.get_response_status() == tlm::TLM_OK_RESPONSE;
     };
     std::vector<std::uint8_t> current;
     if (t.reduce) {
-        // Near-memory reduction: the memory's bytes, reduced with the data, written back.
+        // Near-memory reduction: the memory's bytes (or, with an operand, the
+        // bytes FABRIC_OPERAND(channel) away), reduced with the data, written here.
         if (!t.no_data) current.resize(bytes);
         std::uint8_t* held = t.no_data ? data : current.data();
-        if (!access(tlm::TLM_READ_COMMAND, held) ||
+        const std::uint64_t from = TRN3_FABRIC_OFFSET(t.address) +
+                                   (dma::operand_of_tlp_code(t.reduce) ? control->fabric_operand(t.channel) : 0);
+        if (from >= TRN3_FABRIC_ADDR(0, 0) || bytes > TRN3_FABRIC_ADDR(0, 0) - from)
+            return drop();  // an operand outside this chip's device address space: not memory here
+        if (!access(tlm::TLM_READ_COMMAND, held, from) ||
             (!t.no_data && !numerics::reduce_into(dma::reduction_of_tlp_code(t.reduce), held, t.data.data(), bytes)))
             return drop();
         data = held;
         ++fabric_reduced_;
     }
-    if (!access(tlm::TLM_WRITE_COMMAND, data)) return drop();
+    if (!access(tlm::TLM_WRITE_COMMAND, data, TRN3_FABRIC_OFFSET(t.address))) return drop();
     fabric_received_ += t.count;
     control->fabric_landed(bytes, t.channel);
     dma0.fabric_progress();  // a queue may wait for these bytes

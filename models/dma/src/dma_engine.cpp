@@ -157,7 +157,8 @@ bool dma_engine::transfer(bool host_side, tlm::tlm_command cmd, std::uint64_t ad
     tlm::tlm_generic_payload tx;
     sc_time delay;
     set_access(tx, cmd, address, data, static_cast<unsigned>(n));
-    fabric_write tag(static_cast<std::uint8_t>(a.channel), reduce, static_cast<std::uint8_t>(a.traffic_class));
+    fabric_write tag(static_cast<std::uint8_t>(a.channel), reduce, static_cast<std::uint8_t>(a.traffic_class),
+                     a.operand);
     timing_only no_data;
     const bool tagged = !host_side && cmd == tlm::TLM_WRITE_COMMAND;
     if (tagged) tx.set_extension(&tag);
@@ -284,9 +285,12 @@ bool dma_engine::serve(engine& e, unsigned q) {
             chunk.get().bytes % numerics::element_bytes(reduce->type) != 0)
             status = TRN3_DMA_ERR_DESCRIPTOR;
     }
+    // The operand lies where the landing chip says: only a fabric write reduces with one.
+    const bool operand = (d.flags & TRN3_DESC_REDUCE_OPERAND) != 0;
+    if (operand && (!reduce || dst_host || d.dst < TRN3_FABRIC_ADDR(0, 0))) status = TRN3_DMA_ERR_DESCRIPTOR;
     // Timing only: the accesses carry trn3::timing_only (targets time them
     // and move nothing) and point at a buffer no one reads.
-    const access a{q, channel, (d.flags & TRN3_DESC_TIMING_ONLY) != 0, TRN3_DESC_TRAFFIC_CLASS_OF(d.flags)};
+    const access a{q, channel, (d.flags & TRN3_DESC_TIMING_ONLY) != 0, TRN3_DESC_TRAFFIC_CLASS_OF(d.flags), operand};
     // Pieces are read up to reads_ahead ahead of the one being written (one
     // buffer each: a buffer is free again once its write is issued, since
     // the target takes the data then); piece i is written when it has been

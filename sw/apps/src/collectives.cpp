@@ -37,7 +37,8 @@
 // mode's: a test compares them.
 //
 // params: collectives.op, .dtype, .redop, .chips, .min_bytes, .max_bytes, .factor, .json,
-//         .channels, .channel_bytes, .rings, .level_orders, .copy_queues, .copy_phases, .completion, .buffers,
+//         .channels, .channel_bytes, .rings, .level_orders, .out_of_place, .copy_queues, .copy_phases,
+//         .completion, .buffers,
 //         .check_max_bytes, .poll, .wait, .timeout,
 //         .link_timeout, .boot_timeout
 #include <algorithm>
@@ -154,6 +155,13 @@ public:
         "multiple of the ways), or stride (channel 0 in rank order, 1 the reverse, then strides coprime with the "
         "rank count)",
         one_of<std::string>{{"topology", "greedy", "grid", "stride"}}};
+    param<std::string> out_of_place{
+        nullptr, "collectives.out_of_place", "copy",
+        "how the ring's reduce-scatter (all_reduce, reduce_scatter) reduces out of place: copy (the input copied "
+        "to the buffer it is reduced in, first or on collectives.copy_queues, then reduced into as data lands) or "
+        "operand (no copy: each reducing write takes its other operand from the input where it lands, "
+        "TRN3_DESC_REDUCE_OPERAND with the chips' FABRIC_OPERAND registers)",
+        one_of<std::string>{{"copy", "operand"}}};
     param<std::uint64_t> copy_queues{
         nullptr, "collectives.copy_queues", 0,
         "out of place, the ring's reduce-scatter (all_reduce, reduce_scatter): DMA queues of their own (after the "
@@ -235,6 +243,10 @@ public:
         rings_ = std::make_unique<channel_rings>(s.fabric, members_, levels_, unsigned(channels.get()), rings.get(),
                                                  level_orders.get() == "balanced");
         for (unsigned r = 0; r < members_.size(); ++r) rank_of_id_[members_[r]] = r;
+        if (copy_queues.get() > 0 && out_of_place.get() == "operand")
+            throw config_error(fmt::format("param collectives.copy_queues = {} copies the input: it needs "
+                                           "collectives.out_of_place = copy, not operand",
+                                           copy_queues.get()));
         if (min_bytes.get().bytes > max_bytes.get().bytes)
             throw config_error(fmt::format("param collectives.min_bytes = {} is above collectives.max_bytes = {}",
                                            min_bytes.get().bytes, max_bytes.get().bytes));
@@ -376,6 +388,8 @@ public:
         j["ranks"] = members_;  // in each UltraServer, across them
         if (across_) j["ultraservers"] = sys_.cluster_size;
         j["channels"] = channels.get();
+        j["out_of_place"] = out_of_place.get();
+        j["copy_queues"] = copy_queues.get();
         if (!rings_->searched().empty())
             j["rings"] = rings_->searched();  // the ring algorithm's, by channel (fabric ids)
         const bool hierarchical = std::any_of(sizes_.begin(), sizes_.end(), [this](std::uint64_t b) {
@@ -568,6 +582,8 @@ private:
             r.copy_phases = static_cast<unsigned>(copy_phases.get());
             r.copy_counter = 1 + r.channels;  // after the channels' own
         }
+        r.operand_landing = out_of_place.get() == "operand" && r.how == collectives::algorithm::ring && !in_place &&
+                            (o == collectives::op::all_reduce || o == collectives::op::reduce_scatter);
         r.timing_only = !checked(bytes);
         r.traffic_class = static_cast<unsigned>(traffic_class.get());
         r.token_class = static_cast<unsigned>(token_class.get());
@@ -582,7 +598,8 @@ private:
     // out of place, the ring's reduce-scatter (copy_queues_for: at most one
     // per channel).
     bool copying(std::uint64_t bytes, bool in_place, collectives::op o) const {
-        return copy_queues.get() > 0 && !in_place && algorithm_for(bytes, o) == collectives::algorithm::ring &&
+        return copy_queues.get() > 0 && out_of_place.get() == "copy" && !in_place &&
+               algorithm_for(bytes, o) == collectives::algorithm::ring &&
                (o == collectives::op::all_reduce || o == collectives::op::reduce_scatter) && size() > 1;
     }
     unsigned copy_queues_for(std::uint64_t bytes, bool in_place, collectives::op o) const {
@@ -764,7 +781,7 @@ private:
             std::array<std::uint64_t, TRN3_FABRIC_CHANNELS> base{};
             std::array<bool, TRN3_FABRIC_CHANNELS> read{};
             for (unsigned k = 0; k < plans.size(); ++k)
-                for (const auto& desc : plans[k].at(unsigned(hi.chips[c].fabric_id))) {
+                for (const auto& desc : plans[k].at(unsigned(hi.chips[c].fabric_id)).descriptors) {
                     const unsigned ch = TRN3_DESC_CHANNEL_OF(desc.flags, 1 + k) % TRN3_FABRIC_CHANNELS;
                     if (!(desc.flags & TRN3_DESC_WAIT_FABRIC) || read[ch]) continue;
                     read[ch] = true;
@@ -772,7 +789,11 @@ private:
                         fail(h, i, in_place, "reading the fabric counters");
                 }
             for (unsigned k = 0; k < plans.size(); ++k) {  // the channels', then the copy queues
-                auto descriptors = plans[k].at(unsigned(hi.chips[c].fabric_id));
+                const collectives::rank_plan& mine = plans[k].at(unsigned(hi.chips[c].fabric_id));
+                // Where this chip's input lies from the chunks that land to be reduced with it.
+                if (mine.operand_offset && d.set_fabric_operand(1 + k, *mine.operand_offset) != driver::status::ok)
+                    fail(h, i, in_place, "setting the fabric operands");
+                auto descriptors = mine.descriptors;
                 collectives::offset_waits(descriptors, 1 + k, base);
                 if (wait.get() == "interrupt" && !descriptors.empty()) descriptors.back().flags |= TRN3_DESC_INTERRUPT;
                 if (d.load_device_queue(1 + k, ring_of(k), descriptors) != driver::status::ok)
@@ -949,7 +970,7 @@ private:
     }
 
     // Every channel's plans of op o for sizes_[i] (by fabric id), made once for all hosts.
-    using channel_plans = std::vector<std::map<unsigned, std::vector<trn3_dma_descriptor>>>;
+    using channel_plans = std::vector<std::map<unsigned, collectives::rank_plan>>;
     const channel_plans& plans_for(std::size_t i, bool in_place, collectives::op o) {
         if (plans_key_ != std::make_tuple(i, in_place, o)) {
             plans_key_ = {i, in_place, o};
@@ -958,13 +979,12 @@ private:
             std::vector<collectives::request> requests;
             for (unsigned k = 0; k < k_channels; ++k) {
                 requests.push_back(request(sizes_[i], in_place, k, o));
-                for (auto& rank : collectives::plan(requests.back()))
-                    plans_[k][rank.fabric_id] = std::move(rank.descriptors);
+                for (auto& rank : collectives::plan(requests.back())) plans_[k][rank.fabric_id] = std::move(rank);
             }
             // The copy queues (collectives.copy_queues) after the channels'.
             auto copies = collectives::plan_ring_copies(requests, copiers);
             for (unsigned j = 0; j < copiers; ++j)
-                for (auto& rank : copies[j]) plans_[k_channels + j][rank.fabric_id] = std::move(rank.descriptors);
+                for (auto& rank : copies[j]) plans_[k_channels + j][rank.fabric_id] = std::move(rank);
         }
         return plans_;
     }

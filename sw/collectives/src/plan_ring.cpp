@@ -23,6 +23,10 @@ std::vector<rank_plan> plan_ring(const request& r) {
         throw std::invalid_argument("copy phases count on fabric channels past the channels' own, below " +
                                     std::to_string(TRN3_FABRIC_CHANNELS));
     auto phase_of = [&](unsigned s) { return s * phases / (n - 1); };
+    const bool operand = reduce && !r.in_place && r.operand_landing && n > 1;
+    if (r.operand_landing && r.copy_phases > 0)
+        throw std::invalid_argument("operand landing and copy phases exclude each other");
+    const std::uint32_t landing_flags = reduce_flags | (operand ? TRN3_DESC_REDUCE_OPERAND : 0u);
 
     std::vector<rank_plan> plans(n);
     for (unsigned p = 0; p < n; ++p) {
@@ -45,7 +49,7 @@ std::vector<rank_plan> plan_ring(const request& r) {
         bool token = false;
         if (r.what != op::all_gather) {
             work = r.in_place ? r.at.send : r.what == op::all_reduce ? r.at.recv : r.at.work;
-            if (!r.in_place && !ahead) {
+            if (!r.in_place && !ahead && !operand) {
                 for (unsigned c = 0; c < n; ++c)  // this channel's pieces of the input
                     if (len(c) > 0) d.push_back(copy(r.at.send + off(c), work + off(c), len(c)));
                 token = true;
@@ -73,8 +77,8 @@ std::vector<rank_plan> plan_ring(const request& r) {
                 if (ahead && (s == 0 || phase_of(s) != phase_of(s - 1)))  // the successors' copies of the phase
                     d.push_back(wait_on(r.copy_counter + phase_of(s), token_bytes * r.channels));
                 const unsigned c = chunk_at(mod(static_cast<long long>(p) - s - 1, n));
-                const std::uint64_t from = ahead && s == 0 ? r.at.send + off(c) : work + off(c);
-                if (len(c) > 0) d.push_back(copy(from, TRN3_FABRIC_ADDR(succ, work + off(c)), len(c), reduce_flags));
+                const std::uint64_t from = (ahead || operand) && s == 0 ? r.at.send + off(c) : work + off(c);
+                if (len(c) > 0) d.push_back(copy(from, TRN3_FABRIC_ADDR(succ, work + off(c)), len(c), landing_flags));
             }
         if (reduce && n > 1) landed += len(mine);  // the last reduce-scatter step: this rank's chunk, complete
         if (gather)
@@ -89,6 +93,7 @@ std::vector<rank_plan> plan_ring(const request& r) {
         if (r.what == op::reduce_scatter && !r.in_place && len(mine) > 0)
             d.push_back(copy(work + off(mine), r.at.recv + off(mine) - off_whole(mine), len(mine)));
         plan.rx_bytes = landed + (token ? token_bytes : 0) + (ahead ? phases * token_bytes : 0);
+        if (operand) plan.operand_offset = r.at.send - work;  // the input, from the chunk in the work buffer
     }
     return plans;
 }

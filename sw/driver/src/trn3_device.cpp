@@ -385,6 +385,13 @@ status trn3_device::fabric_channel_bytes(unsigned channel, std::uint64_t& rx_byt
     return status::ok;
 }
 
+status trn3_device::set_fabric_operand(unsigned channel, std::uint64_t offset) {
+    if (!probed_) return status::no_device;
+    if (channel >= TRN3_FABRIC_CHANNELS) return status::bad_argument;
+    host_.mmio_write(bar0_ + TRN3_CHIP_FABRIC_OPERAND(channel), &offset, 8);
+    return status::ok;
+}
+
 namespace {
 std::uint32_t entries_for(std::size_t descriptors) {
     std::uint32_t entries = 2;

@@ -91,6 +91,11 @@
 /* RO 8: bytes of fabric writes of channel c (the sending queue's number, or its descriptor's ON_CHANNEL) that landed */
 #define TRN3_CHIP_FABRIC_RX_CHANNEL(c) (0x800u + 8u * (c))
 #define TRN3_FABRIC_CHANNELS 128u /* counts; a DMA queue q counts on channel q unless ON_CHANNEL names another */
+/* RW 8: where a reducing write of channel c that asks for an operand
+ * (TRN3_DESC_REDUCE_OPERAND) finds it: at its address + this offset (mod
+ * 2^64) in this chip's device address space. The receiver owns its memory's
+ * layout, so it says where the other operand lies; the TLP carries one bit. */
+#define TRN3_CHIP_FABRIC_OPERAND(c) (0xC00u + 8u * (c))
 /* RW: the NeuronLink ports towards chip d (bit p: port p is a next hop on a shortest path; 0: no route) */
 #define TRN3_CHIP_ROUTE(d) (0x400u + 4u * (d))
 #define TRN3_ROUTE_NONE 0u
@@ -196,6 +201,14 @@ struct trn3_dma_descriptor { /* 32 bytes */
  * dst must be a device address and length whole elements, else the
  * descriptor is malformed. Rules: models/numerics/reduce.h. */
 #define TRN3_DESC_REDUCE 0x8u
+/* Reduce with an operand (with REDUCE, to a fabric address): the landing
+ * chip writes dst = operand op src, the operand at dst + its
+ * FABRIC_OPERAND(channel) (the channel as ON_CHANNEL below): a reduction
+ * out of place, from one buffer into another, in one transfer and with the
+ * memory traffic of one in place (read the operand, write dst). A chip's own
+ * memory is reached through its own fabric address. Without REDUCE, or to a
+ * device or host address, the descriptor is malformed. */
+#define TRN3_DESC_REDUCE_OPERAND 0x40u
 /* Wait: moves nothing; queue q holds here until this chip's
  * FABRIC_RX_CHANNEL(q) reaches src (the bytes landed from other chips'
  * queue q), then completes the descriptor. The other queues go on

@@ -62,6 +62,11 @@ public:
     std::uint64_t fabric_rx_bytes(unsigned channel) const {
         return fabric_rx_channel_[channel % TRN3_FABRIC_CHANNELS]->value();
     }
+    // TRN3_CHIP_FABRIC_OPERAND(c): where a reducing write of channel c that
+    // asks for an operand finds it, from its own address.
+    std::uint64_t fabric_operand(unsigned channel) const {
+        return fabric_operand_[channel % TRN3_FABRIC_CHANNELS]->value();
+    }
     void fabric_dropped();
     // TRN3_CHIP_ROUTE(dest): the ports towards chip `dest` (bit p: port p).
     std::uint32_t route(unsigned dest) const {
@@ -111,6 +116,7 @@ private:
     reg fabric_rx_bytes_{regs, "fabric_rx_bytes", TRN3_CHIP_FABRIC_RX_BYTES, 8, 0, access::ro, "fabric bytes landed"};
     reg fabric_dropped_{regs, "fabric_dropped", TRN3_CHIP_FABRIC_DROPPED, 4, 0, access::ro, "fabric TLPs dropped"};
     std::array<std::unique_ptr<reg>, TRN3_FABRIC_CHANNELS> fabric_rx_channel_;  // TRN3_CHIP_FABRIC_RX_CHANNEL(c)
+    std::array<std::unique_ptr<reg>, TRN3_FABRIC_CHANNELS> fabric_operand_;  // TRN3_CHIP_FABRIC_OPERAND(c)
     std::array<std::unique_ptr<reg>, TRN3_DMA_PENDING_WORDS> dma_pending_;  // TRN3_CHIP_DMA_PENDING(w)
     std::vector<std::unique_ptr<reg>> routes_;
     reg notify_base_{regs, "notify_base", TRN3_BAR0_NOTIFY + TRN3_NOTIFY_BASE, 8,

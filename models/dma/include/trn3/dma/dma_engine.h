@@ -30,7 +30,9 @@
 // bytes into the destination (dst = dst op src; numerics/reduce.h): in this
 // chip's memory by reading, reducing and writing back; to another chip's
 // memory as reducing writes that the destination chip applies as the data
-// lands (fabric_write.h). A WAIT_FABRIC descriptor holds its queue until
+// lands (fabric_write.h); with REDUCE_OPERAND as well, the destination
+// chip takes the other operand where its FABRIC_OPERAND(channel) says
+// (dst = operand op src). A WAIT_FABRIC descriptor holds its queue until
 // the chip's FABRIC_RX_CHANNEL(q) reaches the count in its src (the engine
 // remembers the wait and looks at the count again when fabric bytes land),
 // then completes without moving anything; the other queues go on
@@ -151,6 +153,7 @@ private:
         unsigned queue, channel;
         bool timing;
         unsigned traffic_class = 0;
+        bool operand = false;  // a reducing write's other operand is where its destination says (REDUCE_OPERAND)
     };
     // One access; a write with `reduce` carries it (a fabric destination reduces as the data lands).
     // Device writes carry the channel and traffic class (fabric_write.h).

@@ -3,8 +3,10 @@
 // the bytes that land per channel, and a queue's waits count its own), its
 // traffic class (TRN3_DESC_TRAFFIC_CLASS: the TLPs' TC) and, for a reducing
 // write (spec/device.h TRN3_DESC_REDUCE), the reduction the
-// destination applies as the data lands (numerics/reduce.h). The chip
-// carries all three in each NeuronLink write TLP.
+// destination applies as the data lands (numerics/reduce.h), and whether
+// it takes its other operand from elsewhere in the destination's memory
+// (TRN3_DESC_REDUCE_OPERAND: the landing chip's FABRIC_OPERAND(channel)
+// says where). The chip carries them in each NeuronLink write TLP.
 #pragma once
 
 #include <cstdint>
@@ -18,12 +20,13 @@ namespace trn3::dma {
 struct fabric_write : tlm::tlm_extension<fabric_write> {
     std::uint8_t channel = 0;
     bool reduce = false;
+    bool operand = false;  // with reduce: dst = operand op data (TRN3_DESC_REDUCE_OPERAND)
     numerics::reduction reduction;
     std::uint8_t traffic_class = 0;
 
     fabric_write() = default;
-    fabric_write(std::uint8_t c, const numerics::reduction* r, std::uint8_t tc = 0)
-        : channel(c), reduce(r != nullptr), traffic_class(tc) {
+    fabric_write(std::uint8_t c, const numerics::reduction* r, std::uint8_t tc = 0, bool with_operand = false)
+        : channel(c), reduce(r != nullptr), operand(r != nullptr && with_operand), traffic_class(tc) {
         if (r) reduction = *r;
     }
     tlm::tlm_extension_base* clone() const override { return new fabric_write(*this); }
@@ -31,12 +34,15 @@ struct fabric_write : tlm::tlm_extension<fabric_write> {
 };
 
 // The byte a write TLP carries for the reduction: 0 for a plain write, else
-// 0x80 | type << 4 | op.
-inline std::uint8_t tlp_code(const numerics::reduction& r) {
-    return static_cast<std::uint8_t>(0x80u | (static_cast<unsigned>(r.type) << 4) | static_cast<unsigned>(r.op));
+// 0x80 | type << 4 | operand << 3 | op (ops 0-3, types 0-5).
+constexpr std::uint8_t tlp_operand_bit = 0x08u;
+inline std::uint8_t tlp_code(const numerics::reduction& r, bool operand = false) {
+    return static_cast<std::uint8_t>(0x80u | (static_cast<unsigned>(r.type) << 4) | (operand ? tlp_operand_bit : 0u) |
+                                     static_cast<unsigned>(r.op));
 }
 inline numerics::reduction reduction_of_tlp_code(std::uint8_t code) {
-    return {static_cast<numerics::reduce_op>(code & 0xFu), static_cast<numerics::reduce_type>((code >> 4) & 0x7u)};
+    return {static_cast<numerics::reduce_op>(code & 0x7u), static_cast<numerics::reduce_type>((code >> 4) & 0x7u)};
 }
+inline bool operand_of_tlp_code(std::uint8_t code) { return (code & tlp_operand_bit) != 0; }
 
 }  // namespace trn3::dma

@@ -48,7 +48,8 @@ struct tlp {
     std::uint16_t tag = 0;  // 14-bit tags (PCIe 6.0)
     std::uint8_t traffic_class = 0;
     // NeuronLink writes: `reduce` 0 plain, else the destination reduces into
-    // its memory; `channel` the sending DMA queue, counted per channel where
+    // its memory (bit 3: with the operand its FABRIC_OPERAND register says
+    // where); `channel` the sending DMA queue, counted per channel where
     // the write lands (dma/fabric_write.h).
     std::uint8_t reduce = 0;
     std::uint8_t channel = 0;

@@ -21,6 +21,9 @@
 // Out of place, each rank first copies its input to the buffer it works in
 // and then writes a 64-byte token to its predecessor: a reducing write must
 // not land before the copy it reduces into (the predecessor waits for it).
+// With operand_landing, nothing is copied: each reducing write takes its
+// other operand from the input where it lands (work = input op incoming),
+// and the first step sends the input itself.
 // Tokens count on fabric channel 0, apart from the data (on the queue's
 // channel), and a rank waits for its successors' tokens of every channel.
 // Every rank's list has waited for every byte meant for it by its end, so
@@ -33,6 +36,7 @@
 
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -126,6 +130,13 @@ struct request {
     // rank waits for them before the phase's first step; the first step
     // sends the input itself (the one chunk no step reduces into here).
     unsigned copy_phases = 0, copy_counter = 0;
+    // Out of place, the ring's reduce-scatter (all_reduce, reduce_scatter),
+    // without copies: each reducing write asks for an operand
+    // (TRN3_DESC_REDUCE_OPERAND) and the landing chip takes it from the input,
+    // `at.send - work` bytes from where the write lands (rank_plan's
+    // operand_offset): work = input op incoming, no copy and no token. Not
+    // with copy_phases.
+    bool operand_landing = false;
     // Traffic classes (TRN3_DESC_TRAFFIC_CLASS, 0-7) of the data and of the
     // 64-byte tokens (plan() sets them): with strict arbitration on the
     // fabric, a higher class goes first (a tensor-parallel communicator over
@@ -137,6 +148,11 @@ struct rank_plan {
     unsigned fabric_id = 0;
     std::vector<trn3_dma_descriptor> descriptors;  // waits count from 0: add the chip's count at the start
     std::uint64_t rx_bytes = 0;  // fabric bytes that land on this rank
+    // Reducing writes that land on this rank on the plan's own channel (its
+    // queue's) ask for an operand this many bytes (mod 2^64) from where they
+    // land: the chip's FABRIC_OPERAND of that channel must say so before the
+    // collective starts (request.operand_landing).
+    std::optional<std::uint64_t> operand_offset;
 };
 
 // The chunk c of a buffer of `elements`: its first element and its length.

@@ -118,6 +118,11 @@ public:
     status fabric_counters(std::uint64_t& rx_bytes, std::uint32_t& dropped);
     // Bytes landed on one channel (the sending chips' DMA queue: TRN3_CHIP_FABRIC_RX_CHANNEL).
     status fabric_channel_bytes(unsigned channel, std::uint64_t& rx_bytes);
+    // Where reducing writes of `channel` that ask for an operand
+    // (TRN3_DESC_REDUCE_OPERAND) find it: `offset` bytes from where they
+    // land (TRN3_CHIP_FABRIC_OPERAND; mod 2^64, so below is a wrapped
+    // negative offset). One posted MMIO write.
+    status set_fabric_operand(unsigned channel, std::uint64_t offset);
     // The DMA queues the chip has (its DMA_QUEUES register: TRN3_DMA_QUEUES
     // unless the platform says otherwise); one MMIO read, the first time.
     status dma_queues(unsigned& queues);

@@ -7,8 +7,9 @@
 // channel (a write's ON_CHANNEL, else its queue), and a wait waits on its
 // ON_CHANNEL, else its queue's. Local REDUCE descriptors reduce in place.
 // A reducing write with REDUCE_OPERAND takes its other operand where the
-// landing rank's FABRIC_OPERAND of its channel says: the offset its plan of
-// that channel gives (rank_plan::operand_offset), as the runtime sets it.
+// landing rank's FABRIC_OPERAND of its channel says: the offset its plans
+// give for that channel (rank_plan::operand_offset, on operand_counter or
+// else the plan's queue's), as the runtime sets it.
 #pragma once
 
 #include <catch2/catch.hpp>
@@ -83,7 +84,9 @@ inline bool run(const std::vector<std::vector<collectives::rank_plan>>& channels
     for (const auto* pl : plan_of) REQUIRE(pl != nullptr);
     std::vector<std::map<unsigned, std::uint64_t>> operand(n);  // per rank: FABRIC_OPERAND by fabric channel
     for (std::size_t k = 0; k < queues; ++k)
-        if (plan_of[k]->operand_offset) operand[k % n][static_cast<unsigned>(1 + k / n)] = *plan_of[k]->operand_offset;
+        if (plan_of[k]->operand_offset)
+            operand[k % n][plan_of[k]->operand_counter.value_or(static_cast<unsigned>(1 + k / n))] =
+                *plan_of[k]->operand_offset;
     for (;;) {
         // What can move: a queue whose next descriptor is not a wait it cannot pass, or a wire with a write.
         std::vector<std::size_t> ready;

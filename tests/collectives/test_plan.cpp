@@ -185,7 +185,7 @@ TEST_CASE("ring out of place with operand landings (no copy, no token): exact un
     CHECK_THROWS_WITH(collectives::plan(r), "operand landing and copy phases exclude each other");
     r.copy_phases = 0;
     r.how = collectives::algorithm::direct;
-    CHECK_THROWS_WITH(collectives::plan(r), "operand landing is the ring's, not direct's");
+    CHECK_THROWS_WITH(collectives::plan(r), "operand landing is the ring's and hierarchical's, not direct's");
 }
 
 TEST_CASE("a plan that cannot be made is refused with one line") {

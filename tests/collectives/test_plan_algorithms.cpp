@@ -194,6 +194,52 @@ TEST_CASE("hierarchical plans run on rings of any order within each level's grou
     CHECK(refused(missing).rfind("hierarchical: rank ", 0) == 0);
 }
 
+TEST_CASE("hierarchical out of place with operand landings on its first level: no copy, exact under every timing") {
+    for (const auto& dims : std::vector<std::vector<unsigned>>{{2}, {3}, {2, 3}, {3, 2}, {2, 2, 2}})
+        for (const op what : {op::all_reduce, op::reduce_scatter})
+            for (const unsigned channels : {1u, 2u}) {
+                const auto at = grid_positions(dims);
+                const auto n = static_cast<unsigned>(at.size());
+                const auto ids = ids_of(n);
+                const std::uint64_t elements = 5 * n * channels;
+                const auto plans = plans_for(
+                    algorithm::hierarchical, what, ids, elements, false, channels, [&](collectives::request& r) {
+                        r.coordinates = at;
+                        r.operand_landing = true;
+                        // Odd channels take the levels the other way round.
+                        for (unsigned l = 0; l < dims.size(); ++l)
+                            r.level_order.push_back(r.channel % 2 ? unsigned(dims.size()) - 1 - l : l);
+                    });
+                const std::uint64_t input_end = trn3::test::plans::at.send + elements * 4;
+                for (const auto& channel : plans)
+                    for (const auto& rank : channel) {
+                        REQUIRE(rank.operand_offset);
+                        REQUIRE(rank.operand_counter);
+                        std::uint64_t with_operand = 0, tokens = 0;
+                        for (const auto& d : rank.descriptors) {
+                            if (d.flags & TRN3_DESC_WAIT_FABRIC) continue;
+                            if (d.dst < TRN3_FABRIC_ADDR(0, 0)) {
+                                // No copy of the input: reduce_scatter's result is the only local copy.
+                                CHECK(what == op::reduce_scatter);
+                                CHECK_FALSE((d.src >= trn3::test::plans::at.send && d.src < input_end));
+                            }
+                            if (d.flags & TRN3_DESC_REDUCE_OPERAND) {
+                                CHECK(TRN3_DESC_CHANNEL_OF(d.flags, 0) == *rank.operand_counter);
+                                ++with_operand;
+                            }
+                            if (d.dst >= TRN3_FABRIC_ADDR(0, 0) && d.length == 64) ++tokens;  // pieces: 20 B x k
+                        }
+                        CHECK(with_operand > 0);
+                        CHECK(tokens == dims.size() - 1);  // none before the first level: nothing copied
+                    }
+                for (std::uint64_t seed = 1; seed <= 5; ++seed) {
+                    INFO(collectives::name(what)
+                         << " levels " << dims.size() << " n " << n << " channels " << channels << " seed " << seed);
+                    check_exact(plans, ids, what, elements, false, seed);
+                }
+            }
+}
+
 TEST_CASE("hierarchical plans with each channel in its own level order and the channels' counters interleaved are "
           "exact under every timing") {
     for (const auto& dims : std::vector<std::vector<unsigned>>{{2, 3}, {3, 2}, {2, 2, 2}, {2, 3, 2}})

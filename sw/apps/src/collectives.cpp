@@ -157,10 +157,11 @@ public:
         one_of<std::string>{{"topology", "greedy", "grid", "stride"}}};
     param<std::string> out_of_place{
         nullptr, "collectives.out_of_place", "copy",
-        "how the ring's reduce-scatter (all_reduce, reduce_scatter) reduces out of place: copy (the input copied "
-        "to the buffer it is reduced in, first or on collectives.copy_queues, then reduced into as data lands) or "
-        "operand (no copy: each reducing write takes its other operand from the input where it lands, "
-        "TRN3_DESC_REDUCE_OPERAND with the chips' FABRIC_OPERAND registers)",
+        "how the reduce-scatter of the ring and of hierarchical's first level (all_reduce, reduce_scatter) "
+        "reduces out of place: copy (the input copied to the buffer it is reduced in, first or on "
+        "collectives.copy_queues, then reduced into as data lands) or operand (no copy: each reducing write takes "
+        "its other operand from the input where it lands, TRN3_DESC_REDUCE_OPERAND with the chips' FABRIC_OPERAND "
+        "registers)",
         one_of<std::string>{{"copy", "operand"}}};
     param<std::uint64_t> copy_queues{
         nullptr, "collectives.copy_queues", 0,
@@ -582,7 +583,8 @@ private:
             r.copy_phases = static_cast<unsigned>(copy_phases.get());
             r.copy_counter = 1 + r.channels;  // after the channels' own
         }
-        r.operand_landing = out_of_place.get() == "operand" && r.how == collectives::algorithm::ring && !in_place &&
+        r.operand_landing = out_of_place.get() == "operand" && !in_place &&
+                            (r.how == collectives::algorithm::ring || r.how == collectives::algorithm::hierarchical) &&
                             (o == collectives::op::all_reduce || o == collectives::op::reduce_scatter);
         r.timing_only = !checked(bytes);
         r.traffic_class = static_cast<unsigned>(traffic_class.get());
@@ -791,7 +793,8 @@ private:
             for (unsigned k = 0; k < plans.size(); ++k) {  // the channels', then the copy queues
                 const collectives::rank_plan& mine = plans[k].at(unsigned(hi.chips[c].fabric_id));
                 // Where this chip's input lies from the chunks that land to be reduced with it.
-                if (mine.operand_offset && d.set_fabric_operand(1 + k, *mine.operand_offset) != driver::status::ok)
+                if (mine.operand_offset && d.set_fabric_operand(mine.operand_counter.value_or(1 + k),
+                                                                *mine.operand_offset) != driver::status::ok)
                     fail(h, i, in_place, "setting the fabric operands");
                 auto descriptors = mine.descriptors;
                 collectives::offset_waits(descriptors, 1 + k, base);

@@ -186,8 +186,9 @@ std::vector<chunk> finished_here(const request& r, unsigned rank) {
 std::vector<rank_plan> plan(const request& r) {
     check_supported(r.how, r.what, static_cast<unsigned>(r.ring.size()));
     if (r.traffic_class > 7 || r.token_class > 7) throw std::invalid_argument("traffic classes are 0 to 7");
-    if (r.operand_landing && r.how != algorithm::ring)
-        throw std::invalid_argument(std::string("operand landing is the ring's, not ") + name(r.how) + "'s");
+    if (r.operand_landing && r.how != algorithm::ring && r.how != algorithm::hierarchical)
+        throw std::invalid_argument(std::string("operand landing is the ring's and hierarchical's, not ") +
+                                    name(r.how) + "'s");
     if (r.average && (r.reduce_op != TRN3_REDUCE_SUM || r.reduce_type == TRN3_REDUCE_INT32 ||
                       (r.what != op::all_reduce && r.what != op::reduce_scatter && r.what != op::reduce)))
         throw std::invalid_argument("avg is a sum over a floating type, for all_reduce, reduce_scatter and reduce");

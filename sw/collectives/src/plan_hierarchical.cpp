@@ -173,21 +173,28 @@ std::vector<rank_plan> plan_hierarchical(const request& r) {
     auto ring_at = [&](unsigned p, unsigned i) -> const std::vector<unsigned>& { return rings[order[i]][p]; };
 
     const std::uint64_t work = work_buffer(r);
+    // Operand landings: the first step's reduce-scatter lands input op
+    // incoming in the work buffer, and its first writes send the input.
+    const bool operand = reduce && !r.in_place && r.operand_landing;
+    if (r.operand_landing && r.copy_phases > 0)
+        throw std::invalid_argument("operand landing and copy phases exclude each other");
     std::vector<rank_plan> plans(n);
     for (unsigned p = 0; p < n; ++p) {
         rank_plan& plan = plans[p];
         plan.fabric_id = ranks[p];
         auto& d = plan.descriptors;
-        auto send = [&](const std::vector<chunk>& ranges, unsigned to, std::uint32_t flags) {
+        auto send = [&](const std::vector<chunk>& ranges, unsigned to, std::uint32_t flags,
+                        std::uint64_t from = ~std::uint64_t(0)) {
+            if (from == ~std::uint64_t(0)) from = work;
             for (const chunk& c : ranges)
-                d.push_back(copy(work + c.first, TRN3_FABRIC_ADDR(ranks[to], work + c.first), c.count, flags));
+                d.push_back(copy(from + c.first, TRN3_FABRIC_ADDR(ranks[to], work + c.first), c.count, flags));
         };
         const chunk mine = leaf_of(r, n, p), mine_whole = chunk_of(elements, n, p);
         if (!r.in_place) {
             if (!reduce) {
                 if (mine.count > 0)
                     d.push_back(copy(r.at.send + mine.first - mine_whole.first * es, work + mine.first, mine.count));
-            } else {
+            } else if (!operand) {
                 // This channel's part of the input, in as few copies as its ranges allow.
                 std::vector<chunk> all;
                 for (unsigned c = 0; c < n; ++c) append_range(all, leaf_of(r, n, c));
@@ -208,7 +215,7 @@ std::vector<rank_plan> plan_hierarchical(const request& r) {
                 const auto pos = static_cast<unsigned>(std::find(ring.begin(), ring.end(), p) - ring.begin());
                 const unsigned succ = ring[(pos + 1) % size], pred = ring[(pos + size - 1) % size];
                 const unsigned data = counter(r, order[i]), token = counter(r, levels + order[i]);
-                if (i > 0 || !r.in_place) {
+                if (i > 0 || (!r.in_place && !operand)) {
                     // Tell the predecessor this rank's part is whole (its copy,
                     // or the step before's reduce-scatter, is done): nothing
                     // of this step is reduced into it before, so the order
@@ -225,7 +232,10 @@ std::vector<rank_plan> plan_hierarchical(const request& r) {
                 for (unsigned s = 0; s + 1 < size; ++s) {
                     const unsigned m = ring[mod(static_cast<long long>(pos) - s - 1, size)];
                     if (s > 0) wait_step(i, part_bytes[i][m]);  // what the predecessor sent at s - 1
-                    send(part[i][m], succ, reduce_flags | TRN3_DESC_ON_CHANNEL(data));
+                    if (operand && i == 0)
+                        send(part[i][m], succ, reduce_flags | TRN3_DESC_REDUCE_OPERAND | TRN3_DESC_ON_CHANNEL(data),
+                             s == 0 ? r.at.send : work);
+                    else send(part[i][m], succ, reduce_flags | TRN3_DESC_ON_CHANNEL(data));
                 }
                 wait_step(i, part_bytes[i][p]);  // this rank's part of the step, reduced
             }
@@ -245,6 +255,10 @@ std::vector<rank_plan> plan_hierarchical(const request& r) {
         if (r.what == op::reduce_scatter && !r.in_place && mine.count > 0)
             d.push_back(copy(work + mine.first, r.at.recv + mine.first - mine_whole.first * es, mine.count));
         plan.rx_bytes = landed_total;
+        if (operand) {
+            plan.operand_offset = r.at.send - work;  // the input, from the part in the work buffer
+            plan.operand_counter = counter(r, order[0]);
+        }
     }
     return plans;
 }

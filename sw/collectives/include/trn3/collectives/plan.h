@@ -130,12 +130,12 @@ struct request {
     // rank waits for them before the phase's first step; the first step
     // sends the input itself (the one chunk no step reduces into here).
     unsigned copy_phases = 0, copy_counter = 0;
-    // Out of place, the ring's reduce-scatter (all_reduce, reduce_scatter),
-    // without copies: each reducing write asks for an operand
-    // (TRN3_DESC_REDUCE_OPERAND) and the landing chip takes it from the input,
-    // `at.send - work` bytes from where the write lands (rank_plan's
-    // operand_offset): work = input op incoming, no copy and no token. Not
-    // with copy_phases.
+    // Out of place, the reduce-scatter of the ring or of hierarchical's
+    // first level (all_reduce, reduce_scatter), without copies: each of its
+    // reducing writes asks for an operand (TRN3_DESC_REDUCE_OPERAND) and the
+    // landing chip takes it from the input, `at.send - work` bytes from where
+    // the write lands (rank_plan's operand_offset): work = input op
+    // incoming, no copy and no token. Not with copy_phases.
     bool operand_landing = false;
     // Traffic classes (TRN3_DESC_TRAFFIC_CLASS, 0-7) of the data and of the
     // 64-byte tokens (plan() sets them): with strict arbitration on the
@@ -148,11 +148,13 @@ struct rank_plan {
     unsigned fabric_id = 0;
     std::vector<trn3_dma_descriptor> descriptors;  // waits count from 0: add the chip's count at the start
     std::uint64_t rx_bytes = 0;  // fabric bytes that land on this rank
-    // Reducing writes that land on this rank on the plan's own channel (its
-    // queue's) ask for an operand this many bytes (mod 2^64) from where they
-    // land: the chip's FABRIC_OPERAND of that channel must say so before the
-    // collective starts (request.operand_landing).
+    // Reducing writes that land on this rank on fabric channel
+    // operand_counter (empty: the plan's own, its queue's) ask for an
+    // operand this many bytes (mod 2^64) from where they land: the chip's
+    // FABRIC_OPERAND of that channel must say so before the collective
+    // starts (request.operand_landing).
     std::optional<std::uint64_t> operand_offset;
+    std::optional<unsigned> operand_counter;
 };
 
 // The chunk c of a buffer of `elements`: its first element and its length.
@@ -243,7 +245,9 @@ std::vector<rank_plan> plan_tree(const request& r);
 // (the ring's 2(n - 1)), each rank sending 2(n - 1)/n of the buffer as the
 // ring does, most of it on the first level's links. Level l's ring is the ranks by
 // position (odd channels the other way round). Before each level's
-// reduce-scatter but the first (and out of place, the first too), each rank tells its level-l
+// reduce-scatter but the first (and out of place, copying the input first,
+// the first too; with operand_landing the first level lands input op
+// incoming and nothing is copied), each rank tells its level-l
 // predecessor with a token that its part is whole, so no sum is taken
 // before the one the schedule puts first. A level's rings may be in any
 // order (level_rings: searched over the fabric's links). A rank ends with the chunk of its

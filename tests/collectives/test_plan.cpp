@@ -183,6 +183,7 @@ TEST_CASE("ring out of place with operand landings (no copy, no token): exact un
     r.copy_phases = 2;
     r.copy_counter = 2;
     CHECK_THROWS_WITH(collectives::plan(r), "operand landing and copy phases exclude each other");
+    CHECK_THROWS_WITH(collectives::plan_ring_copies({r}, 1), Catch::Contains("without operand landing"));
     r.copy_phases = 0;
     r.how = collectives::algorithm::direct;
     CHECK_THROWS_WITH(collectives::plan(r), "operand landing is the ring's and hierarchical's, not direct's");

@@ -600,8 +600,7 @@ private:
     // out of place, the ring's reduce-scatter (copy_queues_for: at most one
     // per channel).
     bool copying(std::uint64_t bytes, bool in_place, collectives::op o) const {
-        return copy_queues.get() > 0 && out_of_place.get() == "copy" && !in_place &&
-               algorithm_for(bytes, o) == collectives::algorithm::ring &&
+        return copy_queues.get() > 0 && !in_place && algorithm_for(bytes, o) == collectives::algorithm::ring &&
                (o == collectives::op::all_reduce || o == collectives::op::reduce_scatter) && size() > 1;
     }
     unsigned copy_queues_for(std::uint64_t bytes, bool in_place, collectives::op o) const {

@@ -176,16 +176,13 @@ std::vector<rank_plan> plan_hierarchical(const request& r) {
     // Operand landings: the first step's reduce-scatter lands input op
     // incoming in the work buffer, and its first writes send the input.
     const bool operand = reduce && !r.in_place && r.operand_landing;
-    if (r.operand_landing && r.copy_phases > 0)
-        throw std::invalid_argument("operand landing and copy phases exclude each other");
     std::vector<rank_plan> plans(n);
     for (unsigned p = 0; p < n; ++p) {
         rank_plan& plan = plans[p];
         plan.fabric_id = ranks[p];
         auto& d = plan.descriptors;
-        auto send = [&](const std::vector<chunk>& ranges, unsigned to, std::uint32_t flags,
-                        std::uint64_t from = ~std::uint64_t(0)) {
-            if (from == ~std::uint64_t(0)) from = work;
+        // Ranges of the buffer at `from` (work, or the input) into the same ranges of work at `to`.
+        auto send = [&](const std::vector<chunk>& ranges, unsigned to, std::uint32_t flags, std::uint64_t from) {
             for (const chunk& c : ranges)
                 d.push_back(copy(from + c.first, TRN3_FABRIC_ADDR(ranks[to], work + c.first), c.count, flags));
         };
@@ -232,10 +229,10 @@ std::vector<rank_plan> plan_hierarchical(const request& r) {
                 for (unsigned s = 0; s + 1 < size; ++s) {
                     const unsigned m = ring[mod(static_cast<long long>(pos) - s - 1, size)];
                     if (s > 0) wait_step(i, part_bytes[i][m]);  // what the predecessor sent at s - 1
-                    if (operand && i == 0)
-                        send(part[i][m], succ, reduce_flags | TRN3_DESC_REDUCE_OPERAND | TRN3_DESC_ON_CHANNEL(data),
-                             s == 0 ? r.at.send : work);
-                    else send(part[i][m], succ, reduce_flags | TRN3_DESC_ON_CHANNEL(data));
+                    const bool landing = operand && i == 0;  // input op incoming, the first send from the input
+                    send(part[i][m], succ,
+                         reduce_flags | (landing ? TRN3_DESC_REDUCE_OPERAND : 0u) | TRN3_DESC_ON_CHANNEL(data),
+                         landing && s == 0 ? r.at.send : work);
                 }
                 wait_step(i, part_bytes[i][p]);  // this rank's part of the step, reduced
             }
@@ -248,7 +245,7 @@ std::vector<rank_plan> plan_hierarchical(const request& r) {
                 for (unsigned s = 0; s + 1 < size; ++s) {
                     const unsigned m = ring[mod(static_cast<long long>(pos) - s, size)];
                     if (s > 0) wait_step(i, part_bytes[i][m]);
-                    send(part[i][m], succ, TRN3_DESC_ON_CHANNEL(counter(r, order[i])));
+                    send(part[i][m], succ, TRN3_DESC_ON_CHANNEL(counter(r, order[i])), work);
                 }
                 wait_step(i, part_bytes[i][ring[(pos + 1) % size]]);  // the predecessor's last
             }

@@ -110,13 +110,13 @@ std::vector<std::vector<rank_plan>> plan_ring_copies(const std::vector<request>&
     for (unsigned k = 0; k < requests.size(); ++k) {
         const request& r = requests[k];
         const std::map<unsigned, unsigned> rank_of = check(r);
-        if (ranks_of(r) != ranks || r.in_place || r.copy_phases != requests.front().copy_phases || r.channel != k ||
-            r.channels != requests.size() || (r.what != op::all_reduce && r.what != op::reduce_scatter) ||
-            r.copy_counter <= r.channels || r.copy_counter + phases > TRN3_FABRIC_CHANNELS || r.traffic_class > 7 ||
-            r.token_class > 7)
+        if (ranks_of(r) != ranks || r.in_place || r.operand_landing || r.copy_phases != requests.front().copy_phases ||
+            r.channel != k || r.channels != requests.size() ||
+            (r.what != op::all_reduce && r.what != op::reduce_scatter) || r.copy_counter <= r.channels ||
+            r.copy_counter + phases > TRN3_FABRIC_CHANNELS || r.traffic_class > 7 || r.token_class > 7)
             throw std::invalid_argument(
-                "copy queues: one request per channel, in order, alike, all_reduce or reduce_scatter out of place, "
-                "copy counters past the channels' own");
+                "copy queues: one request per channel, in order, alike, all_reduce or reduce_scatter out of place "
+                "without operand landing, copy counters past the channels' own");
         const std::uint64_t work = work_buffer(r), slot = r.at.token + 2 * token_bytes * r.channel;
         const std::uint32_t flags = r.timing_only ? TRN3_DESC_TIMING_ONLY : 0;
         for (unsigned q = 0; q < n; ++q) {  // ring position q: rank p

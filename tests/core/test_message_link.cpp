@@ -188,3 +188,26 @@ TEST_CASE("a port's lead is checked on every send, and a proxy port hands its me
     sc_core::sc_start(sc_time(1, sc_core::SC_US));
     CHECK(q.delivered() == 0);  // nothing went through this process's queue
 }
+
+TEST_CASE("a control message takes no wire time: it passes queued data and arrives a latency after it is sent") {
+    delivery_queue queue("queue");
+    message_port a("a", 1), b("b", 2);
+    message_link l("l", queue, a, b, sc_time(100, SC_NS), bandwidth{1e9});  // 1 byte per ns
+    std::vector<std::pair<std::uint64_t, bool>> got;  // delivery time in ns, control
+    b.on_receive([&](message& m) { got.emplace_back(m.delivered.value() / 1000, m.control); });
+    message data;
+    data.bytes = 1000;  // 1 us of wire
+    a.send(data, sc_time(0, SC_NS));
+    message ctl;
+    ctl.control = true;
+    ctl.bytes = 1000;  // ignored
+    const sc_time at = a.send(ctl, sc_time(0, SC_NS));
+    a.send(data, sc_time(0, SC_NS));  // after the first: the control message took none of the wire
+    sc_core::sc_start();
+    CHECK(at == sc_time(100, SC_NS));
+    REQUIRE(got.size() == 3);
+    CHECK(got[0] == std::make_pair(std::uint64_t(100), true));
+    CHECK(got[1] == std::make_pair(std::uint64_t(1100), false));
+    CHECK(got[2] == std::make_pair(std::uint64_t(2100), false));
+    CHECK(l.wire_free(a) == sc_time(2000, SC_NS));
+}

@@ -79,8 +79,9 @@ message_link::message_link(const sc_core::sc_module_name& name, delivery_queue& 
     : component(name, frequency{1e9}),
       latency(this, "latency", default_latency, "time from the last bit leaving to the message arriving",
               range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_PS), {}}),
-      rate(this, "bandwidth", default_rate, "bandwidth per direction"), queue_(queue), a_(a), b_(b),
-      rate_now_(rate.get()), messages_ab_(this, "messages_ab", "messages sent from port a to port b"),
+      rate(this, "bandwidth", default_rate, "bandwidth per direction"), queue_(queue), a_(a),
+      b_(b), rate_now_{rate.get(), rate.get()},
+      messages_ab_(this, "messages_ab", "messages sent from port a to port b"),
       messages_ba_(this, "messages_ba", "messages sent from port b to port a"),
       bytes_ab_(this, "bytes_ab", "bytes sent from port a to port b"),
       bytes_ba_(this, "bytes_ba", "bytes sent from port b to port a") {
@@ -115,15 +116,21 @@ sc_core::sc_time message_link::transmit(message_port& from, message&& m, const s
         throw std::logic_error(fmt::format("{}: port {} sent at {} at {}, inside its lead of {}", name(), from.name(),
                                            send_time.to_string(), now.to_string(), from.lead_.to_string()));
     const sc_core::sc_time sent = send_time < now ? now : send_time;
+    m.dst_port = to.id();
+    m.sent = sent;
+    if (m.control) {
+        m.delivered = sent + latency.get();
+        const sc_core::sc_time delivered = m.delivered;
+        queue_.schedule(std::move(m), &to);
+        return delivered;
+    }
     const unsigned cls = strict_[dir] ? std::min<unsigned>(m.traffic_class, traffic_classes - 1) : 0;
     auto& free = free_[dir];
     const sc_core::sc_time start = sent < free[cls] ? free[cls] : sent;
-    const sc_core::sc_time wire = rate_now_.transfer_time(m.bytes);
+    const sc_core::sc_time wire = rate_now_[dir].transfer_time(m.bytes);
     // This class and every lower one: their traffic goes after this message.
     for (unsigned k = 0; k <= cls; ++k) free[k] = (free[k] > start ? free[k] : start) + wire;
     const sc_core::sc_time end = start + wire;
-    m.dst_port = to.id();
-    m.sent = sent;
     const sc_core::sc_time tail = end + latency.get();
     const sc_core::sc_time earliest = sent + latency.get();  // the lookahead a cut needs
     m.delivered = m.train_span > tail - earliest ? earliest : tail - m.train_span;

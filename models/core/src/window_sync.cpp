@@ -59,6 +59,7 @@ void put_message(writer& w, const message& m) {
     w.put(m.train_span.value());
     w.put(m.kind);
     w.put(m.traffic_class);
+    w.put(std::uint8_t(m.control ? 1 : 0));
     w.put_bytes(m.data);
 }
 
@@ -73,6 +74,7 @@ message get_message(reader& r) {
     m.train_span = sc_core::sc_time::from_value(r.get<std::uint64_t>());
     m.kind = r.get<std::uint32_t>();
     m.traffic_class = r.get<std::uint8_t>();
+    m.control = r.get<std::uint8_t>() != 0;
     m.data = r.get_bytes();
     return m;
 }

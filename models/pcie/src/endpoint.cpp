@@ -67,7 +67,7 @@ endpoint::endpoint(const sc_core::sc_module_name& name, unsigned default_device_
     config_.on_read([this](std::uint16_t) {
         if (end_) {
             const link& l = end_->owner();
-            config_.set_link_status(l.phy().speed_code, l.width(), l.up(), l.phy().flit_mode);
+            config_.set_link_status(l.phy().speed_code, end_->width(), end_->up(), l.phy().flit_mode);
         }
     });
     config_.on_write([this](std::uint16_t, unsigned) {

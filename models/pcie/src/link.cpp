@@ -18,9 +18,11 @@ using sc_core::SC_US;
 sc_time link_end::send(tlp&& t, const sc_time& when) { return link_->transmit(dir_, std::move(t), when); }
 
 void link_end::hold_sender(const sc_time& until) {
+    ++link_->backpressure_;
+    // Split: the sender hears of it a latency later.
+    if (link_->split_) return link_->send_control(dir_, link::hold, {until.value()});
     // Messages into this end come from the other end's port.
     link_->wire_->hold(dir_ == 0 ? link_->port_b_ : link_->port_a_, until);
-    ++link_->backpressure_;
 }
 
 sc_time link_end::forward(tlp&& t, const sc_time& latency, link_end* ingress) {
@@ -36,7 +38,7 @@ sc_time link_end::forward(tlp&& t, const sc_time& latency, link_end* ingress) {
     }
     if (ingress && ingress->link_->rx_buffer.get().bytes > 0 && up()) {
         const sc_time egress = std::max(start, wire_free(t.traffic_class));
-        const double rate = ingress->link_->raw_bytes_per_second();
+        const double rate = ingress->link_->raw_bytes_per_second_at(ingress->dir_);
         const sc_time holds =
             rate > 0 ? sc_time(double(ingress->link_->rx_buffer.get().bytes) / rate, sc_core::SC_SEC) : sc_time();
         if (egress > now + holds) ingress->hold_sender(egress - holds);
@@ -46,7 +48,7 @@ sc_time link_end::forward(tlp&& t, const sc_time& latency, link_end* ingress) {
 
 sc_time link_end::train_time(const tlp& t, std::uint64_t n) const {
     const phy_spec& p = link_->phy();
-    const double rate = link_->raw_bytes_per_second();
+    const double rate = link_->raw_bytes_per_second_at(dir_);
     if (rate <= 0) return sc_core::SC_ZERO_TIME;
     const double bytes = p.flit_mode ? double(n) * tlp_wire_bytes(t) * p.flit_bytes / p.flit_payload_bytes
                                      : double(n) * (tlp_wire_bytes(t) + p.tlp_framing_bytes);
@@ -56,8 +58,8 @@ sc_time link_end::train_time(const tlp& t, std::uint64_t n) const {
 sc_time link_end::wire_free(unsigned traffic_class) const {
     return link_->wire_->wire_free(dir_ == 0 ? link_->port_a_ : link_->port_b_, traffic_class);
 }
-bool link_end::up() const { return link_->up(); }
-unsigned link_end::width() const { return link_->width(); }
+bool link_end::up() const { return link_->up_at(dir_); }
+unsigned link_end::width() const { return link_->width_at(dir_); }
 
 // ---- link -------------------------------------------------------------------
 
@@ -172,6 +174,9 @@ link::link(const sc_core::sc_module_name& name, delivery_queue& queue, std::uint
 link::~link() = default;
 
 bool link::up() const { return state_ == TRN3_LTSSM_L0; }
+bool link::up_at(int end) const { return split_ && end == 1 ? far_up_ : up(); }
+unsigned link::width_at(int end) const { return split_ && end == 1 ? far_width_ : width_; }
+double link::raw_bytes_per_second_at(int end) const { return phy().lane_bytes_per_second * width_at(end); }
 
 bool link::sparing() const { return (control_.value() & TRN3_LINK_CONTROL_SPARING) != 0; }
 
@@ -228,12 +233,17 @@ void link::step() {
             log().warn("link training failed in Configuration: no healthy width");
             return;
         }
-        wire_->set_rate(bandwidth{raw_bytes_per_second()});
+        if (split_) wire_->set_rate(port_a_, bandwidth{raw_bytes_per_second()});
+        else wire_->set_rate(bandwidth{raw_bytes_per_second()});
         if (retraining_) reach_l0();
         else enter(TRN3_LTSSM_RECOVERY, 0, eq_phase0.get());  // equalise to the target rate
         return;
     }
     case TRN3_LTSSM_RECOVERY: {
+        if (retraining_ && ack_pending_) {
+            recovery_waits_ = true;  // split: not before the far end has answered
+            return;
+        }
         if (retraining_) {
             enter(TRN3_LTSSM_CONFIGURATION, 0, config_time.get());
             return;
@@ -270,17 +280,20 @@ void link::reach_l0() {
         log().debug("trained {} x{} ({} spare lanes in use)", phy().name, width_, spares_used_);
     }
     raise(events);
+    if (split_) send_control(0, trained, {width_});
     if (failed_.size() != failures_at_config_) {
         retrain();  // lanes failed after the width was chosen
         return;
     }
-    flush_held();
+    flush_held(0);
+    if (!split_) flush_held(1);
 }
 
 void link::retrain() {
     if (state_ != TRN3_LTSSM_L0) return;
     retraining_ = true;
     training_started_ = sc_core::sc_time_stamp();
+    if (split_) return split_retrain();
     // What is on the wire now will be replayed; the wire stops.
     for (int dir = 0; dir < 2; ++dir) {
         awaiting_replay_[dir] = in_flight_[dir];
@@ -333,7 +346,7 @@ void link::update_status() {
 
 sc_time link::transmit(int dir, tlp&& t, const sc_time& when) {
     const sc_time now = sc_core::sc_time_stamp();
-    if (state_ != TRN3_LTSSM_L0 || awaiting_replay_[dir] > 0) {
+    if (!up_at(dir) || awaiting_replay_[dir] > 0) {
         held_[dir].push_back({next_order_++, std::move(t)});
         return when < now ? now : when;
     }
@@ -367,7 +380,7 @@ sc_time link::transmit(int dir, tlp&& t, const sc_time& when) {
         bytes = n * (w + p.tlp_framing_bytes);
         first_bytes = w + p.tlp_framing_bytes;
     }
-    t.train_span = sc_time(double(bytes - first_bytes) / raw_bytes_per_second(), sc_core::SC_SEC);
+    t.train_span = sc_time(double(bytes - first_bytes) / raw_bytes_per_second_at(dir), sc_core::SC_SEC);
     tlps_[dir] += n;
     if (t.has_data()) payload_bytes_[dir] += n * t.length;
     message m;
@@ -376,7 +389,7 @@ sc_time link::transmit(int dir, tlp&& t, const sc_time& when) {
     m.traffic_class = t.traffic_class;
     m.train_span = t.train_span;
     m.data = encode(std::move(t));
-    ++in_flight_[dir];
+    if (!split_) ++in_flight_[dir];
     ++wire_sends_[dir];
     const sc_time span = m.train_span;
     const sc_time head = from.send(std::move(m), sent);
@@ -384,6 +397,17 @@ sc_time link::transmit(int dir, tlp&& t, const sc_time& when) {
 }
 
 void link::receive(int dir, message& m) {
+    const int at = dir == 0 ? 1 : 0;
+    if (m.control) return receive_control(at, m);
+    if (split_) {
+        ++settled_[dir];
+        if (!up_at(at) || m.seq < replay_below_[dir]) return send_back(dir, m);
+        if (end_[at].handler_) {
+            tlp t = decode(std::move(m.data));
+            end_[at].handler_(t);
+        }
+        return;
+    }
     --in_flight_[dir];
     // On the wire when a retrain started (or arriving while the link is down).
     const bool hit_by_retrain = m.seq < replay_below_[dir];
@@ -395,7 +419,10 @@ void link::receive(int dir, message& m) {
         held_[dir].push_back({m.seq, std::move(t)});
         if (awaiting_replay_[dir] > 0) --awaiting_replay_[dir];
         update_status();
-        if (state_ == TRN3_LTSSM_L0) flush_held();
+        if (state_ == TRN3_LTSSM_L0) {
+            flush_held(0);
+            flush_held(1);
+        }
         return;
     }
     if (!end_[dir == 0 ? 1 : 0].handler_) return;
@@ -403,15 +430,13 @@ void link::receive(int dir, message& m) {
     end_[dir == 0 ? 1 : 0].handler_(t);
 }
 
-void link::flush_held() {
-    for (int dir = 0; dir < 2; ++dir) {
-        // Wait until everything from before the retrain is back, then send in order.
-        if (held_[dir].empty() || awaiting_replay_[dir] > 0) continue;
-        std::vector<held> batch = std::move(held_[dir]);
-        held_[dir].clear();
-        std::stable_sort(batch.begin(), batch.end(), [](const held& x, const held& y) { return x.order < y.order; });
-        for (held& h : batch) transmit(dir, std::move(h.t), sc_core::sc_time_stamp());
-    }
+void link::flush_held(int dir) {
+    // Wait until everything from before the retrain is back, then send in order.
+    if (held_[dir].empty() || awaiting_replay_[dir] > 0 || !up_at(dir)) return;
+    std::vector<held> batch = std::move(held_[dir]);
+    held_[dir].clear();
+    std::stable_sort(batch.begin(), batch.end(), [](const held& x, const held& y) { return x.order < y.order; });
+    for (held& h : batch) transmit(dir, std::move(h.t), sc_core::sc_time_stamp());
 }
 
 }  // namespace trn3::pcie

@@ -95,7 +95,7 @@ pcie_switch::pcie_switch(const sc_core::sc_module_name& name, const switch_confi
             port_state& s = ports_[i];
             if (s.end) {
                 const link& l = s.end->owner();
-                s.config.set_link_status(l.phy().speed_code, l.width(), l.up(), l.phy().flit_mode);
+                s.config.set_link_status(l.phy().speed_code, s.end->width(), s.end->up(), l.phy().flit_mode);
             }
         });
     }

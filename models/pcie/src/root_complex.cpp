@@ -60,7 +60,7 @@ root_complex::root_complex(const sc_core::sc_module_name& name, unsigned default
             port_state& p = ports_[r];
             if (p.end) {
                 const link& l = p.end->owner();
-                p.config.set_link_status(l.phy().speed_code, l.width(), l.up(), l.phy().flit_mode);
+                p.config.set_link_status(l.phy().speed_code, p.end->width(), p.end->up(), l.phy().flit_mode);
             }
         });
     }

@@ -55,6 +55,11 @@ struct message {
     sc_core::sc_time train_span;  // aggregates: first to last unit arrival (delivered at the first)
     std::uint32_t kind = 0;  // protocol-defined (TLP type, packet type, ...)
     std::uint8_t traffic_class = 0;  // 0-7; counts only on a strict-priority direction
+    // A link-layer control message (training ordered sets, a NAK, a credit
+    // update): it takes no wire time and does not wait for the data on the
+    // wire; it arrives `latency` after it is sent and is not counted as
+    // traffic. What it means is the link protocol's (kind, data).
+    bool control = false;
     std::vector<std::uint8_t> data;  // payload; empty in timing-only mode
 };
 
@@ -78,6 +83,7 @@ public:
 
     std::uint64_t id() const { return id_; }
     const std::string& name() const { return name_; }
+    std::uint64_t next_seq() const { return next_seq_; }  // the seq the next message sent here takes
     bool connected() const { return link_ != nullptr; }
 
     // The owner's promise: every send's send_time is at least `lead` past
@@ -163,8 +169,9 @@ public:
     void set_strict_priority(const message_port& from, bool strict) { strict_[&from == &a_ ? 0 : 1] = strict; }
     bool strict_priority(const message_port& from) const { return strict_[&from == &a_ ? 0 : 1]; }
     // The rate from now on (a link that retrains to another width); the
-    // param is the rate at power-on.
-    void set_rate(bandwidth r) { rate_now_ = r; }
+    // param is the rate at power-on. Both directions, or the one from `from`.
+    void set_rate(bandwidth r) { rate_now_[0] = rate_now_[1] = r; }
+    void set_rate(const message_port& from, bandwidth r) { rate_now_[&from == &a_ ? 0 : 1] = r; }
     // The wire from `from` stops now (a link going into recovery): time it
     // had reserved beyond now is free again. Messages already on it are still
     // delivered; the link above decides what they mean.
@@ -172,7 +179,7 @@ public:
     // The wire from `from` stays busy until `until` (back-pressure: the far
     // end has no buffer for more); what is already on it is not affected.
     void hold(const message_port& from, const sc_core::sc_time& until);
-    bandwidth current_rate() const { return rate_now_; }
+    bandwidth current_rate() const { return rate_now_[0]; }  // from a (the same both ways unless set apart)
 
 private:
     friend class message_port;
@@ -185,7 +192,7 @@ private:
     // classes >= c (FIFO directions use class 0 only).
     std::array<sc_core::sc_time, traffic_classes> free_[2];
     bool strict_[2] = {false, false};
-    bandwidth rate_now_;
+    bandwidth rate_now_[2];
     counter messages_ab_, messages_ba_, bytes_ab_, bytes_ba_;
 };
 

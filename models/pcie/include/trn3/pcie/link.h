@@ -36,6 +36,28 @@
 // completes as if uncut (send TLP by TLP to see each one replayed).
 // Lanes that fail while the link trains make it retrain on reaching L0.
 //
+// Split (a platform cut on this link: docs/distributed.md). The two ends
+// keep their own state and meet only through messages on the wire, so
+// either may run in another process, and a split link behaves the same
+// wherever its ends run. End a owns the LTSSM and the registers; end b
+// learns the state one latency later from control messages (message_link.h:
+// no wire time), as a far end learns it from training ordered sets:
+//   TRAINED(width)       a -> b on reaching L0: b may send, at that width
+//   DOWN(cut, settled)   a -> b on a retrain: b stops sending; a's TLPs with a
+//                        seq below `cut` that reach b from now are sent back
+//   DOWN_ACK(cut, settled) b -> a: the same for b's TLPs; a stays in Recovery
+//                        until it arrives (the handshake of TS1/TS2)
+//   NAK(seq, TLP)        receiver -> sender: a TLP that reached a retraining
+//                        end, or left before the retrain: it goes back into
+//                        the sender's replay buffer in its original order
+//   HOLD(until)          receiver -> sender: flow control, a latency late
+// `settled` (TLPs received, accepted or sent back) lets each sender count
+// exactly the NAKs still to come; it holds new TLPs until they are in.
+// What differs from the one-object link: b comes up a latency after a; a
+// TLP that left before a retrain but reaches b before it hears of it is
+// accepted; credits take a latency. The replay count (register and stat)
+// is end a's: the NAKs it sent and received.
+//
 // Traffic classes (the TLP's TC, 0-7): with arbitration = strict, each
 // end's transmitter serves the higher class first (message_link.h: a TLP
 // passes the lower classes' queued traffic, which finishes later by its
@@ -99,6 +121,7 @@ public:
     link& owner() const { return *link_; }
     // Holds the sender at the other end of this end's link until `until`.
     void hold_sender(const sc_core::sc_time& until);
+    // The link as this end sees it (split: end b's view lags a's).
     bool up() const;
     unsigned width() const;
 
@@ -172,7 +195,18 @@ public:
     link_end& a() { return end_[0]; }
     link_end& b() { return end_[1]; }
 
-    // State, for models and reports.
+    // Makes this a split link (above). Before the simulation starts.
+    void split();
+    bool is_split() const { return split_; }
+    bool owner_remote() const { return owner_remote_; }  // end a (its LTSSM, registers, replay count) is elsewhere
+    // A proxy: end e (0: a, 1: b) runs in another process of a distributed
+    // run; what the wire delivers there goes to `forward` (window_sync.h).
+    // Split links only. With end a remote, this process runs no LTSSM.
+    void make_remote(int e, std::function<void(message&&)> forward);
+    // The wire's port at end e: where a process delivers what another sent.
+    message_port& port(int e) { return e == 0 ? port_a_ : port_b_; }
+
+    // State, for models and reports (end a's: the owner's).
     unsigned state() const { return state_; }  // TRN3_LTSSM_*
     bool up() const;
     unsigned width() const { return width_; }
@@ -211,7 +245,17 @@ private:
     void apply_fault();
     void raise(std::uint32_t events);
     void update_status();
-    void flush_held();
+    void flush_held(int dir);
+    bool up_at(int end) const;
+    unsigned width_at(int end) const;
+    double raw_bytes_per_second_at(int end) const;
+    // The split protocol (link_split.cpp).
+    enum control_kind : std::uint32_t { trained = 1, down, down_ack, nak, hold };
+    void send_control(int from_end, control_kind kind, std::vector<std::uint64_t> words,
+                      std::vector<std::uint8_t> tlp_bytes = {});
+    void receive_control(int at_end, message& m);
+    void send_back(int dir, message& m);  // a NAK
+    void split_retrain();
 
     generation gen_;
     phy_spec phy_;
@@ -229,7 +273,15 @@ private:
     std::uint64_t in_flight_[2] = {0, 0};  // on the wire, per direction
     std::uint64_t awaiting_replay_[2] = {0, 0};  // of those, sent before the last retrain
     std::uint64_t wire_sends_[2] = {0, 0};  // = the next message's seq on that direction's port
-    std::uint64_t replay_below_[2] = {0, 0};  // messages with a seq below this are replayed
+    std::uint64_t replay_below_[2] = {0, 0};  // at the receiver: messages with a seq below this are replayed
+    // Split.
+    bool split_ = false;
+    bool owner_remote_ = false;  // end a runs in another process
+    bool far_up_ = false;  // end b's view
+    unsigned far_width_ = 0;
+    std::uint64_t settled_[2] = {0, 0};  // at the receiver: TLP messages accepted or sent back, per direction
+    bool ack_pending_ = false;  // a: DOWN sent, DOWN_ACK not yet in
+    bool recovery_waits_ = false;  // a: Recovery's time is up, waiting for DOWN_ACK
     std::size_t failures_at_config_ = 0;
     unsigned fill_[2] = {0, 0};  // TLP bytes used in the open flit, per direction
 

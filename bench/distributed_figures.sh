@@ -1,11 +1,11 @@
 #!/bin/bash
-# The distributed run's figures of docs/performance.md: the full 2 x nl72x2
-# cluster (288 chips) running an all_reduce across its UltraServers, in one
-# process and as 2 MPI ranks (a rank per UltraServer) on this machine: wall
-# time, peak memory, the window protocol's cost, and the check that both
-# print the same report.
+# The distributed run's figures of docs/performance.md: nl72x2 cut by rack,
+# and the full 2 x nl72x2 cluster (288 chips) running an all_reduce across
+# its UltraServers, in one process and as 2 MPI ranks (a rank per rack or
+# UltraServer) on this machine: wall time, peak memory, the window
+# protocol's cost, and the check that both print the same report.
 #
-#   bench/distributed_figures.sh [build/release]   (about 5 minutes on 2 cores; nothing else running)
+#   bench/distributed_figures.sh [build/release]   (about 7 minutes on 2 cores; nothing else running)
 set -euo pipefail
 set -f  # the params' '*' patterns are not file globs
 bin="${1:-build/release}/bin/trn3vp"
@@ -34,6 +34,16 @@ same() {
     echo "(the report on $1 ranks is the one-process report, wall-clock lines aside)" ||
     { echo "distributed_figures: the reports differ" >&2; exit 1; }
 }
+
+# nl72x2 (144 chips) whole, then cut by rack (partitions = racks) in one
+# process and on 2 ranks: the cut's own model (split cross-rack links, the
+# racks' programs meeting through the store) gives the same report on both.
+nl72=(--platform nl72x2 -p nl72x2.app=collectives -p collectives.min_bytes=1M -p collectives.max_bytes=16M
+  -p collectives.factor=4)
+run "nl72x2 whole, all_reduce 1 to 16 MiB" 1 "${nl72[@]}"
+run "nl72x2 cut by rack, all_reduce 1 to 16 MiB" 1 "${nl72[@]}" -p nl72x2.partitions=racks
+run "nl72x2 cut by rack, all_reduce 1 to 16 MiB" 2 "${nl72[@]}" -p nl72x2.partitions=racks
+same 2
 
 cluster=(--platform cluster -p 'cluster.*.app=collectives' -p '*.timing_model=bandwidth')
 for size in 64M 1G; do

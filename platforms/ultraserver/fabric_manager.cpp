@@ -36,9 +36,9 @@ void ultraserver::program_routes() {
                       [&](int a, int b) { return port_of_[n].at(a) < port_of_[n].at(b); });
             std::vector<unsigned> ports;
             for (int next : by_port) ports.push_back(port_of_[n].at(next));
-            if (kind == node_kind::scaleup_switch)
-                switches_[switch_index_.at(int(n))]->set_fabric_route(unsigned(k), ports);
-            else {
+            if (kind == node_kind::scaleup_switch) {
+                if (here(int(n))) switches_[switch_index_.at(int(n))]->set_fabric_route(unsigned(k), ports);
+            } else {
                 if (chip_routes_[n].empty()) chip_routes_[n].assign(chips.size(), TRN3_ROUTE_NONE);
                 for (unsigned port : ports) chip_routes_[n][k] |= TRN3_ROUTE_PORT(port);
             }
@@ -84,12 +84,14 @@ void ultraserver::set_fabric_capacities() {
     }
 }
 
-// The first chip's backplane links, in port order.
+// The first chip's backplane links, in port order (none where another
+// process holds the first chip).
 std::vector<pcie::link*> ultraserver::first_chip_backplane() const {
     std::vector<pcie::link*> v;
     const auto it = links_by_medium_.find(medium::backplane);
     if (it == links_by_medium_.end()) return v;
     const chip::trn3_chip* first = chip_of_[std::size_t(topo_.chips().front())];
+    if (!first) return v;
     const std::string prefix = std::string(first->basename()) + "__";
     for (pcie::link* l : it->second)
         if (std::string(l->basename()).rfind(prefix, 0) == 0) v.push_back(l);
@@ -100,6 +102,7 @@ std::vector<pcie::link*> ultraserver::first_chip_backplane() const {
 // lanes (every lane of a standby link, the top lanes of a link with spares),
 // then active lanes, spread link by link.
 void ultraserver::inject_faults() {
+    if (!here(topo_.chips().front())) return;  // the first chip's process does it
     std::uint64_t left = faulty_lanes.get();
     const auto backplane = first_chip_backplane();
     std::uint64_t physical = 0;

@@ -4,6 +4,7 @@
 
 #include <set>
 #include <stdexcept>
+#include <tuple>
 
 #include <fmt/format.h>
 
@@ -56,13 +57,15 @@ ultraserver::ultraserver(const sc_core::sc_module_name& name, const std::string&
         throw config_error(std::string(this->name()) + ": " + e.what());
     }
     if (net_.shell) return;
+    plan_partitions();
     build_nodes();
     build_edges();
     inject_faults();
     program_routes();
     start_hosts();
     prepare_hot_swap();
-    if (fail_at.get() > sc_core::SC_ZERO_TIME)
+    if (cut()) start_windows();
+    if (fail_at.get() > sc_core::SC_ZERO_TIME && here(topo_.chips().front()))  // cut: in the first rack's process
         sc_core::sc_spawn(
             [this] {
                 sc_core::wait(fail_at.get());
@@ -86,7 +89,9 @@ std::vector<nic_place> ultraserver::nic_places() const {
     return places;
 }
 
-// A model per node, in node order.
+ultraserver::~ultraserver() = default;
+
+// A model per node here, in node order.
 void ultraserver::build_nodes() {
     std::vector<unsigned> host_ports(topo_.nodes.size(), 0), switch_ports(topo_.nodes.size(), 0);
     std::vector<pcie::generation> host_gen(topo_.nodes.size(), pcie::generation::gen5);
@@ -99,9 +104,13 @@ void ultraserver::build_nodes() {
     }
     chip_of_.assign(topo_.nodes.size(), nullptr);
     port_of_.assign(topo_.nodes.size(), {});
+    const std::vector<nic_place> places = nic_places();
+    std::size_t nic_k = 0;  // the NIC's place among every NIC, here or not
     for (std::size_t i = 0; i < topo_.nodes.size(); ++i) {
         const auto& n = topo_.nodes[i];
         const std::string module = sc_name(n.name);
+        if (n.kind == node_kind::nic) ++nic_k;
+        if (!here(int(i))) continue;
         switch (n.kind) {
         case node_kind::chip:
             chips_.push_back(std::make_unique<chip::trn3_chip>(module.c_str(), build_firmware_images()));
@@ -110,12 +119,12 @@ void ultraserver::build_nodes() {
         case node_kind::host:
             hosts_.push_back(std::make_unique<host::graviton4>(module.c_str(), host_ports[i], host_gen[i]));
             host_index_[int(i)] = hosts_.size() - 1;
+            host_node_.push_back(int(i));
             break;
         case node_kind::nic: {
-            const std::uint64_t k = nics_.size();
-            const nic_place place = nic_places()[k];
+            const nic_place& place = places[nic_k - 1];
             nics_.push_back(std::make_unique<nic::nitro_nic>(module.c_str(), place.node, place.first_port_id));
-            nic_index_[int(i)] = k;
+            nic_index_[int(i)] = nics_.size() - 1;
             break;
         }
         case node_kind::scaleup_switch:
@@ -127,7 +136,9 @@ void ultraserver::build_nodes() {
     }
 }
 
-// A link per edge; link end ids follow the edge order (2i + 1, 2i + 2).
+// A link per edge with an end here; link end ids follow the edge order
+// (2i + 1, 2i + 2). Cut by rack, a cross-rack link is split, and an end in
+// another rack's process is made remote once the windows exist.
 void ultraserver::build_edges() {
     std::vector<unsigned> next_port(topo_.nodes.size(), 0);
     // Each NeuronLink end buffers 64 KiB of TLPs it forwards (flow control;
@@ -141,6 +152,7 @@ void ultraserver::build_edges() {
         const std::string lname = sc_name(topo_.nodes[std::size_t(e.a)].name + "__" + nb.name);
         const std::uint64_t id = 2 * i + 1;
         if (e.m == medium::nic_link || e.m == medium::host_link) {
+            if (!here(e.a)) continue;  // a host and what it serves share a rack (plan_partitions)
             // Host side: a root port; device side: the NIC's or chip's endpoint. The edge's lane rate
             // says Gen5 (NL72x2: through the tray's Gen6-to-Gen5 converters) or Gen6 (NL32x2's JBOG cables).
             auto& l = add_link(lname, id, pcie::link_config{generation_of(e), e.lanes});
@@ -154,6 +166,12 @@ void ultraserver::build_edges() {
             }
             continue;
         }
+        // The first end is always a chip: its firmware trains the link.
+        const unsigned pa = next_port[std::size_t(e.a)]++, pb = next_port[std::size_t(e.b)]++;
+        port_of_[std::size_t(e.a)][e.b] = pa;
+        port_of_[std::size_t(e.b)][e.a] = pb;
+        const bool a_here = here(e.a), b_here = here(e.b);
+        if (!a_here && !b_here) continue;
         // A standby cable or port is a whole link of its own (trained, not
         // routed); otherwise the spare lanes belong to the link.
         const unsigned active = e.standby() ? e.lanes : e.lanes - e.spare_lanes;
@@ -169,13 +187,22 @@ void ultraserver::build_edges() {
                                .with_strict_priority(fabric_arbitration.get() == "strict"));
         links_by_medium_[e.m].push_back(&l);
         if (e.standby()) standby_.insert(&l);
-        // The first end is always a chip: its firmware trains the link.
-        const unsigned pa = next_port[std::size_t(e.a)]++, pb = next_port[std::size_t(e.b)]++;
-        chip_of_[std::size_t(e.a)]->attach_neuronlink(pa, l);
+        if (cut() && crosses_racks(e)) {
+            l.split();
+            for (const auto& [end, end_here, node] : {std::tuple{0, a_here, e.a}, std::tuple{1, b_here, e.b}}) {
+                if (!end_here) {
+                    remote_ends_.push_back({&l, end, owner_of(node)});
+                    continue;
+                }
+                // This end sends here: its direction's lookahead (a link's sender has no lead).
+                lookahead_ = std::min(lookahead_, l.port(end).lead() + l.wire_latency());
+                if (!(a_here && b_here)) cut_ports_.push_back(&l.port(end));
+            }
+        }
+        if (a_here) chip_of_[std::size_t(e.a)]->attach_neuronlink(pa, l);
+        if (!b_here) continue;
         if (nb.kind == node_kind::scaleup_switch) switches_[switch_index_.at(e.b)]->attach(pb, l.b());
         else chip_of_[std::size_t(e.b)]->attach_neuronlink_far_end(pb, l);
-        port_of_[std::size_t(e.a)][e.b] = pa;
-        port_of_[std::size_t(e.b)][e.a] = pb;
     }
 }
 
@@ -185,46 +212,69 @@ pcie::link& ultraserver::add_link(const std::string& name, std::uint64_t id, con
 }
 
 // The hosts and what they should find, handed to the program; a software
-// context per host runs it.
+// context per host runs it. Cut by rack, each rack here gets an instance of
+// its own over the rack's hosts.
 void ultraserver::start_hosts() {
-    apps::host_system s;
-    for (std::size_t h = 0; h < hosts_.size(); ++h) {
-        adapters_.push_back(std::make_unique<host_adapter>(*hosts_[h]));
-        apps::host_info hi;
-        hi.ops = adapters_.back().get();
-        hi.root_ports = static_cast<unsigned>(hosts_[h]->rc.root_ports.get());
-        hi.pci_windows = {TRN3_TRAY_MMIO32_BASE, TRN3_TRAY_MMIO32_SIZE, TRN3_TRAY_MMIO64_BASE, TRN3_TRAY_MMIO64_SIZE};
-        for (int node : host_chips_[h])
-            hi.chips.push_back(
-                {topo_.nodes[std::size_t(node)].name, fabric_id_[std::size_t(node)], chip_routes_[std::size_t(node)]});
-        hi.nics = hi.root_ports - static_cast<unsigned>(hi.chips.size());
-        // The chips' NICs come first on the root ports, each serving the next
-        // chips in order (one or two: the NIC option); the host's own NIC last.
-        const unsigned chip_nics = hi.nics > 1 ? hi.nics - 1 : 0;
-        for (unsigned c = 0; chip_nics && c < hi.chips.size(); ++c)
-            hi.nic_of_chip.push_back(c / ((static_cast<unsigned>(hi.chips.size()) + chip_nics - 1) / chip_nics));
-        hi.use_fabric = [ops = hi.ops](const std::vector<driver::pci_function>& nics,
-                                       const std::vector<std::uint64_t>& neuron_bar2) {
-            fabric::binding b{ops, {}, neuron_bar2};
-            for (std::size_t k = 0; k < nics.size(); ++k)
-                b.nics.push_back({nics[k], driver::nic_device::msi_data_of(static_cast<unsigned>(k))});
-            fabric::attach(b);
-        };
-        s.hosts.push_back(std::move(hi));
-    }
-    s.fabric_chips = static_cast<unsigned>(chips_.size());
-    s.cluster_rank = net_.rank;
-    s.cluster_size = net_.size;
-    s.oob = net_.oob;
-    s.fabric = fabric_paths();
-    const topology::chip_levels levels = topo_.levels();
-    s.level_names = levels.names;
-    s.fabric_levels = levels.position;  // chips() order: by fabric id
-    for (const auto& c : chips_) s.fabric_forwarded.push_back(&c->fabric_forwarded());
-    s.activity_now = [this] { return activity_now(); };
-    make_program(std::move(s));
+    std::map<unsigned, std::vector<std::size_t>> by_part;  // part -> hosts here
     for (std::size_t h = 0; h < hosts_.size(); ++h)
-        hosts_[h]->run(fmt::format("software_{}", h), [this, h] { program().run(static_cast<unsigned>(h)); });
+        by_part[cut() ? unsigned(topo_.nodes[std::size_t(host_node_[h])].rack) : 0].push_back(h);
+    std::map<int, unsigned> global_host;  // host node -> its place among every host
+    for (std::size_t i = 0; i < topo_.nodes.size(); ++i)
+        if (topo_.nodes[i].kind == node_kind::host) global_host.emplace(int(i), unsigned(global_host.size()));
+    unsigned chips_total = 0;
+    for (const auto& n : topo_.nodes) chips_total += n.kind == node_kind::chip;
+    for (const auto& [part, members] : by_part) {
+        apps::host_system s;
+        for (std::size_t h : members) {
+            adapters_.push_back(std::make_unique<host_adapter>(*hosts_[h]));
+            apps::host_info hi;
+            hi.ops = adapters_.back().get();
+            hi.root_ports = static_cast<unsigned>(hosts_[h]->rc.root_ports.get());
+            hi.pci_windows = {TRN3_TRAY_MMIO32_BASE, TRN3_TRAY_MMIO32_SIZE, TRN3_TRAY_MMIO64_BASE,
+                              TRN3_TRAY_MMIO64_SIZE};
+            for (int node : host_chips_[h])
+                hi.chips.push_back({topo_.nodes[std::size_t(node)].name, fabric_id_[std::size_t(node)],
+                                    chip_routes_[std::size_t(node)]});
+            hi.nics = hi.root_ports - static_cast<unsigned>(hi.chips.size());
+            // The chips' NICs come first on the root ports, each serving the next
+            // chips in order (one or two: the NIC option); the host's own NIC last.
+            const unsigned chip_nics = hi.nics > 1 ? hi.nics - 1 : 0;
+            for (unsigned c = 0; chip_nics && c < hi.chips.size(); ++c)
+                hi.nic_of_chip.push_back(c / ((static_cast<unsigned>(hi.chips.size()) + chip_nics - 1) / chip_nics));
+            hi.use_fabric = [ops = hi.ops](const std::vector<driver::pci_function>& nics,
+                                           const std::vector<std::uint64_t>& neuron_bar2) {
+                fabric::binding b{ops, {}, neuron_bar2};
+                for (std::size_t k = 0; k < nics.size(); ++k)
+                    b.nics.push_back({nics[k], driver::nic_device::msi_data_of(static_cast<unsigned>(k))});
+                fabric::attach(b);
+            };
+            s.hosts.push_back(std::move(hi));
+        }
+        s.fabric_chips = chips_total;
+        s.cluster_rank = net_.rank;
+        s.cluster_size = net_.size;
+        s.oob = net_.oob;
+        s.fabric = fabric_paths();
+        const topology::chip_levels levels = topo_.levels();
+        s.level_names = levels.names;
+        s.fabric_levels = levels.position;  // chips() order: by fabric id
+        if (cut()) {
+            s.part = part;
+            s.parts = static_cast<unsigned>(rack_owner_.size());
+            s.first_host = global_host.at(host_node_[members.front()]);
+            s.oob = oob_;
+            for (std::size_t i = 0; i < topo_.nodes.size(); ++i)  // this rack's chips
+                if (chip_of_[i] && topo_.nodes[i].rack == int(part))
+                    s.fabric_forwarded.push_back(&chip_of_[i]->fabric_forwarded());
+        } else {
+            for (const auto& c : chips_) s.fabric_forwarded.push_back(&c->fabric_forwarded());
+            s.activity_now = [this] { return activity_now(); };
+        }
+        apps::host_program& prog = make_program(std::move(s));
+        for (unsigned j = 0; j < members.size(); ++j)
+            hosts_[members[j]]->run(fmt::format("software_{}", global_host.at(host_node_[members[j]])),
+                                    [&prog, j] { prog.run(j); });
+    }
 }
 
 apps::activity ultraserver::activity_now() const {

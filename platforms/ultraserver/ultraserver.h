@@ -16,17 +16,27 @@
 // the program `<sku>.app` names (default boot: sw/apps/src/boot.cpp). The
 // report (report.cpp) adds what the hardware shows: links by medium and the
 // first chip's backplane.
+//
+// Partitions (partitions.cpp, docs/distributed.md): `partitions = racks`
+// cuts it by rack on the cross-rack cables (chip to chip). Those links are
+// split (pcie/link.h: their ends meet only through messages), each rack's
+// hosts run an instance of the program that meets the other rack's through
+// the launcher's store (oob_latency), and the run goes in windows of the
+// cables' latency: in one process, or a rack per process under mpirun, with
+// the same results. `one` (the default) is the whole system in one process.
 #pragma once
 
 #include <chrono>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <vector>
 
 #include "trn3/chip/trn3_chip.h"
 #include "trn3/collectives/rings.h"
 #include "trn3/core/message_link.h"
+#include "trn3/core/window_sync.h"
 #include "trn3/host/graviton4.h"
 #include "trn3/nic/nitro_nic.h"
 #include "trn3/pcie/link.h"
@@ -107,11 +117,28 @@ public:
                                   "the tray is pulled without warning: its links go down at hot_swap_at, before the "
                                   "routes change, and what was on them is stranded"};
 
+    param<std::string> partitions{
+        this, "partitions", "one",
+        "how a distributed run may cut it: one (whole, one process) or racks (a partition per rack, cut on the "
+        "cross-rack cables; the cut model runs in one process too, so any number of processes gives the same "
+        "results: docs/distributed.md)",
+        one_of<std::string>{{"one", "racks"}}};
+    param<sc_core::sc_time> oob_latency{
+        this, "oob_latency", sc_core::sc_time(10, sc_core::SC_US),
+        "partitions = racks: the launcher's key-value store the racks' host programs meet through (a value put is "
+        "visible this much later)",
+        range<sc_core::sc_time>{sc_core::sc_time(1, sc_core::SC_NS), sc_core::sc_time(1, sc_core::SC_SEC)}};
+
     param<sc_core::sc_time> fail_at{
         this, "fail_at", sc_core::SC_ZERO_TIME,
         "a test of how a run ends: a model error in this UltraServer at this simulated time (0: never)"};
     ultraserver(const sc_core::sc_module_name& name, const std::string& sku, const ultraserver_network& net = {});
+    ~ultraserver() override;
+    // Cut by rack, these are collective over the processes: every rank calls them.
     void report(std::ostream& os) const override;
+    bool passed() const override;
+    window_sync* windows() override { return sync_.get(); }
+    std::optional<sc_core::sc_time> finished_at() const override { return finished_at_; }
 
     // For a cluster's builder: the NICs (topology node order) and the topology.
     const std::vector<std::unique_ptr<nic::nitro_nic>>& nics() const { return nics_; }
@@ -121,6 +148,31 @@ public:
     const topology::topology& topo() const { return topo_; }
 
 private:
+    // Partitions (partitions.cpp): each rack's rank, the windows.
+    void plan_partitions();
+    void start_windows();
+    bool cut() const { return !rack_owner_.empty(); }
+    bool here(int node) const { return !cut() || rack_owner_[std::size_t(topo_.nodes[std::size_t(node)].rack)] == me_; }
+    unsigned owner_of(int node) const {
+        return cut() ? rack_owner_[std::size_t(topo_.nodes[std::size_t(node)].rack)] : 0;
+    }
+    bool crosses_racks(const topology::edge& e) const {
+        return topo_.nodes[std::size_t(e.a)].rack != topo_.nodes[std::size_t(e.b)].rack;
+    }
+    std::vector<unsigned> rack_owner_;  // partitions = racks: each rack's rank (empty: not cut)
+    unsigned me_ = 0;
+    struct remote_end {
+        pcie::link* link;
+        int end;
+        unsigned owner;
+    };
+    std::vector<remote_end> remote_ends_;  // cut links' ends another rank elaborates
+    std::vector<message_port*> cut_ports_;  // cut links' ends here whose far end is elsewhere
+    sc_core::sc_time lookahead_ = sc_core::sc_max_time();  // of the cut directions sent on here
+    std::shared_ptr<apps::out_of_band> oob_;  // the racks' programs' store
+    std::unique_ptr<window_sync> sync_;
+    std::optional<sc_core::sc_time> finished_at_;
+
     // Elaboration (ultraserver.cpp).
     void build_nodes();
     void build_edges();
@@ -157,7 +209,8 @@ private:
     delivery_queue queue_{"queue"};
     std::vector<std::unique_ptr<chip::trn3_chip>> chips_;
     std::vector<chip::trn3_chip*> chip_of_;  // by node (nullptr: not a chip)
-    std::vector<std::unique_ptr<host::graviton4>> hosts_;
+    std::vector<std::unique_ptr<host::graviton4>> hosts_;  // the hosts here, in node order
+    std::vector<int> host_node_;  // by host here: its node
     std::vector<std::unique_ptr<pcie::pcie_switch>> switches_;
     std::vector<std::unique_ptr<nic::nitro_nic>> nics_;
     std::map<int, std::size_t> host_index_, switch_index_, nic_index_;  // node -> index

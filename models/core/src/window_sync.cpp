@@ -89,11 +89,17 @@ void window_sync::add_proxy(message_port& proxy, unsigned owner) {
     if (owner >= ranks_.size() || owner == ranks_.rank())
         throw std::logic_error(
             fmt::format("window_sync: proxy {} for rank {} of {}", proxy.name(), owner, ranks_.size()));
-    proxy.make_remote([this, owner](message&& m) {
+    proxy.make_remote(forward_to(owner));
+}
+
+std::function<void(message&&)> window_sync::forward_to(unsigned owner) {
+    if (owner >= ranks_.size() || owner == ranks_.rank())
+        throw std::logic_error(fmt::format("window_sync: a proxy for rank {} of {}", owner, ranks_.size()));
+    return [this, owner](message&& m) {
         ++messages_out_;
         bytes_out_ += m.data.size();
         outbox_[owner].push_back(std::move(m));
-    });
+    };
 }
 
 void window_sync::add_local(message_port& port, delivery_queue& queue) { local_[port.id()] = {&port, &queue}; }

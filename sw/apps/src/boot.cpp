@@ -14,6 +14,11 @@
 // forwarding chips); each host waits until its chips' fabric counters show
 // every expected byte landed, then reads the inboxes back.
 //
+// Cut by rack (host_system::parts), each rack's hosts run an instance; the
+// instances meet through the launcher's store where the hosts meet (the
+// fabric opened, the inboxes checked) and swap their totals at the end, so
+// the report is the system's.
+//
 // In a cluster, each UltraServer's first host then runs the libfabric
 // ping-pong and bandwidth program (fabric_perf) with the first host of its
 // partner UltraServer (ranks 0-1, 2-3, ...) over EFA: its own NIC, the ToRs
@@ -24,6 +29,8 @@
 #include <algorithm>
 #include <array>
 #include <chrono>
+#include <cmath>
+#include <functional>
 #include <iostream>
 #include <random>
 
@@ -31,6 +38,8 @@
 #include <systemc>
 
 #include "bring_up.h"
+#include "cluster_exchange.h"
+#include "host_barrier.h"
 #include "phase_track.h"
 #include "trn3/apps/fabric_perf.h"
 #include "trn3/apps/host_program.h"
@@ -75,7 +84,7 @@ public:
 
     explicit boot(host_system& s) : sys_(s), results_(s.hosts.size()) {
         for (std::size_t h = 0; h < s.hosts.size(); ++h)
-            tracks_.emplace_back(s.name, fmt::format("host{} software", h));
+            tracks_.emplace_back(s.name, fmt::format("host{} software", s.first_host + h));
         for (const auto& h : s.hosts)
             if (h.chips.empty())
                 throw config_error("program boot needs hosts with Trainium3 chips (" + s.name + " has none)");
@@ -84,28 +93,17 @@ public:
     void run(unsigned h) override { software(h); }
 
     bool passed() const override {
-        if (hosts_done_ != sys_.hosts.size()) return false;
+        if (hosts_done_ != sys_.hosts.size() || (sys_.parts > 1 && !totals_.valid)) return false;
         for (const auto& r : results_)
             if (!r.failures.empty()) return false;
         return true;
     }
 
     void report(std::ostream& os) const override {
-        unsigned chips_up = 0, kernels_ok = 0, kernels_run = 0, nics = 0, chips = 0, expected_nics = 0;
-        double link_up = 0, enumerated = 0, firmware = 0, done = 0;
-        for (std::size_t h = 0; h < results_.size(); ++h) {
-            const host_result& r = results_[h];
-            nics += r.nics;
-            chips_up += r.chips_up;
-            kernels_ok += r.kernels_ok;
-            kernels_run += r.kernels_run;
-            link_up = std::max(link_up, r.link_up);
-            enumerated = std::max(enumerated, r.enumerated);
-            firmware = std::max(firmware, r.firmware);
-            done = std::max(done, r.done);
-            chips += static_cast<unsigned>(sys_.hosts[h].chips.size());
-            expected_nics += sys_.hosts[h].nics;
-        }
+        const summary t = sys_.parts > 1 ? totals_ : summed();
+        const std::uint64_t chips_up = t.counts[0], kernels_ok = t.counts[1], kernels_run = t.counts[2],
+                            nics = t.counts[3], chips = t.counts[4], expected_nics = t.counts[5];
+        const double link_up = t.times[0], enumerated = t.times[1], firmware = t.times[2], done = t.times[3];
         os << "boot (slowest host):\n";
         os << fmt::format("  host links up                  {:>10.1f} us\n", link_up * 1e6);
         os << fmt::format("  enumerated                     {:>10.1f} us\n", enumerated * 1e6);
@@ -115,16 +113,8 @@ public:
         os << fmt::format("chips up: {} of {}; kernels verified: {} of {}; NICs probed: {} of {}\n", chips_up, chips,
                           kernels_ok, kernels_run, nics, expected_nics);
         if (fabric_check.get() != "off") {
-            unsigned sent = 0, ok = 0, read_ok = 0;
-            std::uint64_t dropped = 0;
-            for (const auto& r : results_) {
-                sent += r.fabric_sent;
-                ok += r.fabric_ok;
-                read_ok += r.fabric_read_ok;
-                dropped += r.fabric_dropped;
-            }
-            std::uint64_t forwarded = 0;
-            for (const counter* c : sys_.fabric_forwarded) forwarded += c->value();
+            const std::uint64_t sent = t.counts[6], ok = t.counts[7], read_ok = t.counts[8], dropped = t.counts[9],
+                                forwarded = t.counts[10];
             os << fmt::format("fabric: {} of {} chip-to-chip writes over NeuronLink verified ({} pairs), {} of {} read "
                               "back by their writers, {} TLPs forwarded by chips, {} dropped\n",
                               ok, sent, fabric_check.get(), read_ok, sent, forwarded, dropped);
@@ -145,10 +135,77 @@ public:
 
     void report_failures(std::ostream& os) const override {
         for (std::size_t h = 0; h < results_.size(); ++h)
-            for (const auto& f : results_[h].failures) os << "  FAILED: host " << h << ": " << f << "\n";
+            for (const auto& f : results_[h].failures)
+                os << "  FAILED: host " << sys_.first_host + h << ": " << f << "\n";
     }
 
 private:
+    // What the report adds up: chips up, kernels verified and run, NICs
+    // probed and expected, chips, fabric writes sent, verified, read back,
+    // dropped, TLPs forwarded; the slowest host's link-up, enumeration,
+    // firmware and kernel times (seconds).
+    struct summary {
+        std::array<std::uint64_t, 11> counts{};
+        std::array<double, 4> times{};
+        bool valid = false;
+    };
+    summary summed() const {
+        summary t;
+        for (std::size_t h = 0; h < results_.size(); ++h) {
+            const host_result& r = results_[h];
+            const std::array<std::uint64_t, 11> c{r.chips_up,
+                                                  r.kernels_ok,
+                                                  r.kernels_run,
+                                                  r.nics,
+                                                  sys_.hosts[h].chips.size(),
+                                                  sys_.hosts[h].nics,
+                                                  r.fabric_sent,
+                                                  r.fabric_ok,
+                                                  r.fabric_read_ok,
+                                                  r.fabric_dropped,
+                                                  0};
+            for (std::size_t k = 0; k < c.size(); ++k) t.counts[k] += c[k];
+            const std::array<double, 4> times{r.link_up, r.enumerated, r.firmware, r.done};
+            for (std::size_t k = 0; k < times.size(); ++k) t.times[k] = std::max(t.times[k], times[k]);
+        }
+        for (const counter* c : sys_.fabric_forwarded) t.counts[10] += c->value();
+        t.valid = true;
+        return t;
+    }
+    // Cut into parts: every instance's summary, swapped once every part is
+    // done with the fabric (times in picoseconds).
+    void swap_totals(unsigned h) {
+        if (!everywhere(h, {})) return;
+        if (!everywhere(h, [this] {
+                const summary mine = summed();
+                std::vector<std::uint64_t> v(mine.counts.begin(), mine.counts.end());
+                for (double t : mine.times) v.push_back(std::uint64_t(std::llround(t * 1e12)));
+                return v;
+            }))
+            return;
+        if (h != 0) return;
+        summary all;
+        for (const auto& v : exchange_.gathered()) {
+            for (std::size_t k = 0; k < all.counts.size(); ++k) all.counts[k] += v.at(k);
+            for (std::size_t k = 0; k < all.times.size(); ++k)
+                all.times[k] = std::max(all.times[k], double(v.at(all.counts.size() + k)) / 1e12);
+        }
+        all.valid = true;
+        totals_ = all;
+    }
+    // The hosts of every part meet (a part's own first, then through the store).
+    bool everywhere(unsigned h, const std::function<std::vector<std::uint64_t>()>& values) {
+        constexpr std::uint64_t timeout_ns = 100'000'000, poll_ns = 10'000;
+        std::string why;
+        const auto none = [] { return std::vector<std::uint64_t>{}; };
+        if (exchange_.everywhere(
+                h, [&] { return barrier_.arrive(h, timeout_ns, poll_ns); }, values ? values : none, timeout_ns, poll_ns,
+                why))
+            return true;
+        results_[h].failures.push_back(why.empty() ? "the system's other hosts did not reach a barrier in time" : why);
+        return false;
+    }
+
     struct host_result {
         unsigned chips_up = 0, kernels_ok = 0, kernels_run = 0, fabric_sent = 0, fabric_ok = 0, fabric_read_ok = 0,
                  nics = 0;
@@ -192,6 +249,7 @@ private:
             efa_traffic(hi, b, r);
             tracks_[h].mark("EFA checked");
         }
+        if (sys_.parts > 1) swap_totals(h);
         finish();
     }
 
@@ -261,8 +319,11 @@ private:
     void fabric_traffic(unsigned h, device_list& devices, host_result& r) {
         const host_info& hi = sys_.hosts[h];
         // The fabric is open once every host has put its chips on it.
-        ++hosts_on_fabric_;
-        hi.ops->wait_until([this] { return hosts_on_fabric_ == sys_.hosts.size(); }, 100'000'000, 10'000);
+        if (sys_.parts > 1) everywhere(h, {});
+        else {
+            ++hosts_on_fabric_;
+            hi.ops->wait_until([this] { return hosts_on_fabric_ == sys_.hosts.size(); }, 100'000'000, 10'000);
+        }
         for (std::size_t i = 0; i < devices.size(); ++i) {
             if (hi.chips[i].fabric_id < 0) continue;
             const auto k = static_cast<unsigned>(hi.chips[i].fabric_id);
@@ -309,8 +370,11 @@ private:
         // Once every host has checked its inboxes, every writer reads its
         // block back from each target (remote reads: the completions return
         // through the same switches and forwarding chips) and compares.
-        ++hosts_checked_fabric_;
-        hi.ops->wait_until([this] { return hosts_checked_fabric_ == sys_.hosts.size(); }, 100'000'000, 10'000);
+        if (sys_.parts > 1) everywhere(h, {});
+        else {
+            ++hosts_checked_fabric_;
+            hi.ops->wait_until([this] { return hosts_checked_fabric_ == sys_.hosts.size(); }, 100'000'000, 10'000);
+        }
         for (std::size_t i = 0; i < devices.size(); ++i) {
             if (hi.chips[i].fabric_id < 0) continue;
             const auto k = static_cast<unsigned>(hi.chips[i].fabric_id);
@@ -378,13 +442,16 @@ private:
     bool efa_initiator_ = false;
     std::string efa_peer_;
     std::size_t hosts_done_ = 0, hosts_on_fabric_ = 0, hosts_checked_fabric_ = 0;
+    host_barrier barrier_{sys_};
+    cluster_exchange exchange_{sys_, "boot"};
+    summary totals_;  // cut into parts: the system's (swap_totals)
     std::array<std::size_t, 4> phase_hosts_{};
     std::chrono::steady_clock::time_point start_ = std::chrono::steady_clock::now();
 };
 
 const program_registration registration{
     "boot", "every host enumerates, probes and boots its chips, runs a verified kernel on each, and checks the fabric",
-    [](host_system& s) { return std::make_unique<boot>(s); }};
+    [](host_system& s) { return std::make_unique<boot>(s); }, /*runs_in_parts=*/true};
 
 }  // namespace
 }  // namespace trn3::apps

@@ -6,6 +6,10 @@
 // same on every host of every UltraServer, until the next call. A system
 // alone takes its own values. The programs that run one step across
 // UltraServers (collectives, workload) meet with it.
+//
+// The participants are the program instances: one per UltraServer, or, in
+// an UltraServer cut by rack (host_system::parts), one per rack; gathered()
+// is by participant (UltraServer by UltraServer, each by its parts).
 #pragma once
 
 #include <cstdint>
@@ -35,7 +39,8 @@ public:
         // Read before the barrier: once it releases, host 0 may finish the swap before this host runs again.
         const std::uint64_t generation = generation_;
         if (!meet_hosts()) return false;
-        if (sys_.cluster_size == 1) {  // every host takes the values itself, as they stand at the release
+        const unsigned n = participants(), me = sys_.cluster_rank * sys_.parts + sys_.part;
+        if (n == 1) {  // every host takes the values itself, as they stand at the release
             gathered_ = {values()};
             return true;
         }
@@ -51,20 +56,21 @@ public:
         const auto key = [&](unsigned r) { return fmt::format("{}/{}/{}", prefix_, generation, r); };
         std::vector<std::uint8_t> bytes(mine.size() * 8);
         if (!bytes.empty()) std::memcpy(bytes.data(), mine.data(), bytes.size());
-        store.put(key(sys_.cluster_rank), bytes);
+        store.put(key(me), bytes);
         const bool ok = sys_.hosts[h].ops->wait_until(
             [&] {
-                for (unsigned r = 0; r < sys_.cluster_size; ++r)
+                for (unsigned r = 0; r < n; ++r)
                     if (!store.has(key(r))) return false;
                 return true;
             },
             timeout_ns, poll_ns);
         if (!ok) {
-            why = "another UltraServer did not reach the cluster's barrier";
+            why = sys_.parts > 1 ? "another rack's hosts did not reach the system's barrier"
+                                 : "another UltraServer did not reach the cluster's barrier";
             return false;
         }
-        std::vector<std::vector<std::uint64_t>> all(sys_.cluster_size);
-        for (unsigned r = 0; r < sys_.cluster_size; ++r) {
+        std::vector<std::vector<std::uint64_t>> all(n);
+        for (unsigned r = 0; r < n; ++r) {
             const auto& v = *store.find(key(r));
             all[r].resize(v.size() / 8);
             if (!all[r].empty()) std::memcpy(all[r].data(), v.data(), all[r].size() * 8);
@@ -74,8 +80,9 @@ public:
         return true;
     }
 
-    // The last call's values, by UltraServer.
+    // The last call's values, by participant.
     const std::vector<std::vector<std::uint64_t>>& gathered() const { return gathered_; }
+    unsigned participants() const { return sys_.cluster_size * sys_.parts; }
 
 private:
     const host_system& sys_;

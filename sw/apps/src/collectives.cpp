@@ -228,7 +228,7 @@ public:
 
     explicit collectives_program(host_system& s) : sys_(s), hosts_(s.hosts.size()) {
         for (std::size_t h = 0; h < s.hosts.size(); ++h)
-            tracks_.emplace_back(s.name, fmt::format("host{} software", h));
+            tracks_.emplace_back(s.name, fmt::format("host{} software", s.first_host + h));
         if (s.fabric_chips < 2)
             throw config_error("program collectives needs at least two chips on a NeuronLink fabric (" + s.name +
                                " has " + std::to_string(s.fabric_chips) + ")");
@@ -436,7 +436,8 @@ public:
 
     void report_failures(std::ostream& os) const override {
         for (std::size_t h = 0; h < hosts_.size(); ++h)
-            for (const auto& f : hosts_[h].failures) os << "  FAILED: host " << h << ": " << f << "\n";
+            for (const auto& f : hosts_[h].failures)
+                os << "  FAILED: host " << sys_.first_host + h << ": " << f << "\n";
     }
 
 private:
@@ -692,7 +693,20 @@ private:
         run_loaded(h, i, in_place);
         if (!finish_row(h, i, in_place, start)) return false;
         check(h, i, in_place);
+        if (sys_.parts > 1 && !count_wrong(h, i, in_place)) return false;
         return barrier(h) && !aborted_;
+    }
+
+    // Every instance checked its own chips (across UltraServers, or in a
+    // system cut into parts): the row's wrong elements are everyone's.
+    bool count_wrong(unsigned h, std::size_t i, bool in_place) {
+        if (!everywhere(h, [this, i, in_place] { return std::vector<std::uint64_t>{rows_[i].wrong[in_place]}; }))
+            return false;
+        if (h == 0) {
+            rows_[i].wrong[in_place] = 0;
+            for (const auto& v : gathered()) rows_[i].wrong[in_place] += v.at(0);
+        }
+        return true;
     }
 
     // Across UltraServers: the reduce-scatter over NeuronLink, each chip's
@@ -730,12 +744,7 @@ private:
         run_loaded(h, i, in_place);
         if (!finish_row(h, i, in_place, start)) return false;
         check(h, i, in_place);
-        if (!everywhere(h, [this, i, in_place] { return std::vector<std::uint64_t>{rows_[i].wrong[in_place]}; }))
-            return false;
-        if (h == 0) {  // every UltraServer's chips counted
-            rows_[i].wrong[in_place] = 0;
-            for (const auto& v : gathered()) rows_[i].wrong[in_place] += v.at(0);
-        }
+        if (!count_wrong(h, i, in_place)) return false;
         return barrier(h) && !aborted_;
     }
 
@@ -1026,7 +1035,7 @@ private:
 
 const program_registration registration{
     "collectives", "nccl-tests over every chip on the fabric: one collective, a sweep of sizes, out of and in place",
-    [](host_system& s) { return std::make_unique<collectives_program>(s); }};
+    [](host_system& s) { return std::make_unique<collectives_program>(s); }, /*runs_in_parts=*/true};
 
 }  // namespace
 }  // namespace trn3::apps

@@ -14,6 +14,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <string>
 #include <vector>
 
 #include <systemc>
@@ -26,7 +27,8 @@ namespace trn3::apps {
 class host_barrier {
 public:
     explicit host_barrier(const host_system& s)
-        : sys_(s), end_(s.name + ".barrier", [this] { look(); }), go_(s.hosts.size()) {}
+        : sys_(s), end_(s.name + (s.parts > 1 ? ".r" + std::to_string(s.part) : "") + ".barrier", [this] { look(); }),
+          go_(s.hosts.size()) {}
 
     // Host h arrives and waits for the others; false when they did not all
     // come within timeout_ns.

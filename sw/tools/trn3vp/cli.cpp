@@ -157,7 +157,8 @@ int cmd_run(options& o) {
     auto p = build(o, sim);
     if (!r.single() && !p->windows())
         throw config_error(fmt::format("platform {} runs in one process (it is not cut into partitions): run it "
-                                       "without mpirun",
+                                       "without mpirun, or cut it (nl72x2, nl32x2: -p <platform>.partitions=racks; "
+                                       "cluster: by UltraServer)",
                                        o.platform));
     // A distributed run's ranks each write a part; rank 0 joins them.
     const auto part = [&](unsigned rank) { return o.timeline_file + fmt::format(".rank{}", rank); };

@@ -45,6 +45,9 @@ public:
 
     // `proxy` stands for a port that rank `owner` elaborates.
     void add_proxy(message_port& proxy, unsigned owner);
+    // What a proxy for rank `owner` does with a message (for a port made
+    // remote by its own owner: pcie::link::make_remote).
+    std::function<void(message&&)> forward_to(unsigned owner);
     // A port of this rank that other ranks' messages may reach, delivered by `queue`.
     void add_local(message_port& port, delivery_queue& queue);
     // Side channel: at each boundary `outgoing()` goes to every other rank,

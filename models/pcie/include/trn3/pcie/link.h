@@ -219,6 +219,7 @@ public:
     // (flit payload share of the raw rate; gen5: line rate).
     double raw_bytes_per_second() const;
     sc_core::sc_time latency() const;  // phy + fec + retimers: what the wire adds after the last flit
+    sc_core::sc_time wire_latency() const { return wire_->latency.get(); }  // the same, unless its param says else
     sc_core::sc_time trained_at() const { return trained_at_; }
     std::uint64_t payload_bytes() const { return payload_bytes_[0].value() + payload_bytes_[1].value(); }  // both ways
     std::uint64_t replayed() const { return replayed_.value(); }

@@ -105,6 +105,12 @@ struct host_system {
     // In a cluster: this system's place among its systems and the store they share.
     unsigned cluster_rank = 0, cluster_size = 1;
     std::shared_ptr<out_of_band> oob;
+    // An UltraServer cut by rack (<sku>.partitions = racks, docs/distributed.md):
+    // a program instance per rack, this one part `part` of `parts`. Its
+    // hosts are the rack's (the first is the system's host `first_host`);
+    // the fabric's chips are every rack's. The instances share no memory:
+    // they meet through `oob` (cluster_exchange.h), as a cluster's do.
+    unsigned part = 0, parts = 1, first_host = 0;
 };
 
 class host_program {
@@ -123,6 +129,7 @@ struct program_info {
     std::string name;
     std::string description;
     std::function<std::unique_ptr<host_program>(host_system&)> make;
+    bool runs_in_parts = false;  // it runs as an instance per part of a cut system (host_system::parts)
 };
 
 class program_registry : public named_registry<program_info> {
@@ -135,13 +142,14 @@ private:
 
 struct program_registration {
     program_registration(std::string name, std::string description,
-                         std::function<std::unique_ptr<host_program>(host_system&)> make) {
-        program_registry::instance().add({std::move(name), std::move(description), std::move(make)});
+                         std::function<std::unique_ptr<host_program>(host_system&)> make, bool runs_in_parts = false) {
+        program_registry::instance().add({std::move(name), std::move(description), std::move(make), runs_in_parts});
     }
 };
 
 // Builds program `name` over `system`; throws config_error for an unknown
-// name or a system the program cannot run on.
+// name or a system the program cannot run on (a part of a cut system, for a
+// program that does not run in parts).
 std::unique_ptr<host_program> make_program(const std::string& name, host_system& system);
 
 }  // namespace trn3::apps

@@ -5,10 +5,13 @@
 # byte for byte (wall-clock figures masked as scripts/golden.sh masks them).
 #
 #   scripts/distributed_check.sh same BUILD RANKS... -- TRN3VP_RUN_ARGS...
+#       (with STATS_CHECK set, a Python expression over the one-process stats
+#       `s` that must hold: what the run is meant to exercise did happen)
 #   scripts/distributed_check.sh fails BUILD RANKS CODE PATTERN -- TRN3VP_RUN_ARGS...
 #       (every rank exits with CODE and says PATTERN, an extended regex)
 #   scripts/distributed_check.sh timeline BUILD TRN3VP_RUN_ARGS...
-#       (one --timeline from 2 ranks: both UltraServers' tracks, valid JSON)
+#       (one --timeline from 2 ranks: valid JSON, no process named twice, the
+#       processes TIMELINE_PROCESSES names by prefix: default both UltraServers')
 #   scripts/distributed_check.sh sweep BUILD SWEEP_FILE EXPECTED_CSV
 #       (trn3vp sweep, locally with -j 2 and on 2 ranks: both give EXPECTED_CSV and a plot)
 set -euo pipefail
@@ -33,6 +36,10 @@ if [ "$mode" = same ]; then
   timeout 600 "$bin" "$@" --stats "$tmp/one.json" >"$tmp/one.raw" 2>"$tmp/one.err" || {
     echo "distributed_check: the run in one process failed:" >&2; tail -20 "$tmp/one.err" >&2; exit 1; }
   mask <"$tmp/one.raw" >"$tmp/one.out"
+  if [ -n "${STATS_CHECK:-}" ]; then
+    /usr/bin/python3 -c 'import json, sys; s = json.load(open(sys.argv[1])); assert eval(sys.argv[2]), sys.argv[2]' \
+      "$tmp/one.json" "$STATS_CHECK" || { echo "distributed_check: the stats do not show: $STATS_CHECK" >&2; exit 1; }
+  fi
   for n in "${counts[@]}"; do
     timeout 600 "${mpi[@]}" -n "$n" "$bin" "$@" --stats "$tmp/n$n.json" >"$tmp/n$n.raw" 2>"$tmp/n$n.err" || {
       echo "distributed_check: the run on $n ranks failed:" >&2; tail -20 "$tmp/n$n.err" >&2; exit 1; }
@@ -66,13 +73,15 @@ if [ "$mode" = timeline ]; then
   timeout 600 "${mpi[@]}" -n 2 "$bin" "$@" --timeline "$tmp/t.json" >"$tmp/out" 2>"$tmp/err" || {
     echo "distributed_check: the run failed:" >&2; tail -20 "$tmp/err" >&2; exit 1; }
   ls "$tmp"/t.json.rank* >/dev/null 2>&1 && { echo "distributed_check: the parts were left" >&2; exit 1; }
-  /usr/bin/python3 - "$tmp/t.json" <<'PY'
+  /usr/bin/python3 - "$tmp/t.json" "${TIMELINE_PROCESSES:-cluster.us0. cluster.us1.}" <<'PY'
 import json, sys
 events = json.load(open(sys.argv[1]))["traceEvents"]
 names = [e["args"]["name"] for e in events if e.get("name") == "process_name"]
-for us in ("cluster.us0", "cluster.us1"):
-    assert any(n.startswith(us + ".") for n in names), f"no process of {us}"
+for us in sys.argv[2].split():
+    assert any(n.startswith(us) for n in names), f"no process of {us}"
 assert len(names) == len(set(names)), "a process named twice"
+threads = [(e["pid"], e["args"]["name"]) for e in events if e.get("name") == "thread_name"]
+assert len(threads) == len(set(threads)), "a process's thread named twice"
 pids = {e["pid"] for e in events}
 assert any(p >= 1 << 20 for p in pids) and any(p < 1 << 20 for p in pids), "not both ranks' processes"
 print(f"timeline: {len(events)} events, {len(names)} processes from both ranks")

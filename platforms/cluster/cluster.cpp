@@ -103,38 +103,42 @@ cluster::cluster(const sc_core::sc_module_name& name) : platform(name) {
     for (unsigned rank = 0; rank < r.size(); ++rank)
         if (std::find(owner_.begin(), owner_.end(), rank) == owner_.end())
             throw config_error(fmt::format("{} gives rank {} nothing", given, rank));
-    oob_ = std::make_shared<apps::out_of_band>(oob_latency.get());
-    for (unsigned k = 0; k < n; ++k) {
-        ultraserver_network net;
-        net.rank = k;
-        net.size = n;
-        net.oob = oob_;
-        net.nic_node_base = std::uint64_t{k + 1} << 16;
-        net.nic_port_id_base = std::uint64_t{k + 1} << 32;
-        net.shell = !local(k);
-        servers_.push_back(std::make_unique<ultraserver>(fmt::format("us{}", k).c_str(), ultraserver_sku.get(), net));
-        if (!local(k)) continue;
-        ++local_servers_;
-        // The run ends at the next window boundary; its time is when the last one finished.
-        servers_.back()->set_stop([this] {
-            if (++servers_done_ == local_servers_) finished_at_ = sc_core::sc_time_stamp();
-        });
-    }
-    topology::cluster_params p;
-    p.ultraserver = ultraserver_sku.get();
-    p.ultraservers = n;
-    p.switch_tbps = switch_capacity.get();
-    p.port_gbps = static_cast<unsigned>(port_speed.get());
-    p.nic_option = static_cast<unsigned>(servers_[0]->nic_option.get());
-    try {
-        plan_ = topology::plan_cluster(p);
-    } catch (const std::invalid_argument& e) {
-        throw config_error(std::string(this->name()) + ": " + e.what());
-    }
-    for (const auto& s : servers_)
-        if (s->nic_option.get() != p.nic_option)
-            throw config_error(fmt::format("{}: every UltraServer needs the same nic_option", this->name()));
-    build_network();
+    // A user error one process finds in its UltraServers ends every process, with the message.
+    on_every_rank(r, [&] {
+        oob_ = std::make_shared<apps::out_of_band>(oob_latency.get());
+        for (unsigned k = 0; k < n; ++k) {
+            ultraserver_network net;
+            net.rank = k;
+            net.size = n;
+            net.oob = oob_;
+            net.nic_node_base = std::uint64_t{k + 1} << 16;
+            net.nic_port_id_base = std::uint64_t{k + 1} << 32;
+            net.shell = !local(k);
+            servers_.push_back(
+                std::make_unique<ultraserver>(fmt::format("us{}", k).c_str(), ultraserver_sku.get(), net));
+            if (!local(k)) continue;
+            ++local_servers_;
+            // The run ends at the next window boundary; its time is when the last one finished.
+            servers_.back()->set_stop([this] {
+                if (++servers_done_ == local_servers_) finished_at_ = sc_core::sc_time_stamp();
+            });
+        }
+        topology::cluster_params p;
+        p.ultraserver = ultraserver_sku.get();
+        p.ultraservers = n;
+        p.switch_tbps = switch_capacity.get();
+        p.port_gbps = static_cast<unsigned>(port_speed.get());
+        p.nic_option = static_cast<unsigned>(servers_[0]->nic_option.get());
+        try {
+            plan_ = topology::plan_cluster(p);
+        } catch (const std::invalid_argument& e) {
+            throw config_error(std::string(this->name()) + ": " + e.what());
+        }
+        for (const auto& s : servers_)
+            if (s->nic_option.get() != p.nic_option)
+                throw config_error(fmt::format("{}: every UltraServer needs the same nic_option", this->name()));
+        build_network();
+    });
     // The window: the smallest lookahead of any cut link's direction (each
     // rank knows the directions it sends on; agreed by all), and no longer
     // than the launcher's latency, so out-of-band values cross at a

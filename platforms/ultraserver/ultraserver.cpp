@@ -8,6 +8,7 @@
 
 #include <fmt/format.h>
 
+#include "trn3/core/ranks.h"
 #include "trn3/driver/nic_device.h"
 #include "trn3/platforms/fabric_binding.h"
 #include "trn3/platforms/firmware_images.h"
@@ -58,13 +59,21 @@ ultraserver::ultraserver(const sc_core::sc_module_name& name, const std::string&
     }
     if (net_.shell) return;
     plan_partitions();
-    build_nodes();
-    build_edges();
-    inject_faults();
-    program_routes();
-    start_hosts();
-    prepare_hot_swap();
-    if (cut()) start_windows();
+    const auto elaborate = [this] {
+        build_nodes();
+        build_edges();
+        inject_faults();
+        program_routes();
+        start_hosts();
+        prepare_hot_swap();
+    };
+    if (cut()) {
+        // A user error one rack's process finds (a param of its chips) ends every process, with the message.
+        on_every_rank(process_ranks(), elaborate);
+        start_windows();
+    } else {
+        elaborate();
+    }
     if (fail_at.get() > sc_core::SC_ZERO_TIME && here(topo_.chips().front()))  // cut: in the first rack's process
         sc_core::sc_spawn(
             [this] {

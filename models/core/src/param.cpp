@@ -470,16 +470,26 @@ std::string param_registry::load_config_text(const std::string& text, const std:
     return platform;
 }
 
-void param_registry::check_all_claimed() const {
+std::vector<std::string> param_registry::unclaimed() const {
+    std::vector<std::string> keys;
+    for (const auto& [name, v] : pending_)
+        if (!v.claimed && !params_.count(name)) keys.push_back(name);
+    for (const auto& [pattern, v] : patterns_)
+        if (!v.claimed) keys.push_back(pattern);
+    return keys;
+}
+
+void param_registry::check_all_claimed(const std::function<bool(const std::string&)>& claimed_elsewhere) const {
     for (const auto& [name, v] : pending_) {
-        if (v.claimed || params_.count(name)) continue;
+        if (v.claimed || params_.count(name) || (claimed_elsewhere && claimed_elsewhere(name))) continue;
         std::string msg = "unknown param '" + name + "' (from " + v.source + ")";
         std::string near = nearest_name(name);
         if (!near.empty()) msg += "; did you mean '" + near + "'?";
         throw config_error(msg);
     }
     for (const auto& [pattern, v] : patterns_)
-        if (!v.claimed) throw config_error("param pattern '" + pattern + "' (from " + v.source + ") matches no param");
+        if (!v.claimed && !(claimed_elsewhere && claimed_elsewhere(pattern)))
+            throw config_error("param pattern '" + pattern + "' (from " + v.source + ") matches no param");
 }
 
 nlohmann::json param_registry::resolved() const {

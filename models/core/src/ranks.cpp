@@ -4,7 +4,10 @@
 #include <algorithm>
 #include <cstdlib>
 #include <cstring>
+#include <exception>
 #include <stdexcept>
+
+#include "trn3/core/error.h"
 
 namespace trn3 {
 namespace {
@@ -65,6 +68,29 @@ std::vector<std::string> gather_text(ranks& r, const std::string& mine) {
     for (const byte_buffer& b : r.all_gather(byte_buffer(mine.begin(), mine.end())))
         out.emplace_back(b.begin(), b.end());
     return out;
+}
+
+void on_every_rank(ranks& r, const std::function<void()>& step) {
+    if (r.single()) return step();
+    std::exception_ptr failed;
+    std::string mine;  // "" or a kind ('C' a config_error, 'E' another) and the message
+    try {
+        step();
+    } catch (const config_error& e) {
+        failed = std::current_exception();
+        mine = std::string("C") + e.what();
+    } catch (const std::exception& e) {
+        failed = std::current_exception();
+        mine = std::string("E") + e.what();
+    }
+    const std::vector<std::string> all = gather_text(r, mine);
+    if (failed) std::rethrow_exception(failed);
+    for (unsigned k = 0; k < all.size(); ++k) {
+        if (all[k].empty()) continue;
+        const std::string why = "rank " + std::to_string(k) + ": " + all[k].substr(1);
+        if (all[k][0] == 'C') throw config_error(why);
+        throw std::runtime_error(why);
+    }
 }
 
 }  // namespace trn3

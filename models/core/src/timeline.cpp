@@ -2,8 +2,10 @@
 
 #include <cstdio>
 #include <fstream>
+#include <map>
 
 #include <fmt/format.h>
+#include <nlohmann/json.hpp>
 
 #include "trn3/core/error.h"
 
@@ -50,11 +52,16 @@ bool timeline::close() {
     return ok && closed;
 }
 
+// Each part is one event per line. A process (or a thread of a process)
+// that several parts declare by one name, as the modules a rack cut
+// elaborates on both sides do, becomes one; the others keep their ids,
+// moved up by the part's rank << 20 so that the parts' ids never meet.
 bool timeline::merge(const std::vector<std::string>& parts, const std::string& path) {
     std::ofstream out(path);
     if (!out) return false;
     out << "{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n";
-    static const std::string pid_key = "\"pid\":";
+    std::map<std::string, std::uint64_t> pid_of_name;  // merged
+    std::map<std::pair<std::uint64_t, std::string>, std::uint64_t> tid_of_name;  // (merged pid, name) -> merged tid
     bool first = true, ok = true;
     for (std::size_t r = 0; r < parts.size(); ++r) {
         std::ifstream in(parts[r]);
@@ -62,23 +69,43 @@ bool timeline::merge(const std::vector<std::string>& parts, const std::string& p
             ok = false;
             continue;
         }
+        const std::uint64_t moved = std::uint64_t{r} << 20;
+        std::map<std::uint64_t, std::uint64_t> pids, tids;  // this part's -> merged
+        const auto merged = [&](std::map<std::uint64_t, std::uint64_t>& ids, std::uint64_t id) {
+            const auto it = ids.find(id);
+            return it != ids.end() ? it->second : id + moved;
+        };
         std::string line;
         std::getline(in, line);  // the header
         while (std::getline(in, line)) {
             if (line.empty() || line == "]}") continue;
             if (line.back() == ',') line.pop_back();
-            const std::size_t at = line.find(pid_key);
-            if (at != std::string::npos) {
-                const std::size_t digits = at + pid_key.size();
-                std::size_t end = digits;
-                while (end < line.size() && line[end] >= '0' && line[end] <= '9') ++end;
-                if (end > digits) {
-                    const std::uint64_t moved =
-                        std::stoull(line.substr(digits, end - digits)) + (std::uint64_t{r} << 20);
-                    line = line.substr(0, digits) + std::to_string(moved) + line.substr(end);
-                }
+            nlohmann::json e = nlohmann::json::parse(line, nullptr, false);
+            if (e.is_discarded() || !e.is_object()) {
+                ok = false;
+                continue;
             }
-            out << (first ? "" : ",\n") << line;
+            if (e.contains("pid")) {
+                const std::uint64_t pid = e["pid"].get<std::uint64_t>();
+                if (e.value("name", "") == "process_name") {
+                    const std::string name = e["args"].value("name", "");
+                    const auto [it, is_new] = pid_of_name.emplace(name, pid + moved);
+                    pids[pid] = it->second;
+                    if (!is_new) continue;  // declared by an earlier part
+                }
+                e["pid"] = merged(pids, pid);
+            }
+            if (e.contains("tid")) {
+                const std::uint64_t tid = e["tid"].get<std::uint64_t>();
+                if (e.value("name", "") == "thread_name") {
+                    const auto key = std::make_pair(e["pid"].get<std::uint64_t>(), e["args"].value("name", ""));
+                    const auto [it, is_new] = tid_of_name.emplace(key, tid + moved);
+                    tids[tid] = it->second;
+                    if (!is_new) continue;
+                }
+                e["tid"] = merged(tids, tid);
+            }
+            out << (first ? "" : ",\n") << e.dump();
             first = false;
         }
         std::remove(parts[r].c_str());

@@ -108,12 +108,13 @@ void link::receive_control(int at, message& m) {
         return;
     }
     case nak: {  // at the sender
+        const std::uint64_t seq = word(m.data, 0);
         tlp t = decode(std::vector<std::uint8_t>(m.data.begin() + 8, m.data.end()));
         if (at == 0) {
             replayed_ += t.count;
             update_status();
         }
-        held_[at].push_back({word(m.data, 0), std::move(t)});
+        held_[at].push_back({seq, std::move(t)});
         if (awaiting_replay_[at] > 0) --awaiting_replay_[at];
         flush_held(at);
         return;

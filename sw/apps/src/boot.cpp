@@ -84,7 +84,7 @@ public:
 
     explicit boot(host_system& s) : sys_(s), results_(s.hosts.size()) {
         for (std::size_t h = 0; h < s.hosts.size(); ++h)
-            tracks_.emplace_back(s.name, fmt::format("host{} software", s.first_host + h));
+            tracks_.emplace_back(s.instance_name(), fmt::format("host{} software", s.first_host + h));
         for (const auto& h : s.hosts)
             if (h.chips.empty())
                 throw config_error("program boot needs hosts with Trainium3 chips (" + s.name + " has none)");
@@ -100,7 +100,8 @@ public:
     }
 
     void report(std::ostream& os) const override {
-        const summary t = sys_.parts > 1 ? totals_ : summed();
+        // Cut into parts, the system's (this part's own, if the swap failed: its failures say so).
+        const summary t = sys_.parts > 1 && totals_.valid ? totals_ : summed();
         const std::uint64_t chips_up = t.counts[0], kernels_ok = t.counts[1], kernels_run = t.counts[2],
                             nics = t.counts[3], chips = t.counts[4], expected_nics = t.counts[5];
         const double link_up = t.times[0], enumerated = t.times[1], firmware = t.times[2], done = t.times[3];
@@ -234,10 +235,21 @@ private:
         r.enumerated = b.enumerated;
         r.firmware = b.firmware;
         r.failures = b.failures;
-        if (!went_on) return finish();
+        if (!went_on) {
+            // Cut into parts, it still meets the others, so that they do not wait for it in vain.
+            if (sys_.parts > 1) {
+                if (fabric_check.get() != "off") {
+                    everywhere(h, {});
+                    everywhere(h, {});
+                }
+                swap_totals(h);
+            }
+            return finish();
+        }
         device_list& devices = b.devices;
         if (kernels.get())
-            for (std::size_t i = 0; i < devices.size(); ++i) run_kernel(*devices[i], r, h * 1000 + i);
+            for (std::size_t i = 0; i < devices.size(); ++i)
+                run_kernel(*devices[i], r, (sys_.first_host + h) * 1000 + i);
         r.done = now();
         tracks_[h].mark("kernels verified");
         milestone(3, "kernels verified");

@@ -228,7 +228,7 @@ public:
 
     explicit collectives_program(host_system& s) : sys_(s), hosts_(s.hosts.size()) {
         for (std::size_t h = 0; h < s.hosts.size(); ++h)
-            tracks_.emplace_back(s.name, fmt::format("host{} software", s.first_host + h));
+            tracks_.emplace_back(s.instance_name(), fmt::format("host{} software", s.first_host + h));
         if (s.fabric_chips < 2)
             throw config_error("program collectives needs at least two chips on a NeuronLink fabric (" + s.name +
                                " has " + std::to_string(s.fabric_chips) + ")");
@@ -628,7 +628,8 @@ private:
     // its next poll) and records when.
     bool barrier(unsigned h) {
         if (barrier_.arrive(h, ns(timeout.get()), ns(poll.get()))) return true;
-        hosts_[h].failures.push_back("the UltraServer's other hosts did not reach a barrier in time");
+        hosts_[h].failures.push_back(sys_.parts > 1 ? "the rack's other hosts did not reach a barrier in time"
+                                                    : "the UltraServer's other hosts did not reach a barrier in time");
         aborted_ = true;
         return false;
     }
@@ -919,8 +920,9 @@ private:
         return expected_.data;
     }
 
-    // A barrier of every host of every UltraServer that swaps `values()`
-    // (cluster_exchange.h); gathered() holds them by UltraServer.
+    // A barrier of every host of every UltraServer (and of every rack of one
+    // cut by rack) that swaps `values()` (cluster_exchange.h); gathered()
+    // holds them by participant.
     bool everywhere(unsigned h, const std::function<std::vector<std::uint64_t>()>& values) {
         std::string why;
         if (exchange_.everywhere(

@@ -27,8 +27,7 @@ namespace trn3::apps {
 class host_barrier {
 public:
     explicit host_barrier(const host_system& s)
-        : sys_(s), end_(s.name + (s.parts > 1 ? ".r" + std::to_string(s.part) : "") + ".barrier", [this] { look(); }),
-          go_(s.hosts.size()) {}
+        : sys_(s), end_(s.instance_name() + ".barrier", [this] { look(); }), go_(s.hosts.size()) {}
 
     // Host h arrives and waits for the others; false when they did not all
     // come within timeout_ns.

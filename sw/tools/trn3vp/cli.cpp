@@ -68,7 +68,18 @@ std::unique_ptr<platform> build(options& o, std::unique_ptr<simulation>& sim) {
     }
     sim = std::make_unique<simulation>();
     std::unique_ptr<platform> p = info->build();
-    reg.check_all_claimed();
+    ranks& r = process_ranks();
+    if (r.single()) {
+        reg.check_all_claimed();
+    } else {
+        // A distributed run: a value may be for a part another process
+        // elaborates (a chip of the other rack). It is unknown only where no
+        // process claimed it, and then every process says so.
+        std::map<std::string, unsigned> unclaimed_on;
+        for (const std::string& text : gather_text(r, nlohmann::json(reg.unclaimed()).dump()))
+            for (const auto& key : nlohmann::json::parse(text)) ++unclaimed_on[key.get<std::string>()];
+        reg.check_all_claimed([&](const std::string& key) { return unclaimed_on[key] < r.size(); });
+    }
     if (!o.dump_config.empty()) reg.dump_config_file(o.dump_config, o.platform);
     return p;
 }

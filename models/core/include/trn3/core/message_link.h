@@ -179,7 +179,8 @@ public:
     // The wire from `from` stays busy until `until` (back-pressure: the far
     // end has no buffer for more); what is already on it is not affected.
     void hold(const message_port& from, const sc_core::sc_time& until);
-    bandwidth current_rate() const { return rate_now_[0]; }  // from a (the same both ways unless set apart)
+    // The rate from a (the same both ways, unless set per direction).
+    bandwidth current_rate() const { return rate_now_[0]; }
 
 private:
     friend class message_port;

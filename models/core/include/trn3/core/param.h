@@ -15,6 +15,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -212,8 +213,12 @@ public:
     // The same for a config file's text (`path` names it in errors).
     std::string load_config_text(const std::string& text, const std::string& path);
     // Throws config_error for the first value no param claimed, with the
-    // nearest existing name as a suggestion.
-    void check_all_claimed() const;
+    // nearest existing name as a suggestion; values and patterns for which
+    // `claimed_elsewhere(key)` holds are left alone (a distributed run: the
+    // param is another process's).
+    void check_all_claimed(const std::function<bool(const std::string&)>& claimed_elsewhere = {}) const;
+    // The keys of the values and patterns no param claimed here.
+    std::vector<std::string> unclaimed() const;
     // The resolved set, as a flat JSON object that load_config_file reads back.
     nlohmann::json resolved() const;
     // With "platform": `platform`, so that --config of a dump alone reproduces the run.

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -40,5 +41,11 @@ bool all_of(ranks& r, bool mine);
 std::uint64_t min_of(ranks& r, std::uint64_t mine);
 std::uint64_t sum_of(ranks& r, std::uint64_t mine);
 std::vector<std::string> gather_text(ranks& r, const std::string& mine);
+
+// Runs `step` (elaboration) on every rank; if it throws on any, it throws on
+// every one, before any of them reaches a later collective call: the rank
+// that failed with its own error, the others with "rank k: <its message>"
+// (a config_error where it was one, so that every rank exits 2).
+void on_every_rank(ranks& r, const std::function<void()>& step);
 
 }  // namespace trn3

@@ -42,9 +42,12 @@ public:
     bool close();
     bool enabled() const { return out_ != nullptr; }
     // Joins the closed files of a distributed run's ranks (`parts`, in rank
-    // order) into one at `path`: rank r's process ids move up by r << 20, so
-    // each rank's processes stay their own; the parts are removed. False
-    // when a part cannot be read or the file not written.
+    // order) into one at `path`: rank r's process and thread ids move up by
+    // r << 20, so each rank's stay their own, except that a process (or a
+    // process's thread) several ranks declare by one name becomes one (a
+    // rack cut elaborates the UltraServer's module, and its cut links, on
+    // both sides); the parts are removed. False when a part cannot be read,
+    // a line is not JSON, or the file not written.
     static bool merge(const std::vector<std::string>& parts, const std::string& path);
 
     track make_track(const std::string& process, const std::string& thread);

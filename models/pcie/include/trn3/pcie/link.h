@@ -5,7 +5,8 @@
 //
 // The devices at its two ends hold a `link_end` each: send() a TLP, receive
 // TLPs through the handler they install. Underneath is one message_link (the
-// only place a platform may be cut), so a TLP costs one delivery per link.
+// only place a platform may be cut), so a TLP costs one delivery per link
+// (split: one more for each NAK).
 //
 // Timing of a TLP (or a train of them) sent at t from one end:
 //   start     = max(t, wire free)
@@ -206,7 +207,9 @@ public:
     // The wire's port at end e: where a process delivers what another sent.
     message_port& port(int e) { return e == 0 ? port_a_ : port_b_; }
 
-    // State, for models and reports (end a's: the owner's).
+    // State, for models and reports: end a's (the owner's). Where end a is
+    // remote (owner_remote()), this process runs no LTSSM: DISABLED, width 0;
+    // its end b's view is link_end::up() and width().
     unsigned state() const { return state_; }  // TRN3_LTSSM_*
     bool up() const;
     unsigned width() const { return width_; }
@@ -226,7 +229,9 @@ public:
     std::uint64_t held_by_receiver() const { return backpressure_.value(); }  // flow control: times the sender was held
     std::uint64_t passed() const { return passed_.value(); }  // strict arbitration: TLPs sent ahead of lower classes
     // TLPs on the wire or waiting in the replay buffer, both ways (a fabric
-    // manager drains a link to 0 before it powers it off).
+    // manager drains a link to 0 before it powers it off). A split link
+    // counts only what waits in its replay buffers (a cut system refuses a
+    // hot-swap).
     std::uint64_t unsettled() const { return in_flight_[0] + in_flight_[1] + held_[0].size() + held_[1].size(); }
     retimer& retimer_at(unsigned i) { return *retimers_[i]; }
     // Fails lanes now (a fault injected by a test or a platform); a link in
@@ -273,7 +278,7 @@ private:
     std::uint64_t next_order_ = std::uint64_t(1) << 62;
     std::uint64_t in_flight_[2] = {0, 0};  // on the wire, per direction
     std::uint64_t awaiting_replay_[2] = {0, 0};  // of those, sent before the last retrain
-    std::uint64_t wire_sends_[2] = {0, 0};  // = the next message's seq on that direction's port
+    std::uint64_t wire_sends_[2] = {0, 0};  // TLP messages sent (= the next seq on the port, unless split)
     std::uint64_t replay_below_[2] = {0, 0};  // at the receiver: messages with a seq below this are replayed
     // Split.
     bool split_ = false;

@@ -111,6 +111,9 @@ struct host_system {
     // the fabric's chips are every rack's. The instances share no memory:
     // they meet through `oob` (cluster_exchange.h), as a cluster's do.
     unsigned part = 0, parts = 1, first_host = 0;
+    // What names this instance's own things (its timeline process, its
+    // barrier): the system's name, or its part's ("nl72x2.r1").
+    std::string instance_name() const { return parts > 1 ? name + ".r" + std::to_string(part) : name; }
 };
 
 class host_program {

@@ -24,9 +24,9 @@ void ultraserver::plan_partitions() {
     if (net_.size > 1 || net_.oob)  // in a cluster
         throw config_error(
             fmt::format("{}: cuts an UltraServer run alone; a cluster cuts between its UltraServers", why));
-    int racks_here = 0;
-    for (const auto& n : topo_.nodes) racks_here = std::max(racks_here, n.rack + 1);
-    if (racks_here < 2) throw config_error(fmt::format("{}: {} has one rack", why, name()));
+    int racks_total = 0;
+    for (const auto& n : topo_.nodes) racks_total = std::max(racks_total, n.rack + 1);
+    if (racks_total < 2) throw config_error(fmt::format("{}: {} has one rack", why, name()));
     for (const auto& e : topo_.edges) {
         const auto &a = topo_.nodes[std::size_t(e.a)], &b = topo_.nodes[std::size_t(e.b)];
         if (a.rack != b.rack && (a.kind != node_kind::chip || b.kind != node_kind::chip))
@@ -39,10 +39,10 @@ void ultraserver::plan_partitions() {
                                        "system cut by rack does not do (yet)",
                                        why, hot_swap_tray.name()));
     ranks& r = process_ranks();
-    if (r.size() > unsigned(racks_here))
+    if (r.size() > unsigned(racks_total))
         throw config_error(fmt::format("{}: {} processes for {} partitions (one per rack): run at most {}", name(),
-                                       r.size(), racks_here, racks_here));
-    for (unsigned k = 0; k < unsigned(racks_here); ++k) rack_owner_.push_back(k * r.size() / unsigned(racks_here));
+                                       r.size(), racks_total, racks_total));
+    for (unsigned k = 0; k < unsigned(racks_total); ++k) rack_owner_.push_back(k * r.size() / unsigned(racks_total));
     me_ = r.rank();
     oob_ = std::make_shared<apps::out_of_band>(oob_latency.get());
 }

@@ -230,8 +230,6 @@ void ultraserver::start_hosts() {
     std::map<int, unsigned> global_host;  // host node -> its place among every host
     for (std::size_t i = 0; i < topo_.nodes.size(); ++i)
         if (topo_.nodes[i].kind == node_kind::host) global_host.emplace(int(i), unsigned(global_host.size()));
-    unsigned chips_total = 0;
-    for (const auto& n : topo_.nodes) chips_total += n.kind == node_kind::chip;
     for (const auto& [part, members] : by_part) {
         apps::host_system s;
         for (std::size_t h : members) {
@@ -259,7 +257,7 @@ void ultraserver::start_hosts() {
             };
             s.hosts.push_back(std::move(hi));
         }
-        s.fabric_chips = chips_total;
+        s.fabric_chips = static_cast<unsigned>(topo_.chips().size());
         s.cluster_rank = net_.rank;
         s.cluster_size = net_.size;
         s.oob = net_.oob;

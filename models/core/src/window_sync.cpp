@@ -85,12 +85,7 @@ window_sync::window_sync(ranks& r, const sc_core::sc_time& window) : ranks_(r), 
     if (window_ == sc_core::SC_ZERO_TIME) throw std::logic_error("window_sync: a window of zero time");
 }
 
-void window_sync::add_proxy(message_port& proxy, unsigned owner) {
-    if (owner >= ranks_.size() || owner == ranks_.rank())
-        throw std::logic_error(
-            fmt::format("window_sync: proxy {} for rank {} of {}", proxy.name(), owner, ranks_.size()));
-    proxy.make_remote(forward_to(owner));
-}
+void window_sync::add_proxy(message_port& proxy, unsigned owner) { proxy.make_remote(forward_to(owner)); }
 
 std::function<void(message&&)> window_sync::forward_to(unsigned owner) {
     if (owner >= ranks_.size() || owner == ranks_.rank())

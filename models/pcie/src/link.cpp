@@ -425,9 +425,9 @@ void link::receive(int dir, message& m) {
         }
         return;
     }
-    if (!end_[dir == 0 ? 1 : 0].handler_) return;
+    if (!end_[at].handler_) return;
     tlp t = decode(std::move(m.data));
-    end_[dir == 0 ? 1 : 0].handler_(t);
+    end_[at].handler_(t);
 }
 
 void link::flush_held(int dir) {

@@ -69,12 +69,13 @@ void link::split_retrain() {
 // sender's retrain: back to the sender's replay buffer.
 void link::send_back(int dir, message& m) {
     const int at = dir == 0 ? 1 : 0;
-    tlp t = decode(std::move(m.data));
-    if (at == 0) {
+    if (at == 0) {  // end a counts what it sends back (its TLP count is in the encoding)
+        tlp t = decode(std::move(m.data));
         replayed_ += t.count;
         update_status();
+        m.data = encode(std::move(t));
     }
-    send_control(at, nak, {m.seq}, encode(std::move(t)));
+    send_control(at, nak, {m.seq}, std::move(m.data));
 }
 
 void link::receive_control(int at, message& m) {
